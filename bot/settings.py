@@ -1,0 +1,88 @@
+"""Configuration from the environment and `.env` (SPEC §11), validated at start-up."""
+
+from __future__ import annotations
+
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import Field, ValidationError, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from schedule.db import DEFAULT_DATABASE_URL
+
+
+class ConfigError(Exception):
+    """A bad configuration value; the message names the variable."""
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore",
+                                      case_sensitive=True)
+
+    DATABASE_URL: str = DEFAULT_DATABASE_URL
+    DATABASE_AUTO_MIGRATE: bool = True
+    H5_SCHEDULE_ENABLED: bool = True
+    H5_WECHAT_MP_ENABLED: bool = True
+    H5_REMINDER_WORKER_ENABLED: bool = True
+    H5_REMINDER_SCAN_INTERVAL_MS: int = Field(1000, ge=50, le=600_000)
+    H5_REMINDER_DEFAULT_MEETING_OFFSET_MINUTES: int = Field(60, ge=0, le=10_080)
+    H5_REMINDER_MAX_ATTEMPTS: int = Field(5, ge=1, le=100)
+    H5_REMINDER_CATCHUP_HOURS: int = Field(12, ge=0, le=24 * 30)
+    H5_DEFAULT_TIMEZONE: str = "Asia/Shanghai"
+    H5_DIALOG_TTL_MINUTES: int = Field(30, ge=1, le=24 * 60)
+    WECHAT_APP_ID: str = ""
+    WECHAT_APP_SECRET: str = ""
+    WECHAT_TOKEN: str = ""
+    WECHAT_ENCODING_AES_KEY: str = ""
+    WECHAT_PREVIOUS_ENCODING_AES_KEY: str = ""
+    WECHAT_TEMPLATE_ID_REMINDER: str = ""
+    WECHAT_TIMESTAMP_TOLERANCE_S: int = Field(300, ge=0)
+    WECHAT_API_BASE: str = "https://api.weixin.qq.com"
+    AGENT_BASE_URL: str = ""
+    AGENT_API_KEY: str = ""
+    AGENT_MODEL: str = ""
+    PUBLIC_BASE_URL: str = "http://127.0.0.1:8000"
+    SECRET_KEY: str = ""
+
+    @field_validator("H5_DEFAULT_TIMEZONE")
+    @classmethod
+    def _known_timezone(cls, value: str) -> str:
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ValueError(f"unknown IANA timezone {value!r}") from exc
+        return value
+
+    @field_validator("WECHAT_ENCODING_AES_KEY", "WECHAT_PREVIOUS_ENCODING_AES_KEY")
+    @classmethod
+    def _aes_key_shape(cls, value: str) -> str:
+        if value and len(value) != 43:
+            raise ValueError("EncodingAESKey must be 43 characters (base64 without the trailing '=')")
+        return value
+
+    @field_validator("DATABASE_URL")
+    @classmethod
+    def _supported_url(cls, value: str) -> str:
+        if not value.startswith(("sqlite+aiosqlite://", "mysql+aiomysql://", "mariadb+aiomysql://")):
+            raise ValueError("use sqlite+aiosqlite:///path.db or mysql+aiomysql://user:pass@host/db")
+        return value
+
+    @property
+    def wechat_configured(self) -> bool:
+        return bool(self.WECHAT_TOKEN and self.WECHAT_APP_ID)
+
+    @property
+    def missing_wechat_variables(self) -> list[str]:
+        names = ("WECHAT_APP_ID", "WECHAT_APP_SECRET", "WECHAT_TOKEN")
+        return [name for name in names if not getattr(self, name)]
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Read settings; a bad value raises ConfigError naming the variable."""
+    try:
+        return Settings(**overrides)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors():
+            name = ".".join(str(part) for part in error["loc"]) or "configuration"
+            problems.append(f"{name}: {error['msg']}")
+        raise ConfigError("bad configuration — " + "; ".join(problems)) from None

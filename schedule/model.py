@@ -1,0 +1,196 @@
+"""SQLAlchemy 2 typed models: every table of SPEC §6 (plus the shared access-token cache).
+
+Instants are epoch milliseconds (UTC) in BigInteger columns; the user's IANA
+timezone travels with the row. Soft delete only (status + deleted_at).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+# A naming convention keeps constraint names identical on SQLite and MariaDB, so
+# autogenerate comparisons and later migrations see the same names everywhere.
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+Id = BigInteger().with_variant(Integer(), "sqlite")  # SQLite autoincrement needs INTEGER PRIMARY KEY
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+
+
+class UserRow(Base):
+    __tablename__ = "users"
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    wechat_openid: Mapped[str] = mapped_column(String(128), unique=True)
+    timezone: Mapped[str] = mapped_column(String(64), default="Asia/Shanghai")
+    subscribed: Mapped[bool] = mapped_column(Boolean, default=True)
+    last_user_message_at: Mapped[int | None] = mapped_column(BigInteger)
+    # Customer-service window: the instant that opened it and messages sent within it.
+    window_kind: Mapped[str | None] = mapped_column(String(16))  # message | click
+    window_opened_at: Mapped[int | None] = mapped_column(BigInteger)
+    window_sent_count: Mapped[int] = mapped_column(Integer, default=0)
+    api_token_hash: Mapped[str | None] = mapped_column(String(64), unique=True)
+    created_at: Mapped[int] = mapped_column(BigInteger)
+
+
+class ScheduleItemRow(Base):
+    __tablename__ = "schedule_items"
+    __table_args__ = (Index("ix_schedule_items_user_status_start_due", "user_id", "status", "start_at", "due_at"),)
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    kind: Mapped[str] = mapped_column(String(8))  # task | event
+    title: Mapped[str] = mapped_column(String(200))
+    description: Mapped[str | None] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(String(12), default="active")
+    start_at: Mapped[int | None] = mapped_column(BigInteger)
+    end_at: Mapped[int | None] = mapped_column(BigInteger)
+    due_at: Mapped[int | None] = mapped_column(BigInteger)
+    all_day: Mapped[bool] = mapped_column(Boolean, default=False)
+    local_date: Mapped[str | None] = mapped_column(String(10))  # YYYY-MM-DD for all-day items
+    timezone: Mapped[str] = mapped_column(String(64))
+    location: Mapped[str | None] = mapped_column(String(200))
+    rrule: Mapped[str | None] = mapped_column(String(200))
+    workdays: Mapped[str | None] = mapped_column(String(8))
+    lunar: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    source_channel: Mapped[str] = mapped_column(String(8), default="api")
+    source_message_id: Mapped[str | None] = mapped_column(String(64))
+    source_text: Mapped[str | None] = mapped_column(Text)
+    metadata_json: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    created_at: Mapped[int] = mapped_column(BigInteger)
+    updated_at: Mapped[int] = mapped_column(BigInteger)
+    deleted_at: Mapped[int | None] = mapped_column(BigInteger)
+
+
+class ReminderRow(Base):
+    __tablename__ = "schedule_reminders"
+    __table_args__ = (
+        UniqueConstraint("item_id", "remind_at", "channel", name="uq_schedule_reminders_item_at_channel"),
+        Index("ix_schedule_reminders_status_remind_at", "status", "remind_at"),
+    )
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    item_id: Mapped[int] = mapped_column(ForeignKey("schedule_items.id", ondelete="CASCADE"))
+    remind_at: Mapped[int] = mapped_column(BigInteger)
+    offset_minutes: Mapped[int | None] = mapped_column(Integer)
+    channel: Mapped[str] = mapped_column(String(16), default="wechat")
+    status: Mapped[str] = mapped_column(String(12), default="pending")
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    last_error: Mapped[str | None] = mapped_column(String(500))
+    locked_until: Mapped[int | None] = mapped_column(BigInteger)
+    next_attempt_at: Mapped[int | None] = mapped_column(BigInteger)
+    sent_at: Mapped[int | None] = mapped_column(BigInteger)
+    created_at: Mapped[int] = mapped_column(BigInteger)
+    updated_at: Mapped[int] = mapped_column(BigInteger)
+
+
+class DeliveryLogRow(Base):
+    __tablename__ = "schedule_delivery_logs"
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    reminder_id: Mapped[int | None] = mapped_column(BigInteger, index=True)
+    outbox_id: Mapped[int | None] = mapped_column(BigInteger, index=True)
+    user_id: Mapped[int | None] = mapped_column(BigInteger, index=True)
+    channel: Mapped[str] = mapped_column(String(16))
+    status: Mapped[str] = mapped_column(String(8))  # success | failed | unknown
+    provider_message_id: Mapped[str | None] = mapped_column(String(64))
+    error_code: Mapped[str | None] = mapped_column(String(32))
+    error_message: Mapped[str | None] = mapped_column(String(500))
+    created_at: Mapped[int] = mapped_column(BigInteger)
+
+
+class DigestSubscriptionRow(Base):
+    __tablename__ = "digest_subscriptions"
+    __table_args__ = (UniqueConstraint("user_id", "kind", "channel", name="uq_digest_subscriptions_user_kind"),)
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    kind: Mapped[str] = mapped_column(String(16), default="todo_day")
+    local_time: Mapped[str] = mapped_column(String(5))  # HH:MM
+    timezone: Mapped[str] = mapped_column(String(64))
+    rrule: Mapped[str | None] = mapped_column(String(200))
+    workdays: Mapped[str | None] = mapped_column(String(8))
+    channel: Mapped[str] = mapped_column(String(16), default="wechat")
+    status: Mapped[str] = mapped_column(String(12), default="active")  # active | cancelled
+    next_run_at: Mapped[int | None] = mapped_column(BigInteger, index=True)
+    last_run_local_date: Mapped[str | None] = mapped_column(String(10))
+    created_at: Mapped[int] = mapped_column(BigInteger)
+    updated_at: Mapped[int] = mapped_column(BigInteger)
+
+
+class OutboundMessageRow(Base):
+    """The outbox: every user-visible push is a row here before any platform call."""
+
+    __tablename__ = "outbound_messages"
+    __table_args__ = (Index("ix_outbound_messages_status_next_attempt", "status", "next_attempt_at"),)
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    idempotency_key: Mapped[str] = mapped_column(String(191), unique=True)
+    kind: Mapped[str] = mapped_column(String(16))  # reminder | digest | agent_reply | notice
+    payload: Mapped[dict[str, Any]] = mapped_column(JSON)
+    channel: Mapped[str] = mapped_column(String(16), default="wechat")
+    status: Mapped[str] = mapped_column(String(12), default="pending")
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    next_attempt_at: Mapped[int] = mapped_column(BigInteger)
+    locked_until: Mapped[int | None] = mapped_column(BigInteger)
+    lock_token: Mapped[str | None] = mapped_column(String(36))
+    receipt: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    failure_class: Mapped[str | None] = mapped_column(String(20))
+    reminder_id: Mapped[int | None] = mapped_column(BigInteger)
+    created_at: Mapped[int] = mapped_column(BigInteger)
+    updated_at: Mapped[int] = mapped_column(BigInteger)
+
+
+class InboundMessageRow(Base):
+    __tablename__ = "inbound_messages"
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    dedupe_key: Mapped[str] = mapped_column(String(191), unique=True)
+    user_id: Mapped[int | None] = mapped_column(BigInteger, index=True)
+    received_at: Mapped[int] = mapped_column(BigInteger, index=True)
+    status: Mapped[str] = mapped_column(String(12), default="processing")  # processing | done
+    reply: Mapped[str | None] = mapped_column(Text)  # the stored passive reply XML (or "success")
+
+
+class DialogStateRow(Base):
+    __tablename__ = "dialog_states"
+
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), primary_key=True)
+    pending_intent: Mapped[dict[str, Any]] = mapped_column(JSON)
+    expires_at: Mapped[int] = mapped_column(BigInteger)
+
+
+class AccessTokenRow(Base):
+    """Platform access tokens shared by all processes (refreshed under a row lock / lease)."""
+
+    __tablename__ = "access_tokens"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)  # e.g. wechat:<appid>
+    token: Mapped[str | None] = mapped_column(String(600))
+    expires_at: Mapped[int] = mapped_column(BigInteger, default=0)
+    lease_until: Mapped[int] = mapped_column(BigInteger, default=0)
+    lease_token: Mapped[str | None] = mapped_column(String(36))

@@ -1,0 +1,54 @@
+"""The outbox: every user-visible push is written here, in the caller's transaction, before any send."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from schedule.model import OutboundMessageRow
+
+OUTBOX_KINDS = frozenset({"reminder", "digest", "agent_reply", "notice"})
+
+
+async def enqueue(
+    session: AsyncSession,
+    *,
+    user_id: int,
+    idempotency_key: str,
+    kind: str,
+    payload: dict[str, Any],
+    now_ms: int,
+    channel: str = "wechat",
+    reminder_id: int | None = None,
+    deliver_at_ms: int | None = None,
+) -> OutboundMessageRow:
+    """Add a pending message unless one with the same idempotency key exists (then return that one).
+
+    Runs inside the caller's transaction, so the push is durable exactly when the
+    business change that caused it commits (transactional outbox).
+    """
+    if kind not in OUTBOX_KINDS:
+        raise ValueError(f"unknown outbox kind {kind!r}")
+    existing = await session.scalar(
+        select(OutboundMessageRow).where(OutboundMessageRow.idempotency_key == idempotency_key)
+    )
+    if existing is not None:
+        return existing
+    row = OutboundMessageRow(
+        user_id=user_id,
+        idempotency_key=idempotency_key,
+        kind=kind,
+        payload=payload,
+        channel=channel,
+        status="pending",
+        attempts=0,
+        next_attempt_at=deliver_at_ms if deliver_at_ms is not None else now_ms,
+        reminder_id=reminder_id,
+        created_at=now_ms,
+        updated_at=now_ms,
+    )
+    session.add(row)
+    await session.flush()
+    return row

@@ -6,7 +6,6 @@ import time
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
-
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 

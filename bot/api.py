@@ -1,0 +1,106 @@
+"""REST API `/api/schedule/...`: thin routes over ScheduleService, every query scoped to the caller."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from bot.api_models import MAX_MS, MIN_MS, ItemIn, ItemList, ItemOut, ItemPatch, ReminderOut
+from schedule.domain import ItemChanges, NewItem, NewReminder, User
+from schedule.service import ScheduleService
+
+_bearer = HTTPBearer(auto_error=False)
+
+
+def service_of(request: Request) -> ScheduleService:
+    service: ScheduleService = request.app.state.service
+    return service
+
+
+async def current_user(
+    request: Request,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> User:
+    unauthorized = HTTPException(401, "missing or invalid bearer token", headers={"WWW-Authenticate": "Bearer"})
+    if credentials is None or not credentials.credentials or len(credentials.credentials) > 200:
+        raise unauthorized
+    user = await service_of(request).user_for_token(credentials.credentials)
+    if user is None:
+        raise unauthorized
+    return user
+
+
+Caller = Annotated[User, Depends(current_user)]
+Service = Annotated[ScheduleService, Depends(service_of)]
+RowId = Annotated[int, Path(ge=1, lt=1 << 62)]
+
+router = APIRouter(prefix="/api/schedule", tags=["schedule"])
+
+
+@router.post("/items", status_code=201)
+async def create_item(body: ItemIn, user: Caller, service: Service) -> ItemOut:
+    anchor = body.start_at if body.kind == "event" else body.due_at
+    reminders: tuple[NewReminder, ...] = ()
+    if body.reminder is not None:
+        offset = body.reminder.offset_minutes
+        remind_at = body.reminder.remind_at
+        if remind_at is None and anchor is not None and offset is not None:
+            remind_at = anchor - offset * 60_000
+        if remind_at is not None:
+            reminders = (NewReminder(remind_at=remind_at, offset_minutes=offset, channel=body.reminder.channel),)
+    item = await service.create_item(user.id, NewItem(
+        kind=body.kind, title=body.title, timezone=body.timezone or user.timezone, start_at=body.start_at,
+        end_at=body.end_at, due_at=body.due_at, all_day=body.all_day, description=body.description,
+        location=body.location, source_channel="api", source_text=body.source_text, reminders=reminders,
+    ))
+    return ItemOut.of(item)
+
+
+@router.get("/items")
+async def list_items(
+    user: Caller,
+    service: Service,
+    from_: Annotated[int | None, Query(alias="from", ge=MIN_MS, lt=MAX_MS)] = None,
+    to: Annotated[int | None, Query(ge=MIN_MS, lt=MAX_MS)] = None,
+    kind: Literal["task", "event"] | None = None,
+    include_reminders: Annotated[bool, Query()] = False,
+    include_undated: Annotated[bool, Query()] = True,
+) -> ItemList:
+    if from_ is not None and to is not None and to < from_:
+        raise HTTPException(422, "'to' is before 'from'")
+    items = await service.list_items(user.id, start_ms=from_, end_ms=to, kind=kind,
+                                     include_undated_tasks=include_undated, include_reminders=include_reminders)
+    return ItemList(items=[ItemOut.of(i, with_reminders=include_reminders) for i in items])
+
+
+@router.get("/items/{item_id}")
+async def get_item(item_id: RowId, user: Caller, service: Service) -> ItemOut:
+    return ItemOut.of(await service.get_item(user.id, item_id))
+
+
+@router.patch("/items/{item_id}")
+async def update_item(item_id: RowId, body: ItemPatch, user: Caller, service: Service) -> ItemOut:
+    changes = ItemChanges(**body.model_dump(exclude_unset=True, exclude_none=True))
+    return ItemOut.of(await service.update_item(user.id, item_id, changes))
+
+
+@router.post("/items/{item_id}/complete")
+async def complete_item(item_id: RowId, user: Caller, service: Service) -> ItemOut:
+    return ItemOut.of(await service.complete_item(user.id, item_id))
+
+
+@router.post("/items/{item_id}/cancel")
+async def cancel_item(item_id: RowId, user: Caller, service: Service) -> ItemOut:
+    return ItemOut.of(await service.cancel_item(user.id, item_id))
+
+
+@router.delete("/items/{item_id}")
+async def delete_item(item_id: RowId, user: Caller, service: Service) -> ItemOut:
+    return ItemOut.of(await service.delete_item(user.id, item_id))
+
+
+@router.post("/reminders/{reminder_id}/cancel")
+async def cancel_reminder(reminder_id: RowId, user: Caller, service: Service) -> ReminderOut:
+    return ReminderOut.of(await service.cancel_reminder(user.id, reminder_id))

@@ -1,0 +1,136 @@
+"""The composition root: `create_app(settings, *, clock, transport, agent, ...)` wires every port."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from bot import api
+from bot.settings import Settings
+from schedule.clock import Clock, SystemClock
+from schedule.db import create_engine, session_factory
+from schedule.errors import InvalidChange, NotFound
+from schedule.migrate import upgrade
+from schedule.service import ScheduleService
+
+log = logging.getLogger("schedbot")
+MAX_BODY_BYTES = 64 * 1024
+
+
+class BodyLimit:
+    """Refuse request bodies over the limit with 413 before any handler reads them."""
+
+    def __init__(self, app: ASGIApp, limit: int = MAX_BODY_BYTES) -> None:
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope.get("headers") or []).get(b"content-length")
+        if declared is not None and (not declared.isdigit() or int(declared) > self.limit):
+            await JSONResponse({"detail": "request body too large"}, status_code=413)(scope, receive, send)
+            return
+        seen = 0
+
+        async def limited() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.limit:
+                    raise _TooLarge
+            return message
+
+        try:
+            await self.app(scope, limited, send)
+        except _TooLarge:
+            await JSONResponse({"detail": "request body too large"}, status_code=413)(scope, receive, send)
+
+
+class _TooLarge(Exception):
+    pass
+
+
+def _install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(NotFound)
+    async def _not_found(_request: Request, _exc: NotFound) -> JSONResponse:
+        return JSONResponse({"detail": "not found"}, status_code=404)
+
+    @app.exception_handler(InvalidChange)
+    async def _invalid(_request: Request, exc: InvalidChange) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=422)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(_request: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = [
+            {"loc": [str(p) for p in err.get("loc", ())], "msg": str(err.get("msg", ""))[:300]}
+            for err in exc.errors()[:20]
+        ]
+        return JSONResponse({"detail": problems}, status_code=422)
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        log.exception("unhandled error on %s %s", request.method, request.url.path)
+        return JSONResponse({"detail": "internal error"}, status_code=500)
+
+
+def create_app(
+    settings: Settings,
+    *,
+    clock: Clock | None = None,
+    transport: httpx.AsyncBaseTransport | None = None,
+    agent: Any = None,
+    handler: Any = None,
+    engine: AsyncEngine | None = None,
+) -> FastAPI:
+    """Build the web app. Ports not given get their production implementation."""
+    clock = clock or SystemClock()
+    owns_engine = engine is None
+    engine = engine or create_engine(settings.DATABASE_URL)
+    sessions: async_sessionmaker[AsyncSession] = session_factory(engine)
+    service = ScheduleService(sessions, clock, default_timezone=settings.H5_DEFAULT_TIMEZONE)
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        if settings.DATABASE_AUTO_MIGRATE:
+            await upgrade(engine)
+        if not settings.wechat_configured:
+            log.info("WeChat is not configured: set %s to enable /wechat",
+                     ", ".join(settings.missing_wechat_variables))
+        try:
+            yield
+        finally:
+            if owns_engine:
+                await engine.dispose()
+
+    app = FastAPI(title="schedbot", version="0.1.0", lifespan=lifespan)
+    app.state.settings, app.state.clock, app.state.service = settings, clock, service
+    app.state.sessions, app.state.engine, app.state.transport = sessions, engine, transport
+    app.state.agent, app.state.handler = agent, handler
+    _install_error_handlers(app)
+    if settings.H5_SCHEDULE_ENABLED:
+        app.include_router(api.router)
+
+    @app.get("/healthz", tags=["ops"])
+    async def healthz() -> JSONResponse:
+        try:
+            async with engine.connect() as conn:
+                await conn.execute(text("SELECT 1"))
+        except Exception:
+            log.warning("health check: database unreachable")
+            return JSONResponse({"status": "degraded", "database": "unreachable"}, status_code=503)
+        return JSONResponse({"status": "ok", "database": "ok"})
+
+    app.add_middleware(BodyLimit)
+    return app

@@ -1,0 +1,55 @@
+"""Row ↔ domain conversion (kept apart so the service reads as business rules)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+from schedule.clock import from_ms
+from schedule.domain import DigestSubscription, Item, Lunar, Recurrence, Reminder, User
+from schedule.model import DigestSubscriptionRow, ReminderRow, ScheduleItemRow, UserRow
+
+
+def user_of(row: UserRow) -> User:
+    return User(id=row.id, wechat_openid=row.wechat_openid, timezone=row.timezone, subscribed=row.subscribed)
+
+
+def reminder_of(row: ReminderRow) -> Reminder:
+    return Reminder(id=row.id, item_id=row.item_id, remind_at=row.remind_at, offset_minutes=row.offset_minutes,
+                    channel=row.channel, status=row.status, sent_at=row.sent_at)
+
+
+def recurrence_of(row: ScheduleItemRow) -> Recurrence | None:
+    if not (row.rrule or row.workdays or row.lunar):
+        return None
+    lunar = Lunar(**row.lunar) if row.lunar else None
+    return Recurrence(rrule=row.rrule, workdays=row.workdays, lunar=lunar)
+
+
+def item_of(row: ScheduleItemRow, reminders: list[ReminderRow] | None = None) -> Item:
+    return Item(
+        id=row.id, user_id=row.user_id, kind=row.kind,  # type: ignore[arg-type]
+        title=row.title, status=row.status,  # type: ignore[arg-type]
+        timezone=row.timezone, start_at=row.start_at, end_at=row.end_at, due_at=row.due_at,
+        all_day=row.all_day, local_date=row.local_date, description=row.description, location=row.location,
+        recurrence=recurrence_of(row), source_channel=row.source_channel,
+        created_at=row.created_at, updated_at=row.updated_at,
+        reminders=tuple(reminder_of(r) for r in sorted(reminders or [], key=lambda r: (r.remind_at, r.id))),
+    )
+
+
+def digest_of(row: DigestSubscriptionRow) -> DigestSubscription:
+    return DigestSubscription(id=row.id, user_id=row.user_id, kind=row.kind, local_time=row.local_time,
+                              timezone=row.timezone, channel=row.channel, status=row.status,
+                              next_run_at=row.next_run_at, workdays=row.workdays)
+
+
+def local_date_of(ms: int, tz: str) -> str:
+    return from_ms(ms).astimezone(ZoneInfo(tz)).date().isoformat()
+
+
+def local_midnight_ms(moment: datetime, tz: str) -> int:
+    from schedule.clock import to_ms
+
+    local = moment.astimezone(ZoneInfo(tz))
+    return to_ms(local.replace(hour=0, minute=0, second=0, microsecond=0))

@@ -1,0 +1,125 @@
+"""Domain values returned by the service (frozen dataclasses, instants as epoch ms UTC)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+ItemKind = Literal["task", "event"]
+ItemStatus = Literal["active", "completed", "cancelled", "deleted"]
+
+
+@dataclass(frozen=True, slots=True)
+class Lunar:
+    month: int
+    day: int
+    leap: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Recurrence:
+    """RFC 5545 RRULE body plus the two things RRULE cannot say."""
+
+    rrule: str | None = None
+    workdays: str | None = None  # "cn": official Chinese workdays with 调休
+    lunar: Lunar | None = None  # yearly on a lunar month/day
+
+
+@dataclass(frozen=True, slots=True)
+class User:
+    id: int
+    wechat_openid: str
+    timezone: str
+    subscribed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Reminder:
+    id: int
+    item_id: int
+    remind_at: int
+    offset_minutes: int | None
+    channel: str
+    status: str
+    sent_at: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    id: int
+    user_id: int
+    kind: ItemKind
+    title: str
+    status: ItemStatus
+    timezone: str
+    start_at: int | None = None
+    end_at: int | None = None
+    due_at: int | None = None
+    all_day: bool = False
+    local_date: str | None = None
+    description: str | None = None
+    location: str | None = None
+    recurrence: Recurrence | None = None
+    source_channel: str = "api"
+    created_at: int = 0
+    updated_at: int = 0
+    reminders: tuple[Reminder, ...] = field(default=())
+
+    @property
+    def anchor_at(self) -> int | None:
+        """The instant the item is about: an event's start, a task's deadline."""
+        return self.start_at if self.kind == "event" else self.due_at
+
+
+@dataclass(frozen=True, slots=True)
+class NewReminder:
+    remind_at: int
+    offset_minutes: int | None = None
+    channel: str = "wechat"
+
+
+@dataclass(frozen=True, slots=True)
+class NewItem:
+    kind: ItemKind
+    title: str
+    timezone: str
+    start_at: int | None = None
+    end_at: int | None = None
+    due_at: int | None = None
+    all_day: bool = False
+    description: str | None = None
+    location: str | None = None
+    recurrence: Recurrence | None = None
+    source_channel: str = "api"
+    source_message_id: str | None = None
+    source_text: str | None = None
+    metadata: dict[str, Any] | None = None
+    reminders: tuple[NewReminder, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ItemChanges:
+    """A partial update; None means 'unchanged'. `clear_*` flags remove optional values."""
+
+    title: str | None = None
+    description: str | None = None
+    location: str | None = None
+    start_at: int | None = None
+    end_at: int | None = None
+    due_at: int | None = None
+    all_day: bool | None = None
+    timezone: str | None = None
+    clear_end: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class DigestSubscription:
+    id: int
+    user_id: int
+    kind: str
+    local_time: str
+    timezone: str
+    channel: str
+    status: str
+    next_run_at: int | None
+    workdays: str | None = None

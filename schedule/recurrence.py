@@ -1,0 +1,97 @@
+"""Next occurrence of a recurring item: pure calendar math in the user's timezone.
+
+RRULE expansion runs on local wall-clock times (so a weekly 09:00 stays 09:00 across
+DST changes); `workdays: cn` filters days through chinese-calendar (调休 included),
+falling back to Mon–Fri for years it has no data for; lunar rules go through lunardate.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from dateutil.rrule import rrulestr
+from lunardate import LunarDate
+
+from schedule.domain import Lunar, Recurrence
+
+_MAX_SCAN = 800  # occurrences examined before giving up (workday filtering skips some)
+
+
+def is_cn_workday(day: date) -> bool:
+    """Official Chinese working day (调休 Saturdays count, holidays don't); Mon–Fri when unknown."""
+    import chinese_calendar
+
+    try:
+        return bool(chinese_calendar.is_workday(day))
+    except NotImplementedError:
+        return day.weekday() < 5
+
+
+def _localize(naive: datetime, tz: ZoneInfo) -> datetime:
+    """Wall-clock → aware; a wall time skipped by DST moves forward by the gap."""
+    aware = naive.replace(tzinfo=tz, fold=0)
+    roundtrip = aware.astimezone(ZoneInfo("UTC")).astimezone(tz).replace(tzinfo=None)
+    if roundtrip != naive:  # nonexistent local time (spring forward)
+        aware = (naive + (roundtrip - naive)).replace(tzinfo=tz)
+    return aware
+
+
+def _lunar_next(lunar: Lunar, dtstart_local: datetime, after_local: datetime, tz: ZoneInfo) -> datetime | None:
+    year = max(after_local.year - 1, dtstart_local.year - 1)
+    for candidate_year in range(year, min(year + 4, 2100)):
+        solar = _lunar_to_solar(candidate_year, lunar)
+        if solar is None:
+            continue
+        moment = datetime.combine(solar, dtstart_local.time())
+        if moment > after_local and moment >= dtstart_local:
+            return _localize(moment, tz)
+    return None
+
+
+def _lunar_to_solar(lunar_year: int, lunar: Lunar) -> date | None:
+    day = lunar.day
+    while day >= 28:  # 三十 of a 29-day month falls back to the month's last day
+        try:
+            return LunarDate(lunar_year, lunar.month, day, lunar.leap).toSolarDate()  # type: ignore[no-any-return]
+        except ValueError:
+            if lunar.leap:
+                return None  # that year has no such leap month
+            day -= 1
+    try:
+        return LunarDate(lunar_year, lunar.month, day, lunar.leap).toSolarDate()  # type: ignore[no-any-return]
+    except ValueError:
+        return None
+
+
+def next_occurrence(recurrence: Recurrence, *, dtstart: datetime, after: datetime, tz: ZoneInfo) -> datetime | None:
+    """The first occurrence strictly after `after` (aware), or None when the rule has ended.
+
+    `dtstart` (aware) gives the series' first day and its local time of day.
+    """
+    start_local = dtstart.astimezone(tz).replace(tzinfo=None)
+    after_local = after.astimezone(tz).replace(tzinfo=None)
+    if recurrence.lunar is not None:
+        return _lunar_next(recurrence.lunar, start_local, after_local, tz)
+    body = recurrence.rrule or ("FREQ=DAILY" if recurrence.workdays else None)
+    if body is None:
+        return None
+    rule = rrulestr(body, dtstart=start_local, forceset=False)
+    cursor = after_local
+    for _ in range(_MAX_SCAN):
+        candidate = rule.after(cursor, inc=False)
+        if candidate is None:
+            return None
+        if recurrence.workdays == "cn" and not is_cn_workday(candidate.date()):
+            cursor = candidate
+            continue
+        aware = _localize(candidate, tz)
+        if aware > after:
+            return aware
+        cursor = candidate
+    return None
+
+
+def first_occurrence(recurrence: Recurrence, *, dtstart: datetime, tz: ZoneInfo) -> datetime | None:
+    """The first occurrence at or after dtstart (dtstart itself when it matches the rule)."""
+    return next_occurrence(recurrence, dtstart=dtstart, after=dtstart - timedelta(seconds=1), tz=tz)

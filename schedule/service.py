@@ -1,0 +1,348 @@
+"""ScheduleService: the one write path for items, reminders and digests, always scoped by user id."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
+from datetime import timedelta
+from zoneinfo import ZoneInfo
+
+from sqlalchemy import and_, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from schedule import users
+from schedule.clock import Clock, from_ms, now_ms, to_ms
+from schedule.convert import digest_of, item_of, local_date_of, recurrence_of, reminder_of, user_of
+from schedule.digest import next_digest_run
+from schedule.domain import (
+    DigestSubscription,
+    Item,
+    ItemChanges,
+    ItemKind,
+    NewItem,
+    NewReminder,
+    Reminder,
+    User,
+)
+from schedule.errors import InvalidChange, NotFound
+from schedule.model import DigestSubscriptionRow, ReminderRow, ScheduleItemRow, UserRow
+from schedule.recurrence import next_occurrence
+
+OPEN_REMINDER = ("pending", "locked")
+
+
+class ScheduleService:
+    def __init__(self, sessions: async_sessionmaker[AsyncSession], clock: Clock, *,
+                 default_timezone: str = "Asia/Shanghai") -> None:
+        self._sessions = sessions
+        self._clock = clock
+        self._default_tz = default_timezone
+
+    # ------------------------------------------------------------------ users
+    async def get_or_create_user(self, openid: str, *, timezone: str | None = None) -> User:
+        async with self._sessions.begin() as session:
+            row = await users.get_or_create(session, openid, timezone=timezone or self._default_tz,
+                                            now_ms=now_ms(self._clock))
+            return user_of(row)
+
+    async def get_user(self, user_id: int) -> User:
+        async with self._sessions.begin() as session:
+            row = await session.get(UserRow, user_id)
+            if row is None:
+                raise NotFound(f"user {user_id}")
+            return user_of(row)
+
+    async def issue_api_token(self, openid: str) -> tuple[User, str]:
+        """A fresh bearer token for the user (created if missing); only its hash is stored."""
+        token = users.new_token()
+        async with self._sessions.begin() as session:
+            row = await users.get_or_create(session, openid, timezone=self._default_tz, now_ms=now_ms(self._clock))
+            row.api_token_hash = users.hash_token(token)
+            return user_of(row), token
+
+    async def user_for_token(self, token: str) -> User | None:
+        async with self._sessions.begin() as session:
+            row = await session.scalar(select(UserRow).where(UserRow.api_token_hash == users.hash_token(token)))
+            return user_of(row) if row is not None else None
+
+    async def forget_user(self, user_id: int) -> None:
+        async with self._sessions.begin() as session:
+            await users.forget(session, user_id, now_ms=now_ms(self._clock))
+
+    # ------------------------------------------------------------------ items
+    async def create_item(self, user_id: int, new: NewItem) -> Item:
+        _check_times(new.start_at, new.end_at)
+        if new.kind == "event" and new.start_at is None:
+            raise InvalidChange("an event needs start_at")
+        stamp = now_ms(self._clock)
+        anchor = new.start_at if new.kind == "event" else new.due_at
+        end_at = new.end_at
+        if new.all_day and new.kind == "event" and new.start_at is not None and end_at is None:
+            end_at = _next_local_midnight(new.start_at, new.timezone)
+        recurrence = new.recurrence
+        async with self._sessions.begin() as session:
+            await self._owned_user(session, user_id)
+            row = ScheduleItemRow(
+                user_id=user_id, kind=new.kind, title=new.title, description=new.description, status="active",
+                start_at=new.start_at, end_at=end_at, due_at=new.due_at, all_day=new.all_day,
+                local_date=local_date_of(anchor, new.timezone) if new.all_day and anchor is not None else None,
+                timezone=new.timezone, location=new.location,
+                rrule=recurrence.rrule if recurrence else None,
+                workdays=recurrence.workdays if recurrence else None,
+                lunar=({"month": recurrence.lunar.month, "day": recurrence.lunar.day, "leap": recurrence.lunar.leap}
+                       if recurrence and recurrence.lunar else None),
+                source_channel=new.source_channel, source_message_id=new.source_message_id,
+                source_text=new.source_text, metadata_json=new.metadata,
+                created_at=stamp, updated_at=stamp,
+            )
+            session.add(row)
+            await session.flush()
+            reminders = [await _insert_reminder(session, row, r, stamp) for r in new.reminders]
+            return item_of(row, reminders)
+
+    async def get_item(self, user_id: int, item_id: int) -> Item:
+        async with self._sessions.begin() as session:
+            row = await _owned_item(session, user_id, item_id, include_deleted=False)
+            return item_of(row, await _reminders_of(session, [row.id]))
+
+    async def list_items(
+        self, user_id: int, *, start_ms: int | None = None, end_ms: int | None = None,
+        kind: ItemKind | None = None, statuses: Sequence[str] = ("active",),
+        include_undated_tasks: bool = False, include_reminders: bool = True,
+    ) -> list[Item]:
+        """Items in [start_ms, end_ms): events overlapping it, tasks due in it, recurring items
+        with an occurrence in it (reported at that occurrence). Ordered by time."""
+        async with self._sessions.begin() as session:
+            query = select(ScheduleItemRow).where(ScheduleItemRow.user_id == user_id,
+                                                  ScheduleItemRow.status.in_(tuple(statuses)))
+            if kind is not None:
+                query = query.where(ScheduleItemRow.kind == kind)
+            rows = list((await session.scalars(query.order_by(ScheduleItemRow.id))).all())
+            found = [item for row in rows
+                     if (item := _in_range(row, start_ms, end_ms, include_undated_tasks)) is not None]
+            if include_reminders and found:
+                by_item: dict[int, list[ReminderRow]] = {}
+                for rem in await _reminders_of(session, [r.id for r, _ in found]):
+                    by_item.setdefault(rem.item_id, []).append(rem)
+                items = [_at(item_of(row, by_item.get(row.id, [])), occ) for row, occ in found]
+            else:
+                items = [_at(item_of(row), occ) for row, occ in found]
+        far = 1 << 62
+        return sorted(items, key=lambda i: (i.anchor_at if i.anchor_at is not None else far, i.id))
+
+    async def update_item(self, user_id: int, item_id: int, changes: ItemChanges) -> Item:
+        """Apply a partial change; moving an event or deadline moves its open reminders (offset kept)."""
+        stamp = now_ms(self._clock)
+        async with self._sessions.begin() as session:
+            row = await _owned_item(session, user_id, item_id, include_deleted=False)
+            old_anchor = row.start_at if row.kind == "event" else row.due_at
+            for name in ("title", "description", "location", "start_at", "end_at", "due_at", "all_day", "timezone"):
+                value = getattr(changes, name)
+                if value is not None:
+                    setattr(row, name, value)
+            if changes.clear_end:
+                row.end_at = None
+            if changes.start_at is not None and changes.end_at is None and row.end_at is not None \
+                    and old_anchor is not None and row.kind == "event":
+                row.end_at += changes.start_at - old_anchor  # keep the duration
+            _check_times(row.start_at, row.end_at)
+            new_anchor = row.start_at if row.kind == "event" else row.due_at
+            if row.all_day and new_anchor is not None:
+                row.local_date = local_date_of(new_anchor, row.timezone)
+            row.updated_at = stamp
+            reminders = await _reminders_of(session, [row.id])
+            if old_anchor is not None and new_anchor is not None and new_anchor != old_anchor:
+                for rem in reminders:
+                    if rem.status in OPEN_REMINDER:
+                        rem.remind_at = (new_anchor - rem.offset_minutes * 60_000 if rem.offset_minutes is not None
+                                         else rem.remind_at + (new_anchor - old_anchor))
+                        rem.updated_at = stamp
+            await session.flush()
+            return item_of(row, reminders)
+
+    async def complete_item(self, user_id: int, item_id: int) -> Item:
+        return await self._close(user_id, item_id, "completed")
+
+    async def cancel_item(self, user_id: int, item_id: int) -> Item:
+        return await self._close(user_id, item_id, "cancelled")
+
+    async def delete_item(self, user_id: int, item_id: int) -> Item:
+        return await self._close(user_id, item_id, "deleted")
+
+    async def _close(self, user_id: int, item_id: int, status: str) -> Item:
+        stamp = now_ms(self._clock)
+        async with self._sessions.begin() as session:
+            row = await _owned_item(session, user_id, item_id, include_deleted=False)
+            row.status = status
+            row.updated_at = stamp
+            if status == "deleted":
+                row.deleted_at = stamp
+            await session.execute(
+                update(ReminderRow)
+                .where(ReminderRow.item_id == row.id, ReminderRow.status.in_(OPEN_REMINDER))
+                .values(status="cancelled", updated_at=stamp, locked_until=None)
+            )
+            return item_of(row, await _reminders_of(session, [row.id]))
+
+    # -------------------------------------------------------------- reminders
+    async def create_reminder(self, user_id: int, item_id: int, new: NewReminder) -> Reminder:
+        """Idempotent on (item, remind_at, channel): asking twice returns the same reminder."""
+        stamp = now_ms(self._clock)
+        async with self._sessions.begin() as session:
+            row = await _owned_item(session, user_id, item_id, include_deleted=False)
+            if row.status != "active":
+                raise InvalidChange(f"item {item_id} is {row.status}")
+            return reminder_of(await _insert_reminder(session, row, new, stamp))
+
+    async def cancel_reminder(self, user_id: int, reminder_id: int) -> Reminder:
+        async with self._sessions.begin() as session:
+            rem = await session.scalar(select(ReminderRow).where(ReminderRow.id == reminder_id,
+                                                                 ReminderRow.user_id == user_id))
+            if rem is None:
+                raise NotFound(f"reminder {reminder_id}")
+            if rem.status in OPEN_REMINDER:
+                rem.status = "cancelled"
+                rem.updated_at = now_ms(self._clock)
+            return reminder_of(rem)
+
+    # ----------------------------------------------------------------- digest
+    async def subscribe_digest(self, user_id: int, *, local_time: str, kind: str = "todo_day",
+                               channel: str = "wechat", workdays: str | None = None) -> DigestSubscription:
+        """Subscribe (or re-time) the user's digest; next run computed in the user's timezone."""
+        async with self._sessions.begin() as session:
+            user = await self._owned_user(session, user_id)
+            now = self._clock.now()
+            next_run = to_ms(next_digest_run(local_time, tz=ZoneInfo(user.timezone), after=now, workdays=workdays))
+            row = await session.scalar(select(DigestSubscriptionRow).where(
+                DigestSubscriptionRow.user_id == user_id, DigestSubscriptionRow.kind == kind,
+                DigestSubscriptionRow.channel == channel))
+            stamp = to_ms(now)
+            if row is None:
+                row = DigestSubscriptionRow(user_id=user_id, kind=kind, channel=channel, created_at=stamp)
+                session.add(row)
+            row.local_time, row.timezone, row.workdays = local_time, user.timezone, workdays
+            row.rrule = None if workdays else "FREQ=DAILY"
+            row.status, row.next_run_at, row.updated_at = "active", next_run, stamp
+            await session.flush()
+            return digest_of(row)
+
+    async def unsubscribe_digest(self, user_id: int, kind: str = "todo_day") -> bool:
+        """Stop the digest; False when there was none active."""
+        async with self._sessions.begin() as session:
+            result = await session.execute(
+                update(DigestSubscriptionRow)
+                .where(DigestSubscriptionRow.user_id == user_id, DigestSubscriptionRow.kind == kind,
+                       DigestSubscriptionRow.status == "active")
+                .values(status="cancelled", next_run_at=None, updated_at=now_ms(self._clock))
+            )
+            return bool(getattr(result, "rowcount", 0))
+
+    async def list_digests(self, user_id: int) -> list[DigestSubscription]:
+        async with self._sessions.begin() as session:
+            rows = await session.scalars(select(DigestSubscriptionRow).where(
+                DigestSubscriptionRow.user_id == user_id, DigestSubscriptionRow.status == "active"))
+            return [digest_of(r) for r in rows]
+
+    async def _owned_user(self, session: AsyncSession, user_id: int) -> UserRow:
+        row = await session.get(UserRow, user_id)
+        if row is None:
+            raise NotFound(f"user {user_id}")
+        return row
+
+
+# ---------------------------------------------------------------------- helpers
+def _check_times(start_at: int | None, end_at: int | None) -> None:
+    if start_at is not None and end_at is not None and end_at < start_at:
+        raise InvalidChange("end_at is before start_at")
+
+
+def _next_local_midnight(ms: int, tz: str) -> int:
+    local = from_ms(ms).astimezone(ZoneInfo(tz))
+    following = (local + timedelta(days=1)).date()
+    return to_ms(local.replace(year=following.year, month=following.month, day=following.day,
+                               hour=0, minute=0, second=0, microsecond=0))
+
+
+async def _owned_item(session: AsyncSession, user_id: int, item_id: int, *, include_deleted: bool) -> ScheduleItemRow:
+    query = select(ScheduleItemRow).where(ScheduleItemRow.id == item_id, ScheduleItemRow.user_id == user_id)
+    if not include_deleted:
+        query = query.where(ScheduleItemRow.status != "deleted")
+    row = await session.scalar(query)
+    if row is None:
+        raise NotFound(f"item {item_id}")
+    return row
+
+
+async def _reminders_of(session: AsyncSession, item_ids: Iterable[int]) -> list[ReminderRow]:
+    ids = list(item_ids)
+    if not ids:
+        return []
+    return list((await session.scalars(select(ReminderRow).where(ReminderRow.item_id.in_(ids)))).all())
+
+
+async def _insert_reminder(session: AsyncSession, item: ScheduleItemRow, new: NewReminder, stamp: int) -> ReminderRow:
+    key = and_(ReminderRow.item_id == item.id, ReminderRow.remind_at == new.remind_at,
+               ReminderRow.channel == new.channel)
+    existing = await session.scalar(select(ReminderRow).where(key))
+    if existing is None:
+        try:
+            async with session.begin_nested():
+                existing = ReminderRow(
+                    user_id=item.user_id, item_id=item.id, remind_at=new.remind_at,
+                    offset_minutes=new.offset_minutes, channel=new.channel, status="pending", attempts=0,
+                    next_attempt_at=new.remind_at, created_at=stamp, updated_at=stamp,
+                )
+                session.add(existing)
+        except IntegrityError:
+            # A concurrent session created the same reminder first; that one is ours too.
+            existing = await session.scalar(select(ReminderRow).where(key))
+            if existing is None:  # pragma: no cover
+                raise
+    elif existing.status == "cancelled":  # asking again re-arms a cancelled reminder
+        existing.status, existing.updated_at, existing.attempts = "pending", stamp, 0
+    return existing
+
+
+def _at(item: Item, occurrence_ms: int | None) -> Item:
+    """A recurring item as seen at one occurrence (None: the item as stored)."""
+    if occurrence_ms is None or item.anchor_at is None:
+        return item
+    if item.kind == "task":
+        return replace(item, due_at=occurrence_ms)
+    shift = occurrence_ms - item.anchor_at
+    return replace(item, start_at=occurrence_ms, end_at=item.end_at + shift if item.end_at is not None else None)
+
+
+def _in_range(row: ScheduleItemRow, start_ms: int | None, end_ms: int | None,
+              include_undated: bool) -> tuple[ScheduleItemRow, int | None] | None:
+    """Whether the item belongs to [start, end) and, for a recurring item, the occurrence shown."""
+    lo = start_ms if start_ms is not None else -(1 << 62)
+    hi = end_ms if end_ms is not None else 1 << 62
+    anchor = row.start_at if row.kind == "event" else row.due_at
+    if anchor is None:
+        return (row, None) if include_undated else None
+    if row.rrule or row.workdays or row.lunar:
+        return _occurrence_in_range(row, anchor, lo, hi)
+    if row.kind == "event":
+        end = row.end_at if row.end_at is not None and row.end_at > anchor else None
+        hit = (anchor < hi and end > lo) if end is not None else lo <= anchor < hi
+        return (row, None) if hit else None
+    return (row, None) if lo <= anchor < hi else None
+
+
+def _occurrence_in_range(row: ScheduleItemRow, anchor: int, lo: int, hi: int
+                         ) -> tuple[ScheduleItemRow, int | None] | None:
+    tz = ZoneInfo(row.timezone)
+    dtstart = from_ms(anchor)
+    if lo <= anchor < hi:
+        return row, None
+    recurrence = recurrence_of(row)
+    after = from_ms(max(lo, anchor) - 1)
+    occurrence = next_occurrence(recurrence, dtstart=dtstart, after=after, tz=tz) if recurrence else None
+    if occurrence is None or to_ms(occurrence) >= hi:
+        return None
+    return row, to_ms(occurrence)
+
+
+

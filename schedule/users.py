@@ -1,0 +1,60 @@
+"""User rows: get-or-create by openid (race-safe), API tokens (hash only), forgetting a user."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+
+from sqlalchemy import delete, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from schedule.model import (
+    DialogStateRow,
+    DigestSubscriptionRow,
+    OutboundMessageRow,
+    ReminderRow,
+    ScheduleItemRow,
+    UserRow,
+)
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def new_token() -> str:
+    return "sb_" + secrets.token_urlsafe(32)
+
+
+async def get_or_create(session: AsyncSession, openid: str, *, timezone: str, now_ms: int) -> UserRow:
+    """The user with this openid, created if missing; concurrent creators end with one row."""
+    row = await session.scalar(select(UserRow).where(UserRow.wechat_openid == openid))
+    if row is not None:
+        return row
+    try:
+        async with session.begin_nested():
+            row = UserRow(wechat_openid=openid, timezone=timezone, subscribed=True, window_sent_count=0,
+                          created_at=now_ms)
+            session.add(row)
+    except IntegrityError:
+        row = await session.scalar(select(UserRow).where(UserRow.wechat_openid == openid))
+        if row is None:  # pragma: no cover - the unique key said it exists
+            raise
+    return row
+
+
+async def forget(session: AsyncSession, user_id: int, *, now_ms: int) -> None:
+    """Unsubscribe: stop every push to the user and delete their schedule data (WeChat's rule)."""
+    await session.execute(
+        update(OutboundMessageRow)
+        .where(OutboundMessageRow.user_id == user_id, OutboundMessageRow.status.in_(("pending", "claimed")))
+        .values(status="cancelled", updated_at=now_ms)
+    )
+    await session.execute(delete(ReminderRow).where(ReminderRow.user_id == user_id))
+    await session.execute(delete(ScheduleItemRow).where(ScheduleItemRow.user_id == user_id))
+    await session.execute(delete(DigestSubscriptionRow).where(DigestSubscriptionRow.user_id == user_id))
+    await session.execute(delete(DialogStateRow).where(DialogStateRow.user_id == user_id))
+    await session.execute(
+        update(UserRow).where(UserRow.id == user_id).values(subscribed=False, api_token_hash=None)
+    )

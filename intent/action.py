@@ -1,0 +1,110 @@
+"""Action classification: ordered, named rules over the normalised text and its time slots."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from intent.lexicon import NO_REMINDER, RECORD_WORD, REMIND_WORD, WEATHER, is_activity
+from intent.slots import Slots
+
+_AGENDA = r"(?:待办|安排|行程|日程|计划|早报|日报|摘要|清单|事项|提醒|推送|todo)"
+UNSUBSCRIBE = re.compile(
+    r"(?:取消|退订|关闭|关掉|停止|停掉|暂停|不要再?|不用再?|别再?)(?:每日|每天|每早|每晚|每周)?的?(?:待办|早报|日报|推送|"
+    r"摘要|行程|日程)?(?:推送|早报|日报|摘要)|(?:早报|日报|推送|每日待办|每天的待办)(?:就|先)?(?:不用|不要|别|停|取消)"
+)
+_SUB_RECUR = re.compile(r"每天|每日|每早|每晚|每个?工作日|工作日|每周|每星期|每礼拜|每个?月|周一到周五")
+_SUB_SEND = re.compile(
+    rf"(?:发|推送|推给|发送|告诉|汇总|整理)[^,]{{0,10}}{_AGENDA}|{_AGENDA}[^,]{{0,8}}(?:发|推送|推给|发送)"
+)
+SNOOZE = re.compile(r"再(?:提醒|叫|喊|通知|催)|(?:晚点|晚些|稍后|过会儿?|待会儿?|等会儿?|一会儿?)(?:再)?(?:提醒|叫|喊)")
+_QUERY_LOOK = re.compile(r"看看|看下|看一下|瞧瞧|查查|查一下|查看|查询|列出|列一下|显示|给我看|发我看|打开|展示|汇总")
+_QUERY_NOUN = re.compile(r"行程|安排|日程|待办|计划|事情|事儿|任务|会议|会|提醒|清单")
+_QUERY_ASK = re.compile(
+    r"(?:有什么|有啥|有哪些|还有什么|还有啥|有几个|有没有|哪些|什么)(?:事|会|安排|行程|日程|待办|任务|计划|活动|提醒|约)"
+    r"|有空吗|有空没|有没有空|有空不|忙不忙|忙吗|空闲|闲吗|有安排吗|我的(?:行程|日程|安排|待办)|行程页|做成网页|(?:行程|日程|安排|待办)(?:表|列表|清单)"
+    r"|^(?:今天|明天|后天|这周|本周|下周|这个月|下个月|周末)?的?(?:行程|安排|日程|待办)(?:计划|清单|列表)?\??$"
+)
+_QUESTION = re.compile(
+    r"[吗嘛么呢]\??$|\?$|怎么|为什么|为啥|如何|是不是|是否|多少|哪里|能不能|可不可以|要不要|什么意思|几点了|啥"
+)
+_REQUEST = re.compile(r"帮我|请|麻烦|提醒我|记一下|给我|叫我|记得")
+COMPLETE = re.compile(
+    r"(?:搞定|完成|做完|弄完|办完|干完|写完|交完|办好|弄好|做好|处理完|处理好|买好|买完|取完|取好|结束|交掉)了|"
+    r"已经?(?:完成|搞定|交|做|办|买|取|付|还|打|发|寄|提交)|打勾|勾掉|标记(?:为)?完成"
+)
+CANCEL = re.compile(
+    r"取消|不开了|不去了|不办了|删了|删掉|删除|去掉|撤销|作废|不用去了|不要了|黄了|不见了|不约了|不吃了|免了|推掉"
+)
+UPDATE = re.compile(
+    r"改到|改成|改为|改在|换到|换成|调到|调整到|调整为|挪到|移到|推迟|延后|延期|推到|提前到|往后推|往前挪|顺延|改一下|改下|改个时间|"
+    r"改时间|重新安排"
+)
+
+
+IMPERATIVE = re.compile(r"提醒我|叫我|喊我|记一下|帮我记|记下|记得")
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    action: str
+    rule: str
+
+
+def classify(text: str, slots: Slots) -> Decision:
+    """The first matching rule wins; the order encodes precedence (unsubscribe before cancel …)."""
+    if not text.strip():
+        return Decision("none", "none.empty")
+    if UNSUBSCRIBE.search(text):
+        return Decision("unsubscribe_digest", "digest.unsubscribe")
+    if _SUB_SEND.search(text) and (_SUB_RECUR.search(text) or slots.recur is not None):
+        return Decision("subscribe_digest", "digest.subscribe")
+    remind = REMIND_WORD.search(text)
+    if _is_query(text):
+        return Decision("query", "query.ask")
+    if WEATHER.search(text) and not remind:
+        return Decision("none", "none.weather")
+    if _QUESTION.search(text) and not _REQUEST.search(text):
+        return Decision("none", "none.question")
+    create_first = IMPERATIVE.search(text)
+    for pattern, action in ((COMPLETE, "complete"), (CANCEL, "cancel"), (UPDATE, "update")):
+        m = pattern.search(text)
+        if m and not (create_first and create_first.start() < m.start()):
+            return Decision(action, f"{action}.verb")
+    if SNOOZE.search(text) and not _has_title_words(text, slots):
+        return Decision("snooze", "snooze.again")
+    if NO_REMINDER.search(text) or remind or RECORD_WORD.search(text):
+        return Decision("create", "create.trigger")
+    if slots.recur is not None or slots.relative is not None:
+        return Decision("create", "create.time")
+    if slots.when is not None and (slots.when.has_clock or is_activity(text) or _has_deadline(text)):
+        return Decision("create", "create.time")
+    if slots.when is not None and re.search(r"要|得|需要|去|约", text):
+        return Decision("create", "create.weak")
+    if is_activity(text) and re.search(r"有个|开个|要去|安排", text):
+        return Decision("create", "create.activity")
+    return Decision("none", "none.default")
+
+
+def _is_query(text: str) -> bool:
+    if _QUERY_ASK.search(text):
+        return True
+    return bool(_QUERY_LOOK.search(text) and _QUERY_NOUN.search(text))
+
+
+def _has_deadline(text: str) -> bool:
+    from intent.lexicon import DEADLINE
+
+    return bool(DEADLINE.search(text))
+
+
+_SNOOZE_FILLER = re.compile(
+    r"再|提醒|叫|喊|通知|催|我|一下|吧|了|好|请|晚点|晚些|稍后|过会儿?|待会儿?|等会儿?|一会儿?|[,.!? ]"
+)
+
+
+def _has_title_words(text: str, slots: Slots) -> bool:
+    rest = text
+    for b, e in sorted(slots.spans, reverse=True):
+        rest = rest[:b] + rest[e:]
+    return bool(_SNOOZE_FILLER.sub("", rest))

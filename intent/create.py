@@ -1,0 +1,88 @@
+"""Create intents: task vs event (SPEC §4), when, recurrence, reminder plan and clarification."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from intent import clarify, reminder
+from intent.lexicon import ALL_DAY_ACTIVITY, DEADLINE, NO_REMINDER, RECORD_WORD, REMIND_WORD, is_activity, is_meeting
+from intent.model import CreateIntent, Lunar, Missing, Pending, Recurrence
+from intent.slots import Slots, day_start
+from intent.title import clean, remove_spans, title_of
+
+
+def build(text: str, slots: Slots, *, rule: str, meeting_offset: int, confidence: float = 0.9) -> CreateIntent:
+    rest = remove_spans(text, slots.spans)
+    meeting = is_meeting(rest)
+    asked = bool(REMIND_WORD.search(text)) and not NO_REMINDER.search(text)
+    no_remind = bool(NO_REMINDER.search(text))
+    anchor = slots.anchor
+    start: datetime | None = anchor.start if anchor is not None else None
+    end: datetime | None = anchor.end if anchor is not None and anchor.type == "range" else None
+    has_clock = anchor is not None and anchor.has_clock
+    if start is None and slots.relative is not None:
+        start, has_clock = slots.relative.start, True
+    occupies = has_clock and not asked and not RECORD_WORD.search(text) and slots.relative is None
+    kind = "event" if not DEADLINE.search(rest) and (meeting or is_activity(rest) or occupies) else "task"
+    raw_title = clean(rest)
+    title = title_of(text, slots.spans)
+    missing: list[Missing] = []
+    all_day = start is not None and not has_clock
+    if start is not None and all_day:
+        start = day_start(start)
+        end = day_start(end) if end is not None else None
+    if kind == "event" and start is not None and all_day and not ALL_DAY_ACTIVITY.search(rest):
+        if no_remind and meeting:
+            kind = "task"
+        elif meeting or asked:
+            missing.append("event_time")
+    if kind == "event" and start is None:
+        if no_remind:
+            kind = "task"
+        else:
+            missing.append("event_time")
+    if "event_time" in missing:
+        plan = reminder.ReminderPlan(None, () if slots.lead_minutes or not asked else ("reminder_offset",),
+                                     "rule1.ask_event_time")
+    else:
+        plan = reminder.plan(text, slots, kind=kind, meeting=meeting, start=start, has_clock=has_clock,
+                             meeting_offset=meeting_offset)
+    missing.extend(m for m in plan.missing if m not in missing)
+    label = _label(slots, raw_title or title)
+    return CreateIntent(
+        kind="event" if kind == "event" else "task",
+        title=title,
+        start_at=start if kind == "event" else None,
+        end_at=end if kind == "event" and end != start else None,
+        due_at=start if kind == "task" else None,
+        all_day=all_day,
+        reminder=plan.reminder,
+        explicit_no_reminder=plan.explicit_no,
+        recurrence=_recurrence(slots),
+        needs_clarification=missing,
+        question=clarify.question(missing, label=label, meeting=meeting) if missing else None,
+        rule=f"{rule}/{plan.rule}",
+        confidence=0.8 if missing else confidence,
+        pending=Pending(
+            label=label,
+            on_date=start.date() if start is not None else None,
+            is_meeting=meeting,
+            wants_reminder=asked,
+            lead_minutes=slots.lead_minutes,
+        ) if missing else None,
+    )
+
+
+def _label(slots: Slots, title: str) -> str:
+    when = slots.anchor
+    if when is not None and when.has_date and not when.has_clock and when.type != "set":
+        return f"{when.text}{title}"
+    return title
+
+
+def _recurrence(slots: Slots) -> Recurrence | None:
+    m = slots.recur
+    if m is None or not m.rrule:
+        return None
+    lunar = Lunar(month=m.lunar.month, day=m.lunar.day, leap=m.lunar.leap) if m.lunar else None
+    return Recurrence(rrule=m.rrule, workdays="cn" if m.workdays == "cn" else None, lunar=lunar)

@@ -1,0 +1,115 @@
+"""Dialogue merge: complete a pending intent from the user's answer, or let a new request replace it."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+from intent import clarify
+from intent.digest import snooze, subscribe
+from intent.lexicon import NO_REMINDER
+from intent.model import (
+    CancelIntent,
+    CompleteIntent,
+    CreateIntent,
+    Intent,
+    Reminder,
+    SnoozeIntent,
+    SubscribeDigestIntent,
+    UpdateIntent,
+)
+from intent.slots import Slots, minus
+from intent.title import clean, remove_spans
+
+_ORDINAL = re.compile(r"^(?:第)?([0-9一二两三四五六七八九十]+)(?:个|项|条|件)?$|^(最后一个|最后那个)$")
+_ANSWER_FILLER = re.compile(r"提前|提醒|大概|大约|左右|开始|的时候|吧|的|就|好|可以|嗯|那就|我|你|在|点钟|到时|[,.!? ]")
+
+
+def choice(text: str) -> int | None:
+    """'2', '第二个', '第2项' → 2; '最后一个' → -1."""
+    from intent.timex.numerals import cn_int
+
+    m = _ORDINAL.match(text.strip(" ,.!"))
+    if m is None:
+        return None
+    if m.group(2):
+        return -1
+    n = cn_int(m.group(1))
+    return n if n is not None and 0 < n < 100 else None
+
+
+def is_answer(text: str, slots: Slots) -> bool:
+    """An answer is mostly time words, a lead, or a no-reminder phrase; anything else is a new request."""
+    if NO_REMINDER.search(text):
+        rest = clean(NO_REMINDER.sub(",", text))
+        return rest in ("", "先记", "记着", "就行", "先这样")
+    rest = _ANSWER_FILLER.sub("", remove_spans(text, slots.spans))
+    return len(rest) <= 1 and bool(slots.spans)
+
+
+def merge(pending: Intent, text: str, slots: Slots, *, now: datetime, meeting_offset: int) -> Intent | None:
+    """The completed (or still incomplete) intent, or None when `text` does not answer `pending`."""
+    picked = choice(text)
+    if picked is not None and "target" in pending.needs_clarification and isinstance(
+        pending, UpdateIntent | CancelIntent | CompleteIntent
+    ):
+        left = [m for m in pending.needs_clarification if m != "target"]
+        return pending.model_copy(update={"choice": picked, "needs_clarification": left,
+                                          "question": pending.question if left else None, "rule": "merge.choice"})
+    if not is_answer(text, slots):
+        return None
+    if isinstance(pending, SnoozeIntent):
+        return snooze(text, slots, now=now)
+    if isinstance(pending, SubscribeDigestIntent):
+        done = subscribe(text, slots)
+        if done.time is None:
+            return None
+        return done.model_copy(update={"recurrence": pending.recurrence or done.recurrence,
+                                       "digest_kind": pending.digest_kind, "rule": "merge.digest_time"})
+    if isinstance(pending, CreateIntent):
+        return _merge_create(pending, text, slots, meeting_offset)
+    return None
+
+
+def _merge_create(pending: CreateIntent, text: str, slots: Slots, meeting_offset: int) -> CreateIntent:
+    info = pending.pending
+    if NO_REMINDER.search(text):
+        when = pending.start_at or pending.due_at
+        return pending.model_copy(update={
+            "kind": "task" if pending.start_at is None or pending.all_day else pending.kind,
+            "due_at": when if pending.start_at is None or pending.all_day else None,
+            "start_at": None if pending.all_day else pending.start_at,
+            "reminder": None, "explicit_no_reminder": True, "needs_clarification": [], "question": None,
+            "pending": None, "rule": "merge.rule2.no_reminder", "confidence": 0.9,
+        })
+    at = slots.relative or slots.when
+    start = at.start if at is not None and at.has_clock else None
+    if start is not None and not at.has_date and info is not None and info.on_date is not None:  # type: ignore[union-attr]
+        start = start.replace(year=info.on_date.year, month=info.on_date.month, day=info.on_date.day)
+    lead = slots.lead_minutes if slots.lead_minutes is not None else (info.lead_minutes if info else None)
+    base = start or pending.start_at or pending.due_at
+    has_clock = start is not None or not pending.all_day
+    missing = [m for m in pending.needs_clarification if not (
+        (m in ("event_time", "reminder_time") and start is not None) or (m == "reminder_offset" and lead is not None)
+    )]
+    reminder = pending.reminder
+    if "reminder_time" in pending.needs_clarification and start is not None:
+        reminder = Reminder(remind_at=start)
+    elif base is not None and has_clock and lead is not None:
+        reminder = Reminder(remind_at=minus(base, lead), offset_minutes=lead)
+    elif base is not None and has_clock and info is not None and info.is_meeting:
+        reminder = Reminder(remind_at=minus(base, meeting_offset), offset_minutes=meeting_offset)
+        missing = [m for m in missing if m != "reminder_offset"]
+    update: dict[str, object] = {"reminder": reminder, "needs_clarification": missing, "rule": "merge.create"}
+    if start is not None and "reminder_time" not in pending.needs_clarification:
+        update.update({"start_at": start, "all_day": False} if pending.kind == "event" else {"due_at": start})
+    elif start is not None and pending.due_at is None and pending.start_at is None:
+        update["due_at"] = start
+    if start is not None and pending.kind == "task" and pending.all_day:
+        update.update({"due_at": start, "all_day": False})
+    label = info.label if info else pending.title
+    update["question"] = clarify.question(missing, label=label, meeting=bool(info and info.is_meeting)) \
+        if missing else None
+    update["pending"] = pending.pending if missing else None
+    update["confidence"] = 0.8 if missing else 0.9
+    return pending.model_copy(update=update)

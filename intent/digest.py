@@ -1,0 +1,65 @@
+"""Digest subscription (SPEC §3 rules 6, 13) and snooze (rule 12)."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta
+
+from intent import clarify
+from intent.model import Missing, Recurrence, Reminder, SnoozeIntent, SubscribeDigestIntent
+from intent.slots import Slots, day_start
+
+_WORKDAY = re.compile(r"工作日")
+_WEEKDAYS = re.compile(r"周一到周五|星期一到星期五|礼拜一到礼拜五")
+_WEEK_AHEAD = re.compile(r"下周|下个星期|一周|本周|这周")
+# A period with no clock: the snooze default hour (明早 is one of the offered answers).
+_SNOOZE_HOURS = (("凌晨", 6), ("早", 8), ("上午", 9), ("中午", 12), ("下午", 15), ("傍晚", 18), ("晚", 20))
+
+
+def subscribe(text: str, slots: Slots) -> SubscribeDigestIntent:
+    anchor = slots.anchor
+    hhmm = None
+    if anchor is not None and anchor.start is not None and anchor.has_clock:
+        hhmm = f"{anchor.start.hour:02d}:{anchor.start.minute:02d}"
+    rec = slots.recur
+    if rec is not None and rec.rrule:
+        recurrence = Recurrence(rrule=rec.rrule, workdays="cn" if rec.workdays == "cn" else None)
+    elif _WORKDAY.search(text) and not _WEEKDAYS.search(text):
+        recurrence = Recurrence(rrule="FREQ=DAILY", workdays="cn")
+    elif _WEEKDAYS.search(text):
+        recurrence = Recurrence(rrule="FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR")
+    else:
+        recurrence = Recurrence(rrule="FREQ=DAILY")
+    if recurrence.workdays is None and _WORKDAY.search(text) and not _WEEKDAYS.search(text):
+        recurrence = recurrence.model_copy(update={"workdays": "cn"})
+    kind = "todo_week" if _WEEK_AHEAD.search(text) else "todo_day"
+    missing: list[Missing] = [] if hhmm else ["digest_time"]
+    return SubscribeDigestIntent(
+        time=hhmm, recurrence=recurrence, digest_kind=kind, needs_clarification=missing,
+        question=clarify.question(missing) if missing else None,
+        rule="rule6.digest" + ("" if hhmm else ".ask_time"), confidence=0.9 if hhmm else 0.8,
+    )
+
+
+def snooze(text: str, slots: Slots, *, now: datetime) -> SnoozeIntent:
+    at, rule = _snooze_at(text, slots, now)
+    if at is None:
+        return SnoozeIntent(needs_clarification=["snooze_duration"], question=clarify.question(["snooze_duration"]),
+                            rule="rule12.ask_duration", confidence=0.8)
+    return SnoozeIntent(reminder=Reminder(remind_at=at), rule=rule, confidence=0.9)
+
+
+def _snooze_at(text: str, slots: Slots, now: datetime) -> tuple[datetime | None, str]:
+    if slots.relative is not None and slots.relative.start is not None:
+        return slots.relative.start, "rule12.relative"
+    if slots.durations and slots.durations[0].seconds:
+        return (now + timedelta(seconds=slots.durations[0].seconds)).replace(second=0, microsecond=0), \
+            "rule12.duration"
+    when = slots.when
+    if when is not None and when.start is not None:
+        if when.has_clock:
+            return when.start, "rule12.clock"
+        for word, hour in _SNOOZE_HOURS:
+            if word in when.text or word in text:
+                return day_start(when.start).replace(hour=hour), "rule12.period_default"
+    return None, ""

@@ -1,0 +1,185 @@
+"""The intent contract (SPEC §5): a pydantic union discriminated on `action`, plus `to_json`.
+
+`Intent.model_validate_json` on the base class dispatches to the right action model.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from datetime import datetime
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+Action = Literal[
+    "create", "query", "update", "cancel", "complete", "snooze",
+    "subscribe_digest", "unsubscribe_digest", "none",
+]
+Missing = Literal[
+    "event_time", "reminder_time", "reminder_offset", "digest_time", "snooze_duration", "target", "changes"
+]
+Kind = Literal["task", "event"]
+
+
+class _Value(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+
+class Reminder(_Value):
+    remind_at: datetime
+    offset_minutes: int | None = None
+
+
+class Lunar(_Value):
+    month: int
+    day: int
+    leap: bool = False
+
+
+class Recurrence(_Value):
+    rrule: str
+    workdays: Literal["cn"] | None = None
+    lunar: Lunar | None = None
+
+
+class Changes(_Value):
+    start_at: datetime | None = None
+    date: dt.date | None = None
+    due_at: datetime | None = None
+    offset_minutes: int | None = None
+    title: str | None = None
+    shift_minutes: int | None = None  # 推迟半小时: move by this much (not in §5; null otherwise)
+
+
+class Pending(_Value):
+    """What the dialogue merge needs to complete a clarified intent from the user's answer."""
+
+    label: str = ""  # shown in the question, e.g. 明天开会
+    on_date: dt.date | None = None  # the date already known (local)
+    is_meeting: bool = False
+    wants_reminder: bool = False  # the user asked for a reminder (提醒)
+    lead_minutes: int | None = None  # a lead time already given
+
+
+class Intent(BaseModel):
+    """Base of every action model; validating against `Intent` itself picks the action's model."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+    action: Action
+    confidence: float = Field(default=0.9, ge=0.0, le=1.0)
+    needs_clarification: list[Missing] = Field(default_factory=list)
+    question: str | None = None
+    rule: str = ""  # the named rule that decided this intent (for test failures and logs)
+    pending: Pending | None = None
+
+    @classmethod
+    def model_validate_json(cls, json_data: str | bytes | bytearray, **kw: Any) -> Intent:
+        if cls is Intent:
+            found: Intent = _adapter().validate_json(json_data)
+            return found
+        return super().model_validate_json(json_data, **kw)
+
+    @classmethod
+    def model_validate(cls, obj: Any, **kw: Any) -> Intent:
+        if cls is Intent:
+            found: Intent = _adapter().validate_python(obj)
+            return found
+        return super().model_validate(obj, **kw)
+
+
+class CreateIntent(Intent):
+    action: Literal["create"] = "create"
+    kind: Kind = "task"
+    title: str = ""
+    start_at: datetime | None = None
+    end_at: datetime | None = None
+    due_at: datetime | None = None
+    all_day: bool = False
+    reminder: Reminder | None = None
+    explicit_no_reminder: bool = False
+    recurrence: Recurrence | None = None
+
+
+class QueryIntent(Intent):
+    action: Literal["query"] = "query"
+    range_start: datetime | None = None
+    range_end: datetime | None = None
+    prefer_page: bool = False
+    filter_kind: Kind | None = None
+
+
+class _Targeted(Intent):
+    target_text: str | None = None
+    target_date: dt.date | None = None
+    choice: int | None = None  # 1-based pick among candidates ("第二个")
+
+
+class UpdateIntent(_Targeted):
+    action: Literal["update"] = "update"
+    changes: Changes | None = None
+
+
+class CancelIntent(_Targeted):
+    action: Literal["cancel"] = "cancel"
+
+
+class CompleteIntent(_Targeted):
+    action: Literal["complete"] = "complete"
+
+
+class SnoozeIntent(Intent):
+    action: Literal["snooze"] = "snooze"
+    reminder: Reminder | None = None
+
+
+class SubscribeDigestIntent(Intent):
+    action: Literal["subscribe_digest"] = "subscribe_digest"
+    digest_kind: str = "todo_day"
+    time: str | None = None
+    recurrence: Recurrence | None = None
+
+
+class UnsubscribeDigestIntent(Intent):
+    action: Literal["unsubscribe_digest"] = "unsubscribe_digest"
+
+
+class NoneIntent(Intent):
+    action: Literal["none"] = "none"
+
+
+AnyIntent = Annotated[
+    CreateIntent | QueryIntent | UpdateIntent | CancelIntent | CompleteIntent | SnoozeIntent
+    | SubscribeDigestIntent | UnsubscribeDigestIntent | NoneIntent,
+    Field(discriminator="action"),
+]
+
+
+class _Cache:
+    adapter: ClassVar[TypeAdapter[Any] | None] = None
+
+
+def _adapter() -> TypeAdapter[Any]:
+    if _Cache.adapter is None:
+        _Cache.adapter = TypeAdapter(AnyIntent)
+    return _Cache.adapter
+
+
+CONTRACT_FIELDS = (
+    "action", "kind", "title", "start_at", "end_at", "due_at", "all_day", "reminder", "explicit_no_reminder",
+    "recurrence", "needs_clarification", "question", "range_start", "range_end", "prefer_page", "filter_kind",
+    "target_text", "target_date", "changes", "time", "confidence",
+)
+
+
+def to_json(intent: Intent) -> dict[str, Any]:
+    """The contract JSON: every §5 field present (null when not applicable), instants with their offset."""
+    dumped = intent.model_dump(mode="json")
+    out: dict[str, Any] = {name: dumped.get(name) for name in CONTRACT_FIELDS}
+    if isinstance(out["changes"], dict):
+        out["changes"] = {k: v for k, v in out["changes"].items() if v is not None}
+    if not out["needs_clarification"]:
+        out["needs_clarification"] = None
+    for extra in ("rule", "choice", "digest_kind", "pending"):
+        if extra in dumped:
+            out[extra] = dumped[extra]
+    return out

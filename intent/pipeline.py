@@ -1,0 +1,94 @@
+"""The pipeline: normalise → time mentions → dialogue merge → action rule → intent. Never raises."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+from intent.action import classify
+from intent.model import Intent, NoneIntent
+from intent.normalise import normalise
+from intent.slots import Slots, collect
+from intent.timex.types import TimeMention
+
+Extract = Callable[..., list[TimeMention]]
+
+
+class _Engine:
+    extract: Extract | None = None
+
+
+def _extract(text: str, now: datetime, tz: ZoneInfo, engine: Extract | None) -> list[TimeMention]:
+    if engine is None:
+        if _Engine.extract is None:
+            from intent.timex import extract
+
+            _Engine.extract = extract
+        engine = _Engine.extract
+    mentions = engine(text, now=now, tz=tz)
+    return sorted(mentions, key=lambda m: m.span)
+
+
+def parse(
+    text: str, *, now: datetime, tz: ZoneInfo | str = "Asia/Shanghai", pending: Intent | None = None,
+    meeting_offset_minutes: int = 60, extract: Extract | None = None,
+) -> Intent:
+    """Text → Intent. Any internal error yields a low-confidence `none` (the agent takes over).
+
+    `extract` replaces the time engine (tests use `intent.testing.FakeTimex`).
+    """
+    try:
+        zone = tz if isinstance(tz, ZoneInfo) else ZoneInfo(tz)
+        return _parse(text if isinstance(text, str) else str(text), now.astimezone(zone), zone, pending,
+                      meeting_offset_minutes, extract)
+    except Exception as exc:  # the contract is: never raise
+        return NoneIntent(confidence=0.0, rule=f"error.{type(exc).__name__}")
+
+
+def _parse(
+    text: str, now: datetime, tz: ZoneInfo, pending: Intent | None, offset: int, engine: Extract | None
+) -> Intent:
+    norm = normalise(text)
+    if not norm:
+        return NoneIntent(rule="none.empty", confidence=0.9)
+    mentions = _extract(norm, now, tz, engine)
+    slots = collect(mentions, norm)
+    if pending is not None and pending.needs_clarification:
+        from intent.dialogue import merge
+
+        merged = merge(pending, norm, slots, now=now, meeting_offset=offset)
+        if merged is not None:
+            return merged
+    return _fresh(norm, slots, mentions, now, tz, offset)
+
+
+def _fresh(text: str, slots: Slots, mentions: list[TimeMention], now: datetime, tz: ZoneInfo, offset: int) -> Intent:
+    decision = classify(text, slots)
+    action = decision.action
+    if action == "create":
+        from intent.create import build
+
+        return build(text, slots, rule=decision.rule, meeting_offset=offset,
+                     confidence=0.6 if decision.rule == "create.weak" else 0.9)
+    if action == "query":
+        from intent import query
+
+        return query.build(text, slots, now=now, tz=tz, mentions=mentions)
+    if action in ("update", "cancel", "complete"):
+        from intent import update
+
+        return update.build(text, action, mentions, rule=decision.rule)
+    if action == "snooze":
+        from intent.digest import snooze
+
+        return snooze(text, slots, now=now)
+    if action == "subscribe_digest":
+        from intent.digest import subscribe
+
+        return subscribe(text, slots)
+    if action == "unsubscribe_digest":
+        from intent.model import UnsubscribeDigestIntent
+
+        return UnsubscribeDigestIntent(rule=decision.rule, confidence=0.9)
+    return NoneIntent(rule=decision.rule, confidence=0.5 if decision.rule == "none.default" else 0.8)

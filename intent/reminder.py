@@ -1,0 +1,62 @@
+"""Reminder rules of SPEC §3 for a new item: 1 ask, 2 no-remind, 3 meeting default, 4 none, 5 explicit wins."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+
+from intent.lexicon import NO_REMINDER, REMIND_WORD
+from intent.model import Missing, Reminder
+from intent.slots import Slots, minus
+
+# A reminder word right after the time ("九点提醒我", "7点半叫我") makes that time the reminder time.
+_REMIND_AT_TIME = re.compile(r"^[\s,的再就准时]*(?:提醒|叫|喊|通知)")
+
+
+@dataclass(frozen=True, slots=True)
+class ReminderPlan:
+    reminder: Reminder | None
+    missing: tuple[Missing, ...]
+    rule: str
+    explicit_no: bool = False
+
+
+def remind_at_time(text: str, slots: Slots) -> bool:
+    """True when the reminder word directly follows the time mention (rule 5)."""
+    anchor = slots.relative or slots.anchor
+    if anchor is None:
+        return False
+    return bool(_REMIND_AT_TIME.match(text[anchor.span[1]:]))
+
+
+def plan(
+    text: str, slots: Slots, *, kind: str, meeting: bool, start: datetime | None, has_clock: bool,
+    meeting_offset: int,
+) -> ReminderPlan:
+    """Decide the reminder of a new task/event from the rules, most explicit first."""
+    if NO_REMINDER.search(text):
+        return ReminderPlan(None, (), "rule2.no_reminder", explicit_no=True)
+    asked = bool(REMIND_WORD.search(text))
+    if slots.relative is not None and slots.relative.start is not None and asked:
+        return ReminderPlan(Reminder(remind_at=slots.relative.start), (), "rule5.relative")
+    if start is None:
+        if asked:
+            return ReminderPlan(None, ("reminder_time",), "rule1.no_time")
+        return ReminderPlan(None, (), "rule4.no_time_no_reminder")
+    lead = slots.lead_minutes
+    if lead is not None:
+        if has_clock:
+            return ReminderPlan(Reminder(remind_at=minus(start, lead), offset_minutes=lead), (), "rule5.lead")
+        return ReminderPlan(None, ("reminder_time",), "rule1.lead_needs_clock")
+    if asked and has_clock and (kind == "task" or remind_at_time(text, slots)):
+        return ReminderPlan(Reminder(remind_at=start, offset_minutes=None), (), "rule5.at_time")
+    if meeting and has_clock:
+        return ReminderPlan(
+            Reminder(remind_at=minus(start, meeting_offset), offset_minutes=meeting_offset), (), "rule3.meeting"
+        )
+    if asked and has_clock:
+        return ReminderPlan(None, ("reminder_offset",), "rule1.ask_offset")
+    if asked:
+        return ReminderPlan(None, ("reminder_time",), "rule1.no_clock")
+    return ReminderPlan(None, (), "rule4.no_auto_reminder")

@@ -1,0 +1,89 @@
+"""What the time mentions of an utterance mean to the intent rules: when, recurrence, lead, relative."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from intent.timex.numerals import cn_int
+from intent.timex.types import TimeMention
+
+_NUM = r"[0-9零一二两三四五六七八九十百半]+"
+_LEAD = re.compile(rf"提前(?:个)?({_NUM}|半)?(?:个)?(半)?(分钟|分|小时|钟头|天|日|周|星期)(半)?")
+_UNIT_MIN = {"分钟": 1, "分": 1, "小时": 60, "钟头": 60, "天": 1440, "日": 1440, "周": 10080, "星期": 10080}
+
+
+@dataclass(slots=True)
+class Slots:
+    """Mentions sorted by role. `when` is the first point or range that is not relative."""
+
+    when: TimeMention | None = None
+    relative: TimeMention | None = None
+    recur: TimeMention | None = None
+    lead_minutes: int | None = None
+    lead_span: tuple[int, int] | None = None
+    durations: list[TimeMention] = field(default_factory=list)
+    spans: list[tuple[int, int]] = field(default_factory=list)
+
+    @property
+    def anchor(self) -> TimeMention | None:
+        """The mention giving the item's first instant: the recurrence if any, else `when`."""
+        return self.recur or self.when
+
+    @property
+    def has_clock(self) -> bool:
+        a = self.anchor
+        return a is not None and a.start is not None and a.has_clock
+
+
+def lead_from_text(text: str) -> tuple[int, tuple[int, int]] | None:
+    """提前N分钟/半小时/N小时/N天 → minutes (our own reading, used when the engine gives none)."""
+    m = _LEAD.search(text)
+    if m is None:
+        return None
+    num, half1, unit, half2 = m.group(1), m.group(2), m.group(3), m.group(4)
+    if num == "半":
+        value = 0.5
+    elif num is None:
+        value = 1.0
+    else:
+        n = cn_int(num.replace("半", ""))
+        if n is None:
+            return None
+        value = float(n) + (0.5 if (half1 or half2 or num.endswith("半")) else 0.0)
+    return round(value * _UNIT_MIN[unit]), m.span()
+
+
+def collect(mentions: list[TimeMention], text: str) -> Slots:
+    s = Slots()
+    for m in mentions:
+        s.spans.append(m.span)
+        if m.type == "duration":
+            if m.lead or text[max(0, m.span[0] - 2): m.span[0]].endswith("提前"):
+                if s.lead_minutes is None and m.seconds is not None:
+                    s.lead_minutes = m.seconds // 60
+                    s.lead_span = m.span
+            else:
+                s.durations.append(m)
+        elif m.type == "set":
+            s.recur = s.recur or m
+        elif m.relative:
+            s.relative = s.relative or m
+        elif m.start is not None and s.when is None:
+            s.when = m
+    if s.lead_minutes is None:
+        found = lead_from_text(text)
+        if found is not None:
+            s.lead_minutes, s.lead_span = found
+            s.spans.append(found[1])
+    return s
+
+
+def day_start(at: datetime) -> datetime:
+    return at.replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def minus(at: datetime, minutes: int) -> datetime:
+    """Wall-clock subtraction in the item's zone (an offset is a local-time notion)."""
+    return at - timedelta(minutes=minutes)

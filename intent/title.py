@@ -1,0 +1,59 @@
+"""Titles and target words: the utterance minus time words, reminder/record filler and particles."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+_ANYWHERE = re.compile(
+    r"(?:不用|不要|别|无需|不需要|不必)(?:再)?(?:设置?|加)?(?:个)?提醒(?:我)?|(?:先|帮我|给我|请)?(?:记一下|记下来|记下|记录一下|记上)"
+    r"|帮我记录|(?:增加|添加|设置|设定|设|加|定|弄)(?:一)?个?提醒|提醒一下我|提醒我|提醒下我|到时候?提醒|叫醒我|叫我|喊我|通知我"
+    r"|帮我|麻烦你?|请你?"
+)
+_LEAD = re.compile(
+    r"^(?:[,.:!?\"'()~\- ]|我们|我|你|给我|一下|有个|有一个|有一场|有场|有|要去|要|得|需要|必须|去|先|的|"
+    r"是|在|再|把|将|一个|个|之前|以前|前|还|也|就|那个|这个|那件|这件|准时|按时|记得|该|再次|到时|时候|左右|整|开始)+"
+)
+_TRAIL = re.compile(
+    r"(?:[,.:!?\"'()~\- ]|了|吧|哦|啊|呀|哈|呢|嘛|一下|的|提醒|提醒我|一声|那个|那件事|这件事|的事|事情|那场|这场|"
+    r"来着|好吗|行吗|可以吗|谢谢|哈哈)+$"
+)
+_SEP = re.compile(r"[,:!?;]")
+
+
+def remove_spans(text: str, spans: Iterable[tuple[int, int]]) -> str:
+    """Replace each span with a separator so words on both sides do not fuse."""
+    out = text
+    for b, e in sorted(set(spans), reverse=True):
+        out = out[:b] + "," + out[e:]
+    return out
+
+
+def clean(segment: str) -> str:
+    seg = _ANYWHERE.sub(",", segment)
+    parts = [_strip(p) for p in _SEP.split(seg)]
+    return "".join(p for p in parts if p)
+
+
+def _strip(part: str) -> str:
+    prev = None
+    while prev != part:
+        prev = part
+        part = _TRAIL.sub("", _LEAD.sub("", part))
+    return part
+
+
+def title_of(text: str, spans: Iterable[tuple[int, int]]) -> str:
+    """The activity: 明天上午九点提醒我带材料 → 带材料; 今天下午三点有个会 → 会议."""
+    title = clean(remove_spans(text, spans))[:60]
+    return "会议" if title in ("会", "个会") else title
+
+
+_TARGET_TRAIL = re.compile(r"(?:的提醒|提醒|的?那个|的?时间|的事|的)+$")
+
+
+def target_of(text: str, spans: Iterable[tuple[int, int]]) -> str:
+    """Words naming an existing item: 带材料那个已经完成了 → 带材料 (verb spans are passed in)."""
+    words = clean(remove_spans(text, spans))
+    words = _strip(_TARGET_TRAIL.sub("", words))
+    return words[:60]

@@ -1,0 +1,88 @@
+"""Update, cancel and complete by text (SPEC §3 rule 10): target words, target date and changes."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+from intent import clarify
+from intent.action import CANCEL, COMPLETE, UPDATE
+from intent.model import CancelIntent, Changes, CompleteIntent, Intent, Missing, UpdateIntent
+from intent.slots import collect, lead_from_text
+from intent.timex.types import TimeMention
+from intent.title import target_of
+
+_SAME_TIME = re.compile(r"同一时间|同样时间|原来的时间|同一个时间|时间不变")
+_RENAME = re.compile(r"(?:名字|标题|名称|叫法)(?:改成|改为|换成)(.+)|改名(?:为|成|叫)?(.+)")
+_SHIFT = re.compile(r"(推迟|延后|往后推|往后挪|顺延|提前|往前挪|往前推)")
+
+
+def build(text: str, action: str, mentions: list[TimeMention], *, rule: str) -> Intent:
+    verb = {"update": UPDATE, "cancel": CANCEL, "complete": COMPLETE}[action].search(text)
+    cut = verb.start() if verb is not None else len(text)
+    before = [m for m in mentions if m.span[1] <= cut]
+    after = [m for m in mentions if m.span[0] >= (verb.end() if verb is not None else len(text))]
+    spans = [m.span for m in before] + ([verb.span()] if verb is not None else [])
+    head = text[: verb.end()] if action == "update" and verb is not None else text
+    target = target_of(head, spans)
+    dated = next((m for m in before if m.has_date and m.start is not None), None)
+    if dated is None and action != "update":
+        dated = next((m for m in mentions if m.has_date and m.start is not None and m.type != "set"), None)
+    target_date = dated.start.date() if dated is not None and dated.start is not None else None
+    missing: list[Missing] = [] if target else ["target"]
+    if action == "cancel":
+        return CancelIntent(target_text=target or None, target_date=target_date, needs_clarification=missing,
+                            question=clarify.question(missing) if missing else None, rule=rule,
+                            confidence=0.85 if target else 0.6)
+    if action == "complete":
+        return CompleteIntent(target_text=target or None, target_date=target_date, needs_clarification=missing,
+                              question=clarify.question(missing) if missing else None, rule=rule,
+                              confidence=0.85 if target else 0.6)
+    tail = text[verb.end():] if verb is not None else ""
+    changes = _changes(text, tail, before, after, verb.group(0) if verb is not None else "")
+    if changes is None:
+        missing.append("changes")
+    return UpdateIntent(
+        target_text=target or None, target_date=target_date, changes=changes, needs_clarification=missing,
+        question=clarify.question(missing, target=target) if missing else None, rule=rule,
+        confidence=0.85 if not missing else 0.7,
+    )
+
+
+def _changes(
+    text: str, tail: str, before: list[TimeMention], after: list[TimeMention], verb: str
+) -> Changes | None:
+    renamed = _RENAME.search(text)
+    if renamed is not None:
+        return Changes(title=(renamed.group(1) or renamed.group(2) or "").strip(" ,.") or None)
+    slots = collect(after, text)
+    if slots.lead_minutes is not None or ("提醒" in text and lead_from_text(tail)):
+        return Changes(offset_minutes=slots.lead_minutes)
+    new = slots.when
+    old = next((m for m in before if m.start is not None), None)
+    if new is not None and new.start is not None:
+        if new.has_clock:
+            return Changes(start_at=_combine(new, old))
+        if _SAME_TIME.search(tail) and old is not None and old.has_clock and old.start is not None:
+            moved = new.start.replace(hour=old.start.hour, minute=old.start.minute)
+            return Changes(start_at=moved, date=moved.date())
+        return Changes(date=new.start.date())
+    shift = _SHIFT.search(verb + tail)
+    if shift is not None and slots.durations and slots.durations[0].seconds:
+        minutes = slots.durations[0].seconds // 60
+        sign = -1 if shift.group(1).startswith(("提前", "往前")) else 1
+        return Changes(shift_minutes=sign * minutes)
+    return None
+
+
+def _combine(new: TimeMention, old: TimeMention | None) -> datetime:
+    """A new clock time without a date keeps the old date; a bare hour keeps the old half of the day."""
+    assert new.start is not None
+    at = new.start
+    if new.has_date or old is None or old.start is None:
+        return at
+    base = old.start
+    hour = at.hour
+    if new.period is None and hour < 12 and base.hour >= 12:
+        hour += 12
+    return base.replace(hour=hour, minute=at.minute, second=0, microsecond=0)

@@ -1,0 +1,1 @@
+"""WeChat protocol edge: signatures, AES crypto, XML, inbound messages, error classes, API client."""

@@ -1,0 +1,170 @@
+"""WeChatClient: the service-account HTTP API on httpx.AsyncClient (tokens, custom/typing/template sends).
+
+Every business call goes through `_call`, which refreshes the token once and retries once on
+an auth errcode and never loops; errcodes become classified `WeChatError`s (errors.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from bot.wechat.errors import FailureClass, PartialSendError, WeChatAPIError, WeChatError, WeChatTransportError
+from bot.wechat.token_store import CachedToken, TokenStore, usable_until
+from bot.wechat.xml import split_utf8, strip_illegal
+from schedule.clock import Clock, now_ms
+
+log = logging.getLogger(__name__)
+DEFAULT_TIMEOUT = httpx.Timeout(5.0, connect=3.0)
+
+
+@dataclass(frozen=True)
+class SentPart:
+    index: int
+    msgid: str | None  # custom/send documents no msgid; kept when WeChat returns one
+
+
+def template_client_msg_id(idempotency_key: str) -> str:
+    """Deterministic client_msg_id (≤ 64 bytes) so a replayed template send is deduplicated by WeChat."""
+    return "sb" + hashlib.sha256(idempotency_key.encode("utf-8")).hexdigest()[:40]
+
+
+class WeChatClient:
+    def __init__(self, *, app_id: str, app_secret: str, sessions: async_sessionmaker[AsyncSession],
+                 clock: Clock, api_base: str = "https://api.weixin.qq.com",
+                 transport: httpx.AsyncBaseTransport | None = None,
+                 timeout: httpx.Timeout = DEFAULT_TIMEOUT, token_poll_s: float = 0.05,
+                 token_wait_polls: int = 200) -> None:
+        self.app_id = app_id
+        self._secret = app_secret
+        self._clock = clock
+        self._http = httpx.AsyncClient(base_url=api_base.rstrip("/"), transport=transport, timeout=timeout)
+        self._store = TokenStore(sessions, clock, f"wechat:{app_id}")
+        self._memory: CachedToken | None = None
+        self._lock = asyncio.Lock()
+        self._poll_s = token_poll_s
+        self._wait_polls = token_wait_polls
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    # --- tokens -------------------------------------------------------------------------
+
+    def _fresh(self, cached: CachedToken | None, stale: str | None) -> bool:
+        return cached is not None and cached.token != stale and cached.usable_until_ms > now_ms(self._clock)
+
+    async def access_token(self, *, stale: str | None = None) -> str:
+        """A usable token; `stale` names one WeChat just rejected (forces a refresh past it)."""
+        if self._fresh(self._memory, stale):
+            assert self._memory is not None
+            return self._memory.token
+        async with self._lock:  # one refresh per process; other processes wait on the DB lease
+            for _ in range(self._wait_polls):
+                if self._fresh(self._memory, stale):
+                    assert self._memory is not None
+                    return self._memory.token
+                stored = await self._store.read()
+                if self._fresh(stored, stale):
+                    self._memory = stored
+                    return stored.token  # type: ignore[union-attr]
+                lease = await self._store.acquire(stale)
+                if lease is not None:
+                    return await self._refresh(lease, stale)
+                await asyncio.sleep(self._poll_s)
+        raise WeChatTransportError("timed out waiting for another process to refresh the access token")
+
+    async def _refresh(self, lease: str, stale: str | None) -> str:
+        try:
+            token, expires_in = await self._fetch_token(force=False)
+            if stale is not None and token == stale:
+                token, expires_in = await self._fetch_token(force=True)
+        except BaseException:
+            await self._store.release(lease)
+            raise
+        cached = CachedToken(token, usable_until(now_ms(self._clock), expires_in))
+        await self._store.publish(lease, cached.token, cached.usable_until_ms)
+        self._memory = cached
+        return token
+
+    async def _fetch_token(self, *, force: bool) -> tuple[str, int]:
+        body: dict[str, Any] = {"grant_type": "client_credential", "appid": self.app_id, "secret": self._secret}
+        if force:
+            body["force_refresh"] = True
+        data = await self._post("stable_token", body, token=None)
+        token, expires_in = data.get("access_token"), data.get("expires_in")
+        if not isinstance(token, str) or not isinstance(expires_in, int):
+            raise WeChatTransportError("stable_token answered without access_token/expires_in")
+        return token, expires_in
+
+    # --- transport ----------------------------------------------------------------------
+
+    async def _post(self, api: str, body: dict[str, Any], *, token: str | None) -> dict[str, Any]:
+        params = {"access_token": token} if token is not None else None
+        try:
+            response = await self._http.post(f"/cgi-bin/{api}", params=params, json=body)
+        except httpx.TimeoutException as exc:
+            raise WeChatTransportError(f"{api}: timeout ({type(exc).__name__})") from None
+        except httpx.HTTPError as exc:
+            raise WeChatTransportError(f"{api}: {type(exc).__name__}") from None
+        if response.status_code >= 500:
+            raise WeChatTransportError(f"{api}: HTTP {response.status_code}")
+        try:
+            data = response.json()
+        except ValueError:
+            raise WeChatTransportError(f"{api}: unreadable body (HTTP {response.status_code})") from None
+        if not isinstance(data, dict):
+            raise WeChatTransportError(f"{api}: body is not a JSON object")
+        errcode = data.get("errcode", 0)
+        if errcode:
+            raise WeChatAPIError(int(errcode), str(data.get("errmsg", "")), api=api)
+        return data
+
+    async def _call(self, api: str, body: dict[str, Any]) -> dict[str, Any]:
+        token = await self.access_token()
+        try:
+            return await self._post(api, body, token=token)
+        except WeChatAPIError as exc:
+            if exc.failure is not FailureClass.AUTH:
+                raise
+            log.warning("wechat %s: errcode %s, refreshing the access token once", api, exc.errcode)
+        token = await self.access_token(stale=token)
+        return await self._post(api, body, token=token)  # a second auth error propagates: no loop
+
+    # --- business APIs ------------------------------------------------------------------
+
+    async def send_text(self, openid: str, text: str, *, skip_parts: frozenset[int] = frozenset()
+                        ) -> list[SentPart]:
+        """Customer-service text, split into ≤ 2048-byte parts; parts in `skip_parts` were sent before."""
+        sent: list[SentPart] = []
+        for index, part in enumerate(split_utf8(strip_illegal(text))):
+            if index in skip_parts:
+                continue
+            body = {"touser": openid, "msgtype": "text", "text": {"content": part}}
+            try:
+                data = await self._call("message/custom/send", body)
+            except WeChatError as exc:
+                if sent:
+                    raise PartialSendError(exc, [(p.index, p.msgid) for p in sent]) from exc
+                raise
+            msgid = data.get("msgid")
+            sent.append(SentPart(index, str(msgid) if msgid is not None else None))
+        return sent
+
+    async def typing(self, openid: str, *, command: str = "Typing") -> None:
+        await self._call("message/custom/typing", {"touser": openid, "command": command})
+
+    async def send_template(self, openid: str, template_id: str, data: dict[str, Any], *,
+                            client_msg_id: str, url: str | None = None) -> str | None:
+        body: dict[str, Any] = {"touser": openid, "template_id": template_id, "data": data,
+                                "client_msg_id": client_msg_id}
+        if url:
+            body["url"] = url
+        result = await self._call("message/template/send", body)
+        msgid = result.get("msgid")
+        return str(msgid) if msgid is not None else None

@@ -1,0 +1,176 @@
+"""What happens to one inbound message: dedupe claim, user, window, handler under a reply budget.
+
+A handler that answers within the budget gets a passive reply; a slower one is acknowledged
+with `success` and its answer is queued in the outbox in the same transaction that marks the
+inbound row done, so a crash after the acknowledgement loses nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable
+from typing import Any, Protocol
+
+from sqlalchemy import update
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from bot.handler import CAPABILITIES, Handler, Reply
+from bot.wechat.client import WeChatClient
+from bot.wechat.messages import InboundMessage
+from bot.wechat.xml import split_utf8, strip_illegal, text_reply
+from schedule import inbound, outbox, window
+from schedule.clock import Clock, now_ms
+from schedule.model import DeliveryLogRow, UserRow
+
+log = logging.getLogger(__name__)
+
+GREETING = "你好，我是你的日程助手。" + CAPABILITIES
+APOLOGY = "抱歉，刚才处理出错了，请稍后再试一次。"
+TEXT_ONLY = "我目前只能看懂文字（或带识别文字的语音）。试试发：明天上午九点提醒我带材料"
+VOICE_UNRECOGNISED = "没听清这段语音，可以发文字给我吗？"
+UNKNOWN_MENU = "这个菜单暂时没有内容。" + CAPABILITIES
+SUCCESS = "success"
+CLICK_WINDOW_EVENTS = {"subscribe", "scan", "click"}
+
+
+class UserDirectory(Protocol):
+    async def get_or_create_user(self, openid: str) -> Any: ...
+    async def forget_user(self, user_id: int) -> None: ...
+
+
+class Dispatcher:
+    def __init__(self, *, sessions: async_sessionmaker[AsyncSession], clock: Clock, handler: Handler,
+                 users: UserDirectory, client: WeChatClient | None = None, reply_budget_s: float = 4.0) -> None:
+        self._sessions = sessions
+        self._clock = clock
+        self._handler = handler
+        self._users = users
+        self._client = client
+        self.reply_budget_s = reply_budget_s
+        self._background: set[asyncio.Task[Any]] = set()
+
+    async def drain(self) -> None:
+        """Wait for slow handlers and typing calls still running (tests, shutdown)."""
+        while self._background:
+            await asyncio.gather(*list(self._background), return_exceptions=True)
+
+    def _spawn(self, work: Awaitable[Any]) -> None:
+        task = asyncio.ensure_future(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def handle(self, message: InboundMessage) -> str:
+        """The plaintext response body: a passive reply XML or `success`."""
+        received = now_ms(self._clock)
+        claim = await inbound.claim(self._sessions, message.dedupe_key, now_ms=received)
+        if not claim.fresh:
+            log.info("wechat retry of %s (%s)", message.dedupe_key, claim.status)
+            return claim.reply if claim.status == "done" and claim.reply else SUCCESS
+        try:
+            return await self._process(message, received)
+        except Exception:
+            log.exception("wechat message %s failed", message.dedupe_key)
+            try:
+                async with self._sessions.begin() as session:
+                    await inbound.finish(session, message.dedupe_key, reply=None, user_id=message.user_id)
+            except Exception:
+                log.exception("could not close inbound row %s", message.dedupe_key)
+            return SUCCESS
+
+    async def _process(self, message: InboundMessage, received: int) -> str:
+        event = message.event_lower if message.kind == "event" else ""
+        user = await self._users.get_or_create_user(message.openid)
+        message = message.model_copy(update={"user_id": int(user.id)})
+        if event == "unsubscribe":
+            await self._users.forget_user(int(user.id))
+            await self._finish(message, received, None, window_kind=None)
+            return SUCCESS
+        window_kind = "click" if event in CLICK_WINDOW_EVENTS else ("message" if not event else None)
+        if event == "templatesendjobfinish":
+            await self._finish(message, received, None, window_kind=None, template_status=message.status or "")
+            return SUCCESS
+        if message.content is not None and message.content.strip():
+            return await self._answer(message, received, window_kind)
+        fixed = self._fixed_reply(message, event)
+        return await self._finish(message, received, fixed, window_kind=window_kind,
+                                  subscribed=event in ("subscribe", "scan"))
+
+    @staticmethod
+    def _fixed_reply(message: InboundMessage, event: str) -> Reply:
+        if event in ("subscribe", "scan"):
+            return GREETING
+        if event == "click":
+            return UNKNOWN_MENU
+        if event:
+            return None  # VIEW, subscribe_msg_popup_event, location reports…: acknowledge only
+        if message.kind == "voice":
+            return VOICE_UNRECOGNISED
+        return TEXT_ONLY
+
+    async def _answer(self, message: InboundMessage, received: int, window_kind: str | None) -> str:
+        task = asyncio.ensure_future(self._handler(message))
+        try:
+            reply = await asyncio.wait_for(asyncio.shield(task), self.reply_budget_s)
+        except TimeoutError:
+            log.info("wechat %s: handler over %.1fs budget, answering through the outbox",
+                     message.dedupe_key, self.reply_budget_s)
+            self._spawn(self._late(task, message, received, window_kind))
+            if self._client is not None:
+                self._spawn(self._typing(message.openid))
+            return SUCCESS
+        except Exception:
+            log.exception("handler failed on %s", message.dedupe_key)
+            reply = APOLOGY
+        return await self._finish(message, received, reply, window_kind=window_kind)
+
+    async def _late(self, task: asyncio.Future[Reply], message: InboundMessage, received: int,
+                    window_kind: str | None) -> None:
+        try:
+            reply = await task
+        except Exception:
+            log.exception("slow handler failed on %s", message.dedupe_key)
+            reply = APOLOGY
+        await self._finish(message, received, reply, window_kind=window_kind, passive=False)
+
+    async def _typing(self, openid: str) -> None:
+        assert self._client is not None
+        try:
+            await self._client.typing(openid)
+        except Exception as exc:  # best effort: the answer still arrives through the outbox
+            log.warning("typing indicator failed: %s", exc)
+
+    async def _finish(self, message: InboundMessage, received: int, reply: Reply, *, window_kind: str | None,
+                      passive: bool = True, template_status: str | None = None, subscribed: bool = False) -> str:
+        """One transaction: window, queued text (overflow or late answer), inbound row done."""
+        user_id = message.user_id
+        assert user_id is not None
+        text = strip_illegal(reply or "").strip()
+        parts = split_utf8(text) if text else []
+        body, queued = SUCCESS, ""
+        if parts and passive:
+            body = text_reply(to_user=message.openid, from_user=message.to_user, content=parts[0],
+                              create_time=now_ms(self._clock) // 1000)
+            queued = "".join(parts[1:])
+        elif parts:
+            queued = text
+        async with self._sessions.begin() as session:
+            if window_kind is not None:
+                await window.record_interaction(session, user_id, window_kind, received)  # type: ignore[arg-type]
+            if subscribed:
+                await session.execute(update(UserRow).where(UserRow.id == user_id).values(subscribed=True))
+            if template_status is not None:
+                session.add(_template_log(message, template_status, now_ms(self._clock)))
+            if queued:
+                await outbox.enqueue(session, user_id=user_id, idempotency_key=f"reply:{message.dedupe_key}",
+                                     kind="agent_reply", payload={"text": queued, "openid": message.openid},
+                                     now_ms=now_ms(self._clock))
+            await inbound.finish(session, message.dedupe_key, reply=body, user_id=user_id)
+        return body
+
+
+def _template_log(message: InboundMessage, status: str, stamp: int) -> DeliveryLogRow:
+    ok = status == "success"
+    return DeliveryLogRow(user_id=message.user_id, channel="wechat_template", status="success" if ok else "failed",
+                          provider_message_id=message.msg_id, error_code=None if ok else "template_job",
+                          error_message=None if ok else status[:500], created_at=stamp)

@@ -1,0 +1,94 @@
+"""The one table from WeChat errcodes to failure classes (SPEC §7), and the typed errors built on it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class FailureClass(StrEnum):
+    TRANSIENT = "transient"  # retry with backoff and jitter
+    RATE_LIMIT = "rate_limit"  # wait (45011 ≥ 60 s) or stop the API until tomorrow (45009)
+    AUTH = "auth"  # refresh the token once, retry once
+    WINDOW = "window"  # customer-service window closed: next rung of the channel ladder
+    GONE = "gone"  # the user is unreachable: fail, stop pushing to them
+    INVALID_PAYLOAD = "invalid_payload"  # 45002 split and resend; 47003 fail and alert
+    UNKNOWN = "unknown"  # retry, then fail
+
+
+@dataclass(frozen=True)
+class ErrcodeRule:
+    failure: FailureClass
+    meaning: str
+    retry_after_s: int | None = None  # minimum wait before the next attempt
+    until_tomorrow: bool = False  # the daily quota is spent
+    split: bool = False  # resend the text in ≤ 2048-byte parts
+    alert: bool = False  # needs an operator
+
+
+ERRCODES: dict[int, ErrcodeRule] = {
+    -1: ErrcodeRule(FailureClass.TRANSIENT, "system busy"),
+    40001: ErrcodeRule(FailureClass.AUTH, "invalid credential (access_token invalid or not latest)"),
+    40014: ErrcodeRule(FailureClass.AUTH, "invalid access_token"),
+    42001: ErrcodeRule(FailureClass.AUTH, "access_token expired"),
+    45011: ErrcodeRule(FailureClass.RATE_LIMIT, "API minute quota reached", retry_after_s=60),
+    45009: ErrcodeRule(FailureClass.RATE_LIMIT, "API daily quota reached", until_tomorrow=True),
+    45015: ErrcodeRule(FailureClass.WINDOW, "response out of time limit (48 h window closed)"),
+    45047: ErrcodeRule(FailureClass.WINDOW, "out of response count limit"),
+    43004: ErrcodeRule(FailureClass.GONE, "require subscribe (user unfollowed)"),
+    43019: ErrcodeRule(FailureClass.GONE, "user is in the blacklist"),
+    45002: ErrcodeRule(FailureClass.INVALID_PAYLOAD, "content size out of limit", split=True),
+    47003: ErrcodeRule(FailureClass.INVALID_PAYLOAD, "argument invalid (template data)", alert=True),
+}
+_UNKNOWN = ErrcodeRule(FailureClass.UNKNOWN, "unclassified errcode")
+
+
+def rule_for(errcode: int) -> ErrcodeRule:
+    return ERRCODES.get(errcode, _UNKNOWN)
+
+
+def classify(errcode: int) -> FailureClass:
+    return rule_for(errcode).failure
+
+
+class WeChatError(Exception):
+    """A failed WeChat API call, classified for the retry policy."""
+
+    def __init__(self, message: str, *, failure: FailureClass, errcode: int | None = None,
+                 rule: ErrcodeRule | None = None) -> None:
+        super().__init__(message)
+        self.failure = failure
+        self.errcode = errcode
+        self.rule = rule or _UNKNOWN
+
+    @property
+    def retryable(self) -> bool:
+        return self.failure in (FailureClass.TRANSIENT, FailureClass.RATE_LIMIT, FailureClass.UNKNOWN) \
+            and not self.rule.until_tomorrow
+
+
+class WeChatAPIError(WeChatError):
+    """WeChat answered with a non-zero errcode."""
+
+    def __init__(self, errcode: int, errmsg: str, *, api: str = "") -> None:
+        rule = rule_for(errcode)
+        super().__init__(f"{api or 'wechat'}: errcode {errcode} ({errmsg or rule.meaning})",
+                         failure=rule.failure, errcode=errcode, rule=rule)
+        self.errmsg = errmsg
+        self.api = api
+
+
+class WeChatTransportError(WeChatError):
+    """Timeout, connection failure, 5xx or an unreadable body: transient by definition."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, failure=FailureClass.TRANSIENT, rule=ERRCODES[-1])
+
+
+class PartialSendError(WeChatError):
+    """A multi-part text failed after some parts went out; `sent` holds their receipts."""
+
+    def __init__(self, cause: WeChatError, sent: list[tuple[int, str | None]]) -> None:
+        super().__init__(str(cause), failure=cause.failure, errcode=cause.errcode, rule=cause.rule)
+        self.cause = cause
+        self.sent = sent

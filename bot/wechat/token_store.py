@@ -1,0 +1,92 @@
+"""The access token shared by every process through the access_tokens table, refreshed under a lease.
+
+One process wins the lease (a conditional UPDATE) and fetches; the others poll the row
+until the new token appears, so N processes starting cold make one token request.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+from sqlalchemy import or_, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from schedule.clock import Clock, now_ms
+from schedule.model import AccessTokenRow
+
+
+@dataclass(frozen=True)
+class CachedToken:
+    token: str
+    usable_until_ms: int  # the stored expiry already has the early-refresh margin taken off
+
+
+def usable_until(fetched_at_ms: int, expires_in_s: int, margin_s: int = 300) -> int:
+    """Stop using a token `margin_s` before WeChat expires it (at most half its lifetime early)."""
+    margin = min(margin_s, max(expires_in_s, 0) // 2)
+    return fetched_at_ms + (expires_in_s - margin) * 1000
+
+
+class TokenStore:
+    def __init__(self, sessions: async_sessionmaker[AsyncSession], clock: Clock, name: str,
+                 *, lease_ms: int = 15_000) -> None:
+        self._sessions = sessions
+        self._clock = clock
+        self.name = name
+        self._lease_ms = lease_ms
+        self._row_ready = False
+
+    async def read(self) -> CachedToken | None:
+        """The stored token if it is still usable."""
+        async with self._sessions() as session:
+            row = (await session.execute(
+                select(AccessTokenRow.token, AccessTokenRow.expires_at).where(AccessTokenRow.name == self.name)
+            )).first()
+        if row is None or not row.token or row.expires_at <= now_ms(self._clock):
+            return None
+        return CachedToken(row.token, row.expires_at)
+
+    async def _ensure_row(self) -> None:
+        if self._row_ready:
+            return
+        try:
+            async with self._sessions.begin() as session:
+                session.add(AccessTokenRow(name=self.name, token=None, expires_at=0, lease_until=0))
+        except IntegrityError:
+            pass  # another process created it first
+        self._row_ready = True
+
+    async def acquire(self, stale: str | None) -> str | None:
+        """Take the refresh lease when the token is missing, expired or equal to `stale`; else None."""
+        await self._ensure_row()
+        now = now_ms(self._clock)
+        lease = str(uuid.uuid4())
+        conditions = [AccessTokenRow.token.is_(None), AccessTokenRow.expires_at <= now]
+        if stale is not None:
+            conditions.append(AccessTokenRow.token == stale)
+        async with self._sessions.begin() as session:
+            result = await session.execute(
+                update(AccessTokenRow)
+                .where(AccessTokenRow.name == self.name, AccessTokenRow.lease_until <= now, or_(*conditions))
+                .values(lease_until=now + self._lease_ms, lease_token=lease)
+            )
+        return lease if result.rowcount == 1 else None  # type: ignore[attr-defined]
+
+    async def publish(self, lease: str, token: str, usable_until_ms: int) -> None:
+        """Store the fetched token and end the lease (only under our own lease token)."""
+        async with self._sessions.begin() as session:
+            await session.execute(
+                update(AccessTokenRow)
+                .where(AccessTokenRow.name == self.name, AccessTokenRow.lease_token == lease)
+                .values(token=token, expires_at=usable_until_ms, lease_until=0, lease_token=None)
+            )
+
+    async def release(self, lease: str) -> None:
+        async with self._sessions.begin() as session:
+            await session.execute(
+                update(AccessTokenRow)
+                .where(AccessTokenRow.name == self.name, AccessTokenRow.lease_token == lease)
+                .values(lease_until=0, lease_token=None)
+            )

@@ -1,0 +1,48 @@
+"""Arbitrary input never raises, always yields a valid Intent, and stays fast (generous bound)."""
+
+from __future__ import annotations
+
+import time
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from intent_helpers import NOW, TZ
+
+from intent import Intent, parse, to_json
+
+_ALPHABET = list("明天下午三点提醒我开会每周一到五号月日半小时后提前取消改到") + list("0123456789:,.!?🙂 aéЖ") + [
+    "\x00", "\x07", "\u200b", "\ud800", "\n", "\t",
+]
+_MIXED = st.text(alphabet=st.sampled_from(_ALPHABET), max_size=80)
+
+
+def _check(text: str) -> None:
+    started = time.perf_counter()
+    it = parse(text, now=NOW, tz=TZ)
+    elapsed = time.perf_counter() - started
+    assert isinstance(it, Intent)
+    assert Intent.model_validate(it.model_dump()) == it
+    to_json(it)
+    assert elapsed < 0.05, f"{elapsed * 1000:.1f} ms for {text[:40]!r}"
+
+
+@settings(deadline=None, max_examples=300)
+@given(st.text(max_size=200))
+def test_arbitrary_unicode_never_raises(text: str) -> None:
+    _check(text)
+
+
+@settings(deadline=None, max_examples=300)
+@given(_MIXED)
+def test_time_heavy_mixtures_never_raise(text: str) -> None:
+    _check(text)
+
+
+@settings(deadline=None, max_examples=20)
+@given(st.text(min_size=1, max_size=5), st.integers(min_value=2000, max_value=10_000))
+def test_very_long_text_is_bounded(chunk: str, size: int) -> None:
+    _check((chunk * (size // len(chunk) + 1))[:size])
+
+
+def test_long_time_words() -> None:
+    _check("明天下午三点提醒我开会" * 1000)

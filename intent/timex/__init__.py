@@ -1,0 +1,75 @@
+"""Chinese time expressions: `extract(text, now=, tz=)` → resolved TimeMentions (SPEC §4)."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from intent.timex.build import mention
+from intent.timex.grammar import group, ranges
+from intent.timex.normalise import normalise
+from intent.timex.piece import Ctx, Piece
+from intent.timex.recurrence import set_mention
+from intent.timex.scan import scan
+from intent.timex.types import LunarDate, TimeMention
+
+__all__ = ["LunarDate", "TimeMention", "extract", "to_timex_json"]
+
+_HINT = re.compile(r"[0-9０-９零〇一二两三四五六七八九十廿卅半今明昨前后後当本这上下周星礼月年天日号点时分秒"
+                   r"早晚午夜凌晨节旦春除清端国现此每隔工提未近最过元宵秋腊正农阴]")
+
+
+def extract(text: str, *, now: datetime, tz: ZoneInfo) -> list[TimeMention]:
+    """All time expressions in `text`, resolved against `now` (aware) in `tz`, ordered by position."""
+    if not _HINT.search(text):
+        return []
+    ctx = Ctx(now.astimezone(tz), tz)
+    norm = normalise(text)
+    pieces = scan(norm, ctx)
+    out: list[TimeMention] = []
+    for span in ranges(norm, group(norm, pieces)):
+        head = span.head
+        m: TimeMention | None
+        if head.is_set:
+            m = set_mention(text, head, ctx)
+        elif len(head.pieces) == 1 and head.pieces[0].kind in ("dur", "void"):
+            m = _single(text, head.pieces[0])
+        else:
+            m = mention(text, span, ctx)
+        if m is not None:
+            out.append(m)
+    return out
+
+
+def _single(text: str, p: Piece) -> TimeMention | None:
+    if p.kind != "dur":
+        return None
+    return TimeMention(span=(p.b, p.e), text=text[p.b:p.e], type="duration", rule=p.rule, seconds=p.secs,
+                       lead=p.lead)
+
+
+def _iso(d: datetime | None) -> str | None:
+    return None if d is None else d.isoformat()
+
+
+def to_timex_json(m: TimeMention) -> dict[str, Any]:
+    """The `schedbot timex` contract (see eval/score_timex.py)."""
+    out: dict[str, Any] = {"span": m.text, "type": m.type, "rule": m.rule}
+    if m.type == "duration":
+        out["seconds"] = m.seconds
+        if m.lead:
+            out["lead"] = True
+        return out
+    out["start"] = _iso(m.start)
+    if m.type == "range":
+        out["end"] = _iso(m.end)
+    if m.type == "point":
+        out["grain"] = m.grain
+    if m.type == "set":
+        out["rrule"] = m.rrule
+        out["workdays"] = m.workdays
+        if m.lunar is not None:
+            out["lunar"] = {"month": m.lunar.month, "day": m.lunar.day, "leap": m.lunar.leap}
+    return out

@@ -1,0 +1,42 @@
+"""Recurrence rules: 每天, 每周X, 每个工作日, 工作日, 非工作日, 每月, 每年 (combined in grammar)."""
+
+from __future__ import annotations
+
+import re
+
+from intent.timex.piece import Ctx, Handler, Piece
+
+FREQ = {"天": "DAILY", "日": "DAILY", "晚": "DAILY", "早": "DAILY", "早上": "DAILY", "晚上": "DAILY",
+        "周": "WEEKLY", "星期": "WEEKLY", "礼拜": "WEEKLY", "月": "MONTHLY", "年": "YEARLY",
+        "小时": "HOURLY", "分钟": "MINUTELY", "季度": "MONTHLY"}
+WORKDAYS = "MO,TU,WE,TH,FR"
+
+
+def every(m: re.Match[str], ctx: Ctx) -> Piece:
+    u = m.group("u") or ""
+    b, e = m.start(), m.end()
+    if not u:
+        return Piece("every", b, e, "every")
+    if u == "工作日":
+        return Piece("set", b, e, "every_workday", freq="DAILY", workdays="cn")
+    if u in ("非工作日", "节假日", "周末"):
+        return Piece("set", b, e, "every_weekend", freq="WEEKLY", extra={"byday": "SA,SU"})
+    period = {"晚": "晚上", "早": "早上"}.get(u, u if u in ("早上", "晚上") else None)
+    interval = {"季度": "3"}.get(u)
+    p = Piece("set", b, e, "every_" + FREQ[u].lower(), freq=FREQ[u], period=period)
+    if interval:
+        p.extra["interval"] = interval
+    return p
+
+
+def workday(m: re.Match[str], ctx: Ctx) -> Piece:
+    if m.group(0).startswith(("非", "节")):
+        return Piece("set", m.start(), m.end(), "nonworkday", freq="WEEKLY", extra={"byday": "SA,SU"})
+    return Piece("set", m.start(), m.end(), "workday", freq="DAILY", workdays="cn")
+
+
+RULES: list[tuple[str, str, Handler]] = [
+    ("every", r"每(?:个|一个?)?(?P<u>工作日|非工作日|节假日|周末|天|日|晚上|早上|晚|早|小时|分钟|季度|"
+              r"(?:周|星期|礼拜)(?![一二三四五六日天末1-7])|月|年)?", every),
+    ("workday", r"(?<![每个下非])(?:非工作日|节假日|工作日)(?!内)", workday),
+]

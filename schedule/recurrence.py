@@ -53,13 +53,13 @@ def _lunar_to_solar(lunar_year: int, lunar: Lunar) -> date | None:
     day = lunar.day
     while day >= 28:  # 三十 of a 29-day month falls back to the month's last day
         try:
-            return LunarDate(lunar_year, lunar.month, day, lunar.leap).toSolarDate()  # type: ignore[no-any-return]
+            return LunarDate(lunar_year, lunar.month, day, lunar.leap).to_solar_date()  # type: ignore[no-any-return]
         except ValueError:
             if lunar.leap:
                 return None  # that year has no such leap month
             day -= 1
     try:
-        return LunarDate(lunar_year, lunar.month, day, lunar.leap).toSolarDate()  # type: ignore[no-any-return]
+        return LunarDate(lunar_year, lunar.month, day, lunar.leap).to_solar_date()  # type: ignore[no-any-return]
     except ValueError:
         return None
 

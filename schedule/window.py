@@ -45,9 +45,10 @@ def is_open(state: WindowState, now_ms: int) -> bool:
 def after_interaction(state: WindowState, kind: WindowKind, at_ms: int) -> WindowState:
     """The window after a user interaction at `at_ms`: keep whichever window allows more sends."""
     fresh = WindowState(kind=kind, opened_at=at_ms, sent_count=0)
-    if state.opened_at is not None and at_ms < state.opened_at and remaining(state, at_ms) > 0:
-        return state  # an older message finishing late never shrinks a newer window
-    keep, new = remaining(state, at_ms), remaining(fresh, at_ms)
+    if state.kind == kind and state.opened_at is not None and at_ms <= state.opened_at:
+        return state  # an older interaction handled late never replaces a newer one
+    at = max(at_ms, state.opened_at or 0)
+    keep, new = remaining(state, at), remaining(fresh, at)
     if keep > new or (keep == new and (state.expires_at() or 0) > (fresh.expires_at() or 0)):
         return state
     return fresh

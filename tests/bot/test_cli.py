@@ -1,0 +1,72 @@
+"""The `schedbot` command line end to end: migrate, user token, serve over real loopback HTTP."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+SCHEDBOT = str(Path(sys.executable).parent / "schedbot")
+
+
+def run(args: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([SCHEDBOT, *args], cwd=cwd, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, **env})
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_user_token_prints_a_fresh_token_on_its_last_line(tmp_path: Path) -> None:
+    first = run(["user", "token", "oAlice123"], tmp_path)
+    second = run(["user", "token", "oAlice123"], tmp_path)
+    assert first.returncode == 0 and second.returncode == 0, first.stderr
+    token_1, token_2 = first.stdout.strip().splitlines()[-1], second.stdout.strip().splitlines()[-1]
+    assert token_1.startswith("sb_") and token_2.startswith("sb_") and token_1 != token_2
+    assert (tmp_path / "schedbot.db").exists()
+    assert token_1 not in (tmp_path / "schedbot.db").read_bytes().decode("latin-1")  # only the hash is stored
+
+
+def test_bad_configuration_stops_with_the_variable_name(tmp_path: Path) -> None:
+    result = run(["migrate"], tmp_path, H5_DEFAULT_TIMEZONE="Nowhere/Land")
+    assert result.returncode == 2
+    assert "H5_DEFAULT_TIMEZONE" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_serve_answers_healthz_and_the_api_over_loopback(tmp_path: Path) -> None:
+    token = run(["user", "token", "api-user"], tmp_path).stdout.strip().splitlines()[-1]
+    port = free_port()
+    server = subprocess.Popen([SCHEDBOT, "serve", "--port", str(port)], cwd=tmp_path, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                health = httpx.get(f"{base}/healthz", timeout=1)
+                break
+            except httpx.TransportError:
+                if time.monotonic() > deadline or server.poll() is not None:
+                    pytest.fail("schedbot serve did not come up")
+                time.sleep(0.1)
+        assert health.json() == {"status": "ok", "database": "ok"}
+        auth = {"Authorization": f"Bearer {token}"}
+        created = httpx.post(f"{base}/api/schedule/items", headers=auth, timeout=5,
+                             json={"kind": "task", "title": "带材料", "due_at": 1_781_830_800_000})
+        assert created.status_code == 201
+        listed = httpx.get(f"{base}/api/schedule/items", headers=auth, timeout=5).json()["items"]
+        assert [i["title"] for i in listed] == ["带材料"]
+        assert httpx.get(f"{base}/api/schedule/items", timeout=5).status_code == 401
+    finally:
+        server.terminate()
+        output = server.communicate(timeout=20)[0]
+    assert "Traceback" not in output

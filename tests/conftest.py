@@ -1,0 +1,84 @@
+"""Shared fixtures: a fresh database per test on every backend, and a frozen clock.
+
+Backends: SQLite (a temp file) always; MariaDB when reachable at SCHEDBOT_TEST_MARIADB_URL
+(default mysql+aiomysql://root@127.0.0.1:3306). With CI=true an unreachable MariaDB fails
+the run instead of skipping.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, datetime
+
+import pytest
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+
+from schedule.db import create_engine, session_factory
+from schedule.model import Base
+from schedule.testing import FrozenClock
+
+MARIADB_SERVER_URL = os.environ.get("SCHEDBOT_TEST_MARIADB_URL", "mysql+aiomysql://root@127.0.0.1:3306")
+BACKENDS = ["sqlite", pytest.param("mariadb", marks=pytest.mark.mariadb)]
+_mariadb_state: dict[str, bool] = {}
+
+
+async def _mariadb_reachable() -> bool:
+    if "ok" not in _mariadb_state:
+        engine = create_engine(MARIADB_SERVER_URL + "/")
+        try:
+            async with engine.connect() as conn:
+                await conn.execute(text("SELECT 1"))
+            _mariadb_state["ok"] = True
+        except Exception:
+            _mariadb_state["ok"] = False
+        finally:
+            await engine.dispose()
+    return _mariadb_state["ok"]
+
+
+@pytest.fixture(params=BACKENDS)
+async def database_url(request: pytest.FixtureRequest, tmp_path: object) -> AsyncIterator[str]:
+    """The URL of a fresh, empty database on the requested backend."""
+    if request.param == "sqlite":
+        yield f"sqlite+aiosqlite:///{tmp_path}/test.db"
+        return
+    if not await _mariadb_reachable():
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"MariaDB not reachable at {MARIADB_SERVER_URL} (required in CI)")
+        pytest.skip("MariaDB not reachable")
+    name = f"schedbot_t_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(MARIADB_SERVER_URL + "/")
+    async with admin.begin() as conn:
+        await conn.execute(text(f"CREATE DATABASE `{name}` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci"))
+    try:
+        yield f"{MARIADB_SERVER_URL}/{name}"
+    finally:
+        async with admin.begin() as conn:
+            await conn.execute(text(f"DROP DATABASE IF EXISTS `{name}`"))
+        await admin.dispose()
+
+
+@pytest.fixture
+async def engine(database_url: str) -> AsyncIterator[AsyncEngine]:
+    """An engine on a fresh database holding the current schema."""
+    eng = create_engine(database_url)
+    async with eng.begin() as conn:
+        await conn.run_sync(Base.metadata.create_all)
+    try:
+        yield eng
+    finally:
+        await eng.dispose()
+
+
+@pytest.fixture
+def sessions(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
+    return session_factory(engine)
+
+
+@pytest.fixture
+def clock() -> Iterator[FrozenClock]:
+    # 2026-06-18 10:00 in Asia/Shanghai, a Thursday — the dev set's reference time.
+    yield FrozenClock(datetime(2026, 6, 18, 2, 0, tzinfo=UTC))

@@ -1,0 +1,245 @@
+"""ScheduleService contract, run on SQLite and MariaDB (fixtures give each test a fresh database)."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
+
+import pytest
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from schedule.clock import to_ms
+from schedule.db import create_engine, session_factory
+from schedule.domain import ItemChanges, NewItem, NewReminder, Recurrence
+from schedule.errors import InvalidChange, NotFound
+from schedule.model import ReminderRow
+from schedule.service import ScheduleService
+from schedule.testing import FrozenClock
+
+SH = ZoneInfo("Asia/Shanghai")
+NY = ZoneInfo("America/New_York")
+
+
+def ms(*args: int, tz: ZoneInfo = SH) -> int:
+    return to_ms(datetime(*args, tzinfo=tz))  # type: ignore[misc]
+
+
+@pytest.fixture
+def service(sessions: async_sessionmaker[AsyncSession], clock: FrozenClock) -> ScheduleService:
+    return ScheduleService(sessions, clock)
+
+
+def event(title: str, start: int, *, end: int | None = None, tz: str = "Asia/Shanghai",
+          reminders: tuple[NewReminder, ...] = ()) -> NewItem:
+    return NewItem(kind="event", title=title, timezone=tz, start_at=start, end_at=end, reminders=reminders)
+
+
+async def test_user_get_or_create_is_stable(service: ScheduleService) -> None:
+    first = await service.get_or_create_user("openid-a")
+    again = await service.get_or_create_user("openid-a")
+    other = await service.get_or_create_user("openid-b", timezone="Europe/Berlin")
+    assert first.id == again.id != other.id
+    assert first.timezone == "Asia/Shanghai" and other.timezone == "Europe/Berlin"
+
+
+async def test_concurrent_user_creation_yields_one_user(service: ScheduleService) -> None:
+    users = await asyncio.gather(*(service.get_or_create_user("same-openid") for _ in range(5)))
+    assert len({u.id for u in users}) == 1
+
+
+async def test_create_get_update_complete(service: ScheduleService) -> None:
+    user = await service.get_or_create_user("u")
+    item = await service.create_item(user.id, event("会议", ms(2026, 6, 18, 15, 0), reminders=(
+        NewReminder(remind_at=ms(2026, 6, 18, 14, 0), offset_minutes=60),)))
+    assert item.kind == "event" and item.status == "active" and len(item.reminders) == 1
+    fetched = await service.get_item(user.id, item.id)
+    assert fetched.title == "会议" and fetched.reminders[0].remind_at == ms(2026, 6, 18, 14, 0)
+    renamed = await service.update_item(user.id, item.id, ItemChanges(title="项目评审会"))
+    assert renamed.title == "项目评审会"
+    done = await service.complete_item(user.id, item.id)
+    assert done.status == "completed"
+    assert [r.status for r in done.reminders] == ["cancelled"]
+
+
+async def test_cancel_cancels_pending_reminders(service: ScheduleService) -> None:
+    user = await service.get_or_create_user("u")
+    item = await service.create_item(user.id, event("体检", ms(2026, 6, 20, 9, 0), reminders=(
+        NewReminder(remind_at=ms(2026, 6, 20, 8, 0)), NewReminder(remind_at=ms(2026, 6, 19, 20, 0)))))
+    cancelled = await service.cancel_item(user.id, item.id)
+    assert cancelled.status == "cancelled"
+    assert {r.status for r in cancelled.reminders} == {"cancelled"}
+
+
+async def test_soft_delete_hides_item_but_keeps_row(service: ScheduleService,
+                                                   sessions: async_sessionmaker[AsyncSession]) -> None:
+    user = await service.get_or_create_user("u")
+    item = await service.create_item(user.id, event("理发", ms(2026, 6, 19, 18, 0)))
+    await service.delete_item(user.id, item.id)
+    with pytest.raises(NotFound):
+        await service.get_item(user.id, item.id)
+    assert await service.list_items(user.id, start_ms=ms(2026, 6, 18, 0, 0), end_ms=ms(2026, 6, 25, 0, 0)) == []
+    from schedule.model import ScheduleItemRow
+
+    async with sessions() as session:
+        row = await session.get(ScheduleItemRow, item.id)
+    assert row is not None and row.status == "deleted" and row.deleted_at is not None
+
+
+@pytest.mark.parametrize("tz", [SH, NY])
+async def test_range_across_midnight_in_user_timezone(service: ScheduleService, tz: ZoneInfo) -> None:
+    user = await service.get_or_create_user("u", timezone=tz.key)
+    late = await service.create_item(user.id, event("夜班", ms(2026, 6, 18, 23, 30, tz=tz), tz=tz.key))
+    early = await service.create_item(user.id, event("早会", ms(2026, 6, 19, 0, 15, tz=tz), tz=tz.key))
+    spanning = await service.create_item(user.id, event("跨夜", ms(2026, 6, 18, 22, 0, tz=tz),
+                                                        end=ms(2026, 6, 19, 2, 0, tz=tz), tz=tz.key))
+    task = await service.create_item(user.id, NewItem(kind="task", title="交材料", timezone=tz.key,
+                                                      due_at=ms(2026, 6, 19, 0, 0, tz=tz)))
+    day18 = await service.list_items(user.id, start_ms=ms(2026, 6, 18, 0, 0, tz=tz), end_ms=ms(2026, 6, 19, 0, 0, tz=tz))
+    day19 = await service.list_items(user.id, start_ms=ms(2026, 6, 19, 0, 0, tz=tz), end_ms=ms(2026, 6, 20, 0, 0, tz=tz))
+    assert [i.id for i in day18] == [spanning.id, late.id]
+    assert [i.id for i in day19] == [spanning.id, task.id, early.id]
+
+
+async def test_list_filters_kind_and_orders_by_time(service: ScheduleService) -> None:
+    user = await service.get_or_create_user("u")
+    b = await service.create_item(user.id, event("B", ms(2026, 6, 18, 16, 0)))
+    a = await service.create_item(user.id, event("A", ms(2026, 6, 18, 9, 0)))
+    t = await service.create_item(user.id, NewItem(kind="task", title="T", timezone="Asia/Shanghai",
+                                                   due_at=ms(2026, 6, 18, 12, 0)))
+    window = {"start_ms": ms(2026, 6, 18, 0, 0), "end_ms": ms(2026, 6, 19, 0, 0)}
+    assert [i.id for i in await service.list_items(user.id, **window)] == [a.id, t.id, b.id]
+    assert [i.id for i in await service.list_items(user.id, kind="task", **window)] == [t.id]
+
+
+async def test_all_day_event_covers_its_local_date(service: ScheduleService) -> None:
+    user = await service.get_or_create_user("u")
+    item = await service.create_item(user.id, NewItem(kind="event", title="出差", timezone="Asia/Shanghai",
+                                                      start_at=ms(2026, 6, 20, 0, 0), all_day=True))
+    assert item.local_date == "2026-06-20" and item.end_at == ms(2026, 6, 21, 0, 0)
+    found = await service.list_items(user.id, start_ms=ms(2026, 6, 20, 12, 0), end_ms=ms(2026, 6, 20, 13, 0))
+    assert [i.id for i in found] == [item.id]
+
+
+async def test_recurring_item_listed_at_its_occurrence(service: ScheduleService) -> None:
+    user = await service.get_or_create_user("u")
+    weekly = await service.create_item(user.id, NewItem(
+        kind="event", title="周会", timezone="Asia/Shanghai", start_at=ms(2026, 6, 1, 10, 0),
+        recurrence=Recurrence(rrule="FREQ=WEEKLY;BYDAY=MO")))
+    found = await service.list_items(user.id, start_ms=ms(2026, 6, 22, 0, 0), end_ms=ms(2026, 6, 29, 0, 0))
+    assert [(i.id, i.start_at) for i in found] == [(weekly.id, ms(2026, 6, 22, 10, 0))]
+    assert found[0].recurrence == Recurrence(rrule="FREQ=WEEKLY;BYDAY=MO")
+
+
+async def test_moving_an_event_moves_its_reminders(service: ScheduleService) -> None:
+    user = await service.get_or_create_user("u")
+    item = await service.create_item(user.id, event("会议", ms(2026, 6, 18, 15, 0), end=ms(2026, 6, 18, 16, 0),
+                                                    reminders=(NewReminder(remind_at=ms(2026, 6, 18, 14, 0),
+                                                                           offset_minutes=60),
+                                                               NewReminder(remind_at=ms(2026, 6, 18, 9, 0)))))
+    moved = await service.update_item(user.id, item.id, ItemChanges(start_at=ms(2026, 6, 19, 16, 0)))
+    assert moved.start_at == ms(2026, 6, 19, 16, 0) and moved.end_at == ms(2026, 6, 19, 17, 0)
+    # offset reminders keep their offset; absolute ones shift by the same amount as the event
+    assert sorted(r.remind_at for r in moved.reminders) == [ms(2026, 6, 19, 10, 0), ms(2026, 6, 19, 15, 0)]
+    assert {r.offset_minutes for r in moved.reminders} == {60, None}
+
+
+async def test_end_before_start_is_rejected(service: ScheduleService) -> None:
+    user = await service.get_or_create_user("u")
+    with pytest.raises(InvalidChange):
+        await service.create_item(user.id, event("x", ms(2026, 6, 18, 15, 0), end=ms(2026, 6, 18, 14, 0)))
+
+
+async def test_reminder_creation_is_idempotent(service: ScheduleService) -> None:
+    user = await service.get_or_create_user("u")
+    item = await service.create_item(user.id, event("会议", ms(2026, 6, 18, 15, 0)))
+    one = await service.create_reminder(user.id, item.id, NewReminder(remind_at=ms(2026, 6, 18, 14, 0)))
+    two = await service.create_reminder(user.id, item.id, NewReminder(remind_at=ms(2026, 6, 18, 14, 0)))
+    assert one.id == two.id
+    cancelled = await service.cancel_reminder(user.id, one.id)
+    assert cancelled.status == "cancelled"
+    again = await service.create_reminder(user.id, item.id, NewReminder(remind_at=ms(2026, 6, 18, 14, 0)))
+    assert again.id == one.id and again.status == "pending"
+
+
+async def test_reminder_idempotent_under_two_concurrent_sessions(database_url: str, engine: object,
+                                                                 clock: FrozenClock) -> None:
+    # Two independent engines: two connection pools, as two processes would have.
+    engines = [create_engine(database_url), create_engine(database_url)]
+    try:
+        services = [ScheduleService(session_factory(e), clock) for e in engines]
+        user = await services[0].get_or_create_user("u")
+        item = await services[0].create_item(user.id, event("会议", ms(2026, 6, 18, 15, 0)))
+        new = NewReminder(remind_at=ms(2026, 6, 18, 14, 0), offset_minutes=60)
+        results = await asyncio.gather(*(s.create_reminder(user.id, item.id, new) for s in services * 3))
+        assert len({r.id for r in results}) == 1
+        async with session_factory(engines[0])() as session:
+            count = await session.scalar(select(func.count()).select_from(ReminderRow))
+        assert count == 1
+    finally:
+        for e in engines:
+            await e.dispose()
+
+
+async def test_ownership_other_user_sees_not_found(service: ScheduleService) -> None:
+    alice = await service.get_or_create_user("alice")
+    bob = await service.get_or_create_user("bob")
+    item = await service.create_item(alice.id, event("alice 的会", ms(2026, 6, 18, 15, 0), reminders=(
+        NewReminder(remind_at=ms(2026, 6, 18, 14, 0)),)))
+    reminder_id = item.reminders[0].id
+    for attempt in (
+        service.get_item(bob.id, item.id),
+        service.update_item(bob.id, item.id, ItemChanges(title="hacked")),
+        service.complete_item(bob.id, item.id),
+        service.cancel_item(bob.id, item.id),
+        service.delete_item(bob.id, item.id),
+        service.create_reminder(bob.id, item.id, NewReminder(remind_at=ms(2026, 6, 18, 13, 0))),
+        service.cancel_reminder(bob.id, reminder_id),
+    ):
+        with pytest.raises(NotFound):
+            await attempt
+    assert await service.list_items(bob.id) == []
+    untouched = await service.get_item(alice.id, item.id)
+    assert untouched.title == "alice 的会" and untouched.status == "active"
+    assert untouched.reminders[0].status == "pending"
+
+
+async def test_api_tokens_store_only_a_hash(service: ScheduleService) -> None:
+    user, token = await service.issue_api_token("api-user")
+    assert (await service.user_for_token(token)) == user
+    assert await service.user_for_token(token + "x") is None
+    _, fresh = await service.issue_api_token("api-user")
+    assert await service.user_for_token(token) is None  # a fresh token replaces the old one
+    assert (await service.user_for_token(fresh)) == user
+
+
+async def test_digest_subscription_next_run_in_user_timezone(service: ScheduleService, clock: FrozenClock) -> None:
+    user = await service.get_or_create_user("u")  # now = 2026-06-18 10:00 Shanghai
+    sub = await service.subscribe_digest(user.id, local_time="07:00")
+    assert sub.next_run_at == ms(2026, 6, 19, 7, 0) and sub.status == "active"
+    retimed = await service.subscribe_digest(user.id, local_time="21:30")
+    assert retimed.id == sub.id and retimed.next_run_at == ms(2026, 6, 18, 21, 30)
+    assert await service.unsubscribe_digest(user.id) is True
+    assert await service.unsubscribe_digest(user.id) is False
+    assert await service.list_digests(user.id) == []
+
+
+async def test_forget_user_deletes_data_and_stops_pushes(service: ScheduleService) -> None:
+    user = await service.get_or_create_user("leaver")
+    await service.create_item(user.id, event("会议", ms(2026, 6, 18, 15, 0), reminders=(
+        NewReminder(remind_at=ms(2026, 6, 18, 14, 0)),)))
+    await service.subscribe_digest(user.id, local_time="07:00")
+    await service.forget_user(user.id)
+    assert await service.list_items(user.id, include_undated_tasks=True) == []
+    assert await service.list_digests(user.id) == []
+    assert (await service.get_user(user.id)).subscribed is False
+
+
+async def test_clock_is_the_only_time_source(service: ScheduleService, clock: FrozenClock) -> None:
+    user = await service.get_or_create_user("u")
+    item = await service.create_item(user.id, event("x", ms(2026, 6, 18, 15, 0)))
+    clock.advance(timedelta(hours=3))
+    updated = await service.update_item(user.id, item.id, ItemChanges(title="y"))
+    assert updated.created_at == to_ms(datetime(2026, 6, 18, 10, 0, tzinfo=SH))
+    assert updated.updated_at == to_ms(datetime(2026, 6, 18, 13, 0, tzinfo=SH))

@@ -1,0 +1,33 @@
+"""Architecture kept honest: import contracts, and only schedule/clock.py reads the wall clock."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("bot", "intent", "schedule", "render")
+CLOCK_READS = re.compile(r"datetime\.(now|utcnow|today)\(|\btime\.time\(|date\.today\(|time\.monotonic\(")
+ALLOWED = {ROOT / "schedule" / "clock.py", ROOT / "bot" / "intent_cli.py"}  # CLI default for --now
+
+
+def test_import_contracts() -> None:
+    lint = shutil.which("lint-imports") or str(Path(sys.executable).parent / "lint-imports")
+    result = subprocess.run([lint, str(ROOT / "pyproject.toml")], cwd=ROOT, capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_only_the_clock_module_reads_the_wall_clock() -> None:
+    offenders = []
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            if path in ALLOWED:
+                continue
+            for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                if CLOCK_READS.search(line):
+                    offenders.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
+    assert offenders == []

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
 import pytest
@@ -79,6 +79,6 @@ def sessions(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
 
 
 @pytest.fixture
-def clock() -> Iterator[FrozenClock]:
+def clock() -> FrozenClock:
     # 2026-06-18 10:00 in Asia/Shanghai, a Thursday — the dev set's reference time.
-    yield FrozenClock(datetime(2026, 6, 18, 2, 0, tzinfo=UTC))
+    return FrozenClock(datetime(2026, 6, 18, 2, 0, tzinfo=UTC))

@@ -1,0 +1,200 @@
+"""Test doubles for the WeChat edge: a fake WeChat API served over real loopback HTTP, and signing helpers.
+
+`FakeWeChatAPI` runs uvicorn in a background thread (usable from sync benches and async tests),
+implements stable_token, custom/send, custom/typing and template/send with the official JSON
+shapes, records every call, and can be scripted per endpoint with errcodes and latency.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import socket
+import threading
+import time
+from collections import defaultdict, deque
+from dataclasses import dataclass, field
+from typing import Any
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from bot.wechat import signature
+from bot.wechat.crypto import MessageCrypto
+from bot.wechat.xml import cdata
+
+ENDPOINTS = ("stable_token", "message/custom/send", "message/custom/typing", "message/template/send")
+
+
+@dataclass(frozen=True)
+class Call:
+    endpoint: str
+    access_token: str | None
+    body: dict[str, Any]
+    answer: dict[str, Any] = field(default_factory=dict)
+
+
+class FakeWeChatAPI:
+    def __init__(self, *, app_id: str = "wxtestappid", app_secret: str = "testsecret", expires_in: int = 7200,
+                 custom_msgid: bool = False) -> None:
+        self.app_id, self.app_secret, self.expires_in = app_id, app_secret, expires_in
+        self.custom_msgid = custom_msgid  # custom/send documents no msgid; opt in to return one
+        self.calls: list[Call] = []
+        self._lock = threading.Lock()
+        self._scripts: dict[str, deque[int]] = defaultdict(deque)
+        self._latency: dict[str, float] = {}
+        self._token: str | None = None
+        self._valid: set[str] = set()
+        self._serial = itertools.count(1)
+        self._templates: dict[tuple[str, str], int] = {}
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+        self.port = 0
+
+    # --- scripting ------------------------------------------------------------------------
+    def script(self, endpoint: str, *errcodes: int) -> None:
+        """Queue errcodes answered by the next calls to `endpoint` (0 = a normal answer)."""
+        with self._lock:
+            self._scripts[endpoint].extend(errcodes)
+
+    def set_latency(self, endpoint: str, seconds: float) -> None:
+        self._latency[endpoint] = seconds
+
+    def revoke_tokens(self) -> None:
+        """Invalidate every issued token (the next business call gets 40001)."""
+        with self._lock:
+            self._valid.clear()
+            self._token = None
+
+    def calls_to(self, endpoint: str) -> list[Call]:
+        with self._lock:
+            return [c for c in self.calls if c.endpoint == endpoint]
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    # --- the API ----------------------------------------------------------------------------
+    async def _endpoint(self, request: Request) -> JSONResponse:
+        endpoint = request.url.path.removeprefix("/cgi-bin/")
+        if endpoint not in ENDPOINTS:
+            return JSONResponse({"errcode": 404, "errmsg": "not found"}, status_code=404)
+        try:
+            body = await request.json()
+        except ValueError:
+            body = None
+        if not isinstance(body, dict):
+            return JSONResponse({"errcode": 47001, "errmsg": "data format error"})
+        delay = self._latency.get(endpoint, 0.0)
+        if delay:
+            await asyncio.sleep(delay)
+        token = request.query_params.get("access_token")
+        with self._lock:
+            answer = self._answer(endpoint, token, body)
+            self.calls.append(Call(endpoint, token, body, answer))
+        return JSONResponse(answer)
+
+    def _answer(self, endpoint: str, token: str | None, body: dict[str, Any]) -> dict[str, Any]:
+        scripted = self._scripts[endpoint].popleft() if self._scripts[endpoint] else 0
+        if scripted:
+            return {"errcode": scripted, "errmsg": f"scripted error rid: fake-{next(self._serial)}"}
+        if endpoint == "stable_token":
+            return self._stable_token(body)
+        if token not in self._valid:
+            return {"errcode": 40001, "errmsg": "invalid credential, access_token is invalid or not latest"}
+        if endpoint == "message/custom/send":
+            content = str(body.get("text", {}).get("content", ""))
+            if len(content.encode("utf-8")) > 2048:
+                return {"errcode": 45002, "errmsg": "content size out of limit"}
+            answer: dict[str, Any] = {"errcode": 0, "errmsg": "ok"}
+            if self.custom_msgid:
+                answer["msgid"] = next(self._serial)
+            return answer
+        if endpoint == "message/template/send":
+            key = (str(body.get("touser")), str(body.get("client_msg_id") or next(self._serial)))
+            msgid = self._templates.setdefault(key, 1_000_000 + next(self._serial))
+            return {"errcode": 0, "errmsg": "ok", "msgid": msgid}
+        return {"errcode": 0, "errmsg": "ok"}
+
+    def _stable_token(self, body: dict[str, Any]) -> dict[str, Any]:
+        if body.get("grant_type") != "client_credential" or body.get("appid") != self.app_id:
+            return {"errcode": 40013, "errmsg": "invalid appid"}
+        if body.get("secret") != self.app_secret:
+            return {"errcode": 40125, "errmsg": "invalid appsecret"}
+        if body.get("force_refresh") or self._token is None:
+            if body.get("force_refresh"):
+                self._valid.clear()
+            self._token = f"FAKE_TOKEN_{next(self._serial)}"
+            self._valid.add(self._token)
+        return {"access_token": self._token, "expires_in": self.expires_in}
+
+    # --- lifecycle ----------------------------------------------------------------------------
+    def start(self) -> FakeWeChatAPI:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.bind(("127.0.0.1", 0))
+        self.port = sock.getsockname()[1]
+        app = Starlette(routes=[Route("/cgi-bin/{path:path}", self._endpoint, methods=["POST"])])
+        config = uvicorn.Config(app, log_level="warning", lifespan="off", ws="none", http="h11",
+                                timeout_graceful_shutdown=1)
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]}, daemon=True)
+        self._thread.start()
+        for _ in range(500):
+            if self._server.started:
+                return self
+            time.sleep(0.01)
+        raise RuntimeError("fake WeChat API did not start")
+
+    def stop(self) -> None:
+        if self._server is not None and self._thread is not None:
+            self._server.should_exit = True
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> FakeWeChatAPI:
+        return self.start()
+
+    def __exit__(self, *_exc: object) -> None:
+        self.stop()
+
+    async def __aenter__(self) -> FakeWeChatAPI:
+        return await asyncio.to_thread(self.start)
+
+    async def __aexit__(self, *_exc: object) -> None:
+        await asyncio.to_thread(self.stop)
+
+
+# --- signing helpers for tests and benches ----------------------------------------------------
+
+def sign_request(token: str, *, timestamp: int | str, nonce: str) -> dict[str, str]:
+    """Query parameters of a plaintext-mode callback."""
+    ts = str(timestamp)
+    return {"signature": signature.compute(token, ts, nonce), "timestamp": ts, "nonce": nonce}
+
+
+def encrypt_message(crypto: MessageCrypto, plaintext: str, *, timestamp: int | str, nonce: str,
+                    to_user: str = "gh_test") -> tuple[dict[str, str], str]:
+    """(query, body) of a safe-mode callback carrying `plaintext`."""
+    ts = str(timestamp)
+    encrypt = crypto.encrypt(plaintext)
+    query = sign_request(crypto.token, timestamp=ts, nonce=nonce)
+    query.update(encrypt_type="aes", msg_signature=signature.compute(crypto.token, ts, nonce, encrypt))
+    body = f"<xml><ToUserName>{cdata(to_user)}</ToUserName><Encrypt>{cdata(encrypt)}</Encrypt></xml>"
+    return query, body
+
+
+def text_message(openid: str, content: str, *, msg_id: int | str, create_time: int,
+                 to_user: str = "gh_test") -> str:
+    return (f"<xml><ToUserName>{cdata(to_user)}</ToUserName><FromUserName>{cdata(openid)}</FromUserName>"
+            f"<CreateTime>{create_time}</CreateTime><MsgType><![CDATA[text]]></MsgType>"
+            f"<Content>{cdata(content)}</Content><MsgId>{msg_id}</MsgId></xml>")
+
+
+def event_message(openid: str, event: str, *, create_time: int, key: str | None = None,
+                  to_user: str = "gh_test") -> str:
+    key_xml = f"<EventKey>{cdata(key)}</EventKey>" if key is not None else ""
+    return (f"<xml><ToUserName>{cdata(to_user)}</ToUserName><FromUserName>{cdata(openid)}</FromUserName>"
+            f"<CreateTime>{create_time}</CreateTime><MsgType><![CDATA[event]]></MsgType>"
+            f"<Event>{cdata(event)}</Event>{key_xml}</xml>")

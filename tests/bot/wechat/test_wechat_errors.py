@@ -1,0 +1,60 @@
+"""Every errcode of SPEC §7 lands in its failure class, with the retry hints the worker needs."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.wechat.errors import ERRCODES, FailureClass, WeChatAPIError, WeChatTransportError, classify, rule_for
+
+SPEC_TABLE = {
+    -1: FailureClass.TRANSIENT,
+    45011: FailureClass.RATE_LIMIT,
+    45009: FailureClass.RATE_LIMIT,
+    40001: FailureClass.AUTH,
+    40014: FailureClass.AUTH,
+    42001: FailureClass.AUTH,
+    45015: FailureClass.WINDOW,
+    45047: FailureClass.WINDOW,
+    43004: FailureClass.GONE,
+    43019: FailureClass.GONE,
+    45002: FailureClass.INVALID_PAYLOAD,
+    47003: FailureClass.INVALID_PAYLOAD,
+}
+
+
+@pytest.mark.parametrize(("errcode", "failure"), sorted(SPEC_TABLE.items()))
+def test_spec_errcodes_classified(errcode: int, failure: FailureClass) -> None:
+    assert classify(errcode) is failure
+    assert WeChatAPIError(errcode, "x").failure is failure
+
+
+def test_table_is_exactly_the_spec() -> None:
+    assert set(ERRCODES) == set(SPEC_TABLE)
+
+
+@pytest.mark.parametrize("errcode", [40003, 48001, 99999, 1])
+def test_other_errcodes_are_unknown(errcode: int) -> None:
+    assert classify(errcode) is FailureClass.UNKNOWN
+    assert WeChatAPIError(errcode, "").retryable
+
+
+def test_rate_limit_hints() -> None:
+    assert rule_for(45011).retry_after_s == 60
+    assert rule_for(45009).until_tomorrow
+    assert WeChatAPIError(45011, "").retryable
+    assert not WeChatAPIError(45009, "").retryable
+
+
+def test_payload_hints() -> None:
+    assert rule_for(45002).split and not rule_for(45002).alert
+    assert rule_for(47003).alert and not WeChatAPIError(47003, "").retryable
+
+
+@pytest.mark.parametrize("errcode", [45015, 45047, 43004, 43019, 40001])
+def test_non_retryable_classes(errcode: int) -> None:
+    assert not WeChatAPIError(errcode, "").retryable
+
+
+def test_transport_errors_are_transient() -> None:
+    exc = WeChatTransportError("timeout")
+    assert exc.failure is FailureClass.TRANSIENT and exc.retryable

@@ -19,9 +19,9 @@ def _reference(now: str | None, tz: ZoneInfo) -> datetime:
 
 
 def _timex(line: str, ref: datetime, tz: ZoneInfo) -> dict[str, Any]:
-    from intent.timex import extract, to_timex_json
-
     try:
+        from intent.timex import extract, to_timex_json
+
         times = [to_timex_json(m) for m in extract(line, now=ref, tz=tz)]
     except Exception as exc:  # one bad line must not stop the stream
         print(f"timex error on {line!r}: {exc!r}", file=sys.stderr)

@@ -8,6 +8,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from intent.timex.build import mention
+from intent.timex.calendar_cn import NAMES
 from intent.timex.grammar import group, ranges
 from intent.timex.normalise import normalise
 from intent.timex.piece import Ctx, Piece
@@ -17,8 +18,9 @@ from intent.timex.types import LunarDate, TimeMention
 
 __all__ = ["LunarDate", "TimeMention", "extract", "to_timex_json"]
 
-_HINT = re.compile(r"[0-9０-９零〇一二两三四五六七八九十廿卅半今明昨前后後当本这上下周星礼月年天日号点时分秒"
-                   r"早晚午夜凌晨节旦春除清端国现此每隔工提未近最过元宵秋腊正农阴]")
+_HINT = re.compile("[0-9０-９零〇一二两三四五六七八九十廿卅半今明昨前后後当本这上下周星礼月年天日号点时分秒"
+                   "早晚午夜凌晨节旦春除清端国现此每隔工提未近最过元宵秋腊正农阴季第首:/.-]|"
+                   + "|".join(NAMES))
 
 
 def extract(text: str, *, now: datetime, tz: ZoneInfo) -> list[TimeMention]:

@@ -27,6 +27,13 @@ class Res:
 
 def group_day(p: Piece, ctx: Ctx, base: tuple[Piece, date] | None = None) -> date | None:
     if p.day is not None:
+        if base is not None and p.y is None and p.m is not None and p.d is not None and p.mshift is None:
+            y = base[1].year
+            while y < base[1].year + 9 and not valid(y, p.m, p.d):
+                y += 1
+            if valid(y, p.m, p.d):
+                got = date(y, p.m, p.d)
+                return got if got >= base[1] or not valid(y + 1, p.m, p.d) else date(y + 1, p.m, p.d)
         return p.day
     if p.wd is not None:
         wk = p.wk
@@ -58,7 +65,7 @@ def _clock_at(c: Piece, h: int, mi: int, period: str | None, day: date | None, c
 
 
 def _explicit(c: Piece) -> bool:
-    return c.ampm is not None or (c.h is not None and (c.h >= 13 or c.h == 0))
+    return c.ampm is not None or "h24" in c.extra or (c.h is not None and (c.h >= 13 or c.h == 0))
 
 
 def resolve(g: Group, ctx: Ctx, base: tuple[Group, Res] | None = None) -> Res | None:
@@ -77,11 +84,15 @@ def resolve(g: Group, ctx: Ctx, base: tuple[Group, Res] | None = None) -> Res | 
     if now_p is not None:
         return Res(ctx.now, None, "second", rule, has_date=True, has_clock=True)
     if c is not None and c.h is not None:
-        if period is None and base is not None and base[1].period is not None and not _explicit(c):
-            cand, _ = _clock_at(c, c.h, c.mi, base[1].period, day, ctx, False)
-            if cand > base[1].start:
-                period = base[1].period
-        at, rolled = _clock_at(c, c.h, c.mi, period, day, ctx, _explicit(c))
+        explicit = _explicit(c)
+        if period is None and base is not None and not explicit and day is not None:
+            # the end of a range keeps the start's half of the day: 下午两点到四点, 5:00到6:00
+            s0 = base[1].start
+            for hh in (c.h, c.h + 12) if c.h < 12 else (c.h,):
+                cand = ctx.at(day, hh, c.mi)
+                if cand > s0:
+                    return Res(cand, None, "minute", rule, has_date=d is not None, has_clock=True)
+        at, rolled = _clock_at(c, c.h, c.mi, period, day, ctx, explicit)
         grain: Grain = "second" if c.s else "minute"
         res = Res(at, None, grain, rule, has_date=d is not None, has_clock=True, period=period,
                   rolled=rolled)

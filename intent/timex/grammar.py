@@ -31,11 +31,15 @@ class Group:
 
     @property
     def date(self) -> Piece | None:
-        return self.first("date")
+        dates = [p for p in self.pieces if p.kind == "date"]
+        return next((p for p in dates if p.wd is None), dates[0] if dates else None)
 
     @property
     def clock(self) -> Piece | None:
-        return self.first("clock")
+        c = self.first("clock")
+        if c is None and self.date is not None and self.date.h is not None:
+            return self.date
+        return c
 
     @property
     def period(self) -> str | None:
@@ -50,7 +54,8 @@ def _accepts(g: Group, p: Piece, gap: str) -> bool:
     last = g.pieces[-1]
     if gap.strip() in ("", "的"):
         pass
-    elif gap.strip() in (",", "，") and p.kind == "date" and p.wd is not None and g.date is not None:
+    elif gap.strip() in (",", "，") and p.kind == "date" and g.date is not None and len(g.pieces) == 1 and (
+            p.wd is not None or g.date.wd is not None):
         return True
     elif gap == "-" and p.kind == "clock" and last.kind == "date" and g.clock is None:
         return True
@@ -67,7 +72,7 @@ def _accepts(g: Group, p: Piece, gap: str) -> bool:
     if p.kind == "date":
         if g.clock is not None or g.first("period") is not None or g.first("span") is not None:
             return False
-        return g.date is None or p.wd is not None or g.date.wd is not None
+        return g.date is None or p.wd is not None or (g.date.wd is not None and g.date.day is None)
     if p.kind == "period":
         return g.clock is None and g.period is None and g.first("now") is None and (
             g.first("span") is None or g.pieces[-1].rule in ("weekend",))
@@ -111,7 +116,10 @@ def ranges(text: str, groups: list[Group]) -> list[Span]:
     while i < len(groups):
         g = groups[i]
         nxt = groups[i + 1] if i + 1 < len(groups) else None
-        if nxt is not None and _timeish(g) and _timeish(nxt) and text[g.e:nxt.b].strip() in RANGE_GAPS:
+        gap = text[g.e:nxt.b].strip() if nxt is not None else ""
+        if gap == "和" and nxt is not None and not text.startswith("之间", nxt.e):
+            gap = "?"
+        if nxt is not None and _timeish(g) and _timeish(nxt) and gap in RANGE_GAPS:
             b, e = g.b, nxt.e
             if b > 0 and text[b - 1] in PREFIXES:
                 b -= 1

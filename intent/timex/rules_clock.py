@@ -55,7 +55,10 @@ def clock_colon(m: re.Match[str], ctx: Ctx) -> Piece | None:
     elif ap == "am" and h == 12:
         h = 0
     s = int(m.group("sec")) if m.group("sec") else None
-    return Piece("clock", m.start(), m.end(), "clock_colon", h=h, mi=mi, s=s, ampm=ap or None)
+    p = Piece("clock", m.start(), m.end(), "clock_colon", h=h, mi=mi, s=s, ampm=ap or None)
+    if m.group("h").startswith("0") and len(m.group("h")) == 2:
+        p.extra["h24"] = "1"
+    return p
 
 
 def clock_ampm(m: re.Match[str], ctx: Ctx) -> Piece:
@@ -72,6 +75,8 @@ def clock_range(m: re.Match[str], ctx: Ctx) -> Piece | None:
     if not m.group("sep") and h2 != h1 + 1:
         return None
     mi2 = 30 if m.group("half") else (cn_int(m.group("mi") or "") or 0)
+    if not m.group("sep"):  # 七八点: seven or eight, so until nine
+        h2 += 1
     return Piece("clock", m.start(), m.end(), "clock_range", h=h1, extra={"h2": str(h2), "mi2": str(mi2)})
 
 
@@ -89,12 +94,12 @@ def now(m: re.Match[str], ctx: Ctx) -> Piece:
 
 MIN = rf"(?:\d{{1,2}}|[{CN}]{{1,3}})"
 RULES: list[tuple[str, str, Handler]] = [
-    ("clock_hms", rf"(?<![\d.])(?P<h>{NUM2})(?:点|时)(?P<z>钟|整)?(?:(?P<half>半)|(?P<q>[一三1-3])刻(?!钟)|"
+    ("clock_hms", rf"(?P<h>(?<![\d.])\d{{1,2}}|[{CN}]{{1,3}})(?:点|时)(?P<z>钟|整)?(?:(?P<half>半)|(?P<q>[一三1-3])刻(?!钟)|"
                   rf"过?(?P<mi>{MIN})(?P<fen>分)?(?:(?P<sec>{MIN})秒)?)?(?:多钟?|许|钟|整)?", clock_cn),
     ("clock_colon", r"(?<![\d:.])(?P<h>[01]?\d|2[0-4]):(?P<mi>[0-5]\d)(?::(?P<sec>[0-5]\d))?(?![\d:])"
                     r"(?:\s*(?P<ap>[aApP]\.?[mM]\.?))?(?:时)?", clock_colon),
     ("clock_ampm", r"(?<![\d:.])(?P<h>1[0-2]|0?[1-9])\s*(?P<ap>[aApP]\.?[mM]\.?)(?![A-Za-z])", clock_ampm),
-    ("clock_range", rf"(?<![\d.])(?P<h1>{NUM2})(?:点|时)?(?P<sep>到|至|~|-)?(?P<h2>{NUM2})(?:点|时)"
+    ("clock_range", rf"(?<![\d.])(?P<h1>{NUM2})(?P<sep>到|至|~|-)?(?P<h2>{NUM2})(?:点|时)"
                     rf"(?:(?P<half>半)|(?P<mi>{MIN})分)?", clock_range),
     ("period", PERIODS, period),
     ("period_weak", r"(?<![早晚今明昨当])[早晚](?=[\d零一二两三四五六七八九十]|过|的|送|到|$)", period_weak),

@@ -26,9 +26,9 @@ MONTH_REL = {"本月": 0, "这个月": 0, "这月": 0, "当月": 0, "同月": 0,
 WEEK_PRE = {None: None, "这": 0, "本": 0, "今": 0, "下": 1, "上": -1, "下下": 2, "上上": -2}
 
 CYEAR = r"[零一二三四五六七八九]{2,4}|[一二两]千[零一二三四五六七八九十]{0,3}"
-YEAR = rf"(?:(?<!\d)(?P<yn>\d{{4}}|\d{{2}})|(?P<yc>{CYEAR}))年|(?P<yr>{'|'.join(YEAR_REL)})"
+YEAR = rf"(?:(?<!\d)(?P<yn>\d{{4}}|\d{{2}})|(?P<yc>{CYEAR}))年 ?|(?P<yr>{'|'.join(YEAR_REL)})"
 MONTH = rf"(?:(?<!\d)(?P<mn>1[0-2]|0?[1-9])|(?P<mc>十[一二]?|[一二三四五六七八九]))月份?|(?P<mr>{'|'.join(MONTH_REL)})"
-DAYN = rf"(?:(?<!\d)(?P<dn>3[01]|[12]\d|0?[1-9])|(?P<dc>[{CN}]{{1,3}}))"
+DAYN = rf"(?:(?<!\d)(?P<dn>3[01]|[12]\d|0?[1-9])|(?P<dc>[零一二三四五六七八九十廿卅]{{1,3}}))"
 EDGE = r"(?P<edge>月?底|月?末|月?初)"
 
 
@@ -126,11 +126,14 @@ def year_span(m: re.Match[str], ctx: Ctx) -> Piece | None:
     y = _year(m, ctx.today)
     if y is None or not 1 <= y <= 9998:
         return None
-    edge = m.group("edge")
+    edge = (m.group("edge") or "").lstrip("年")
+    if edge == "伊始":
+        return Piece("span", m.start(), m.end(), "year_start", start=ctx.at(date(y, 1, 1)),
+                     end=ctx.at(date(y, 2, 1)), grain="month")
     if edge in ("底", "末", "终"):
         return Piece("span", m.start(), m.end(), "year_end", start=ctx.at(date(y, 11, 1)),
                      end=ctx.at(date(y + 1, 1, 1)), grain="month")
-    if edge in ("初", "伊始"):
+    if edge == "初":
         return Piece("span", m.start(), m.end(), "year_start", start=ctx.at(date(y, 1, 1)),
                      end=ctx.at(date(y, 3, 1)), grain="month")
     return Piece("span", m.start(), m.end(), "year", start=ctx.at(date(y, 1, 1)),
@@ -149,12 +152,18 @@ def numeric(m: re.Match[str], ctx: Ctx) -> Piece | None:
         return None if day is None else Piece("date", m.start(), m.end(), rule, day=day, m=mo, d=d)
     if not valid(y, mo, d):
         return None
-    return Piece("date", m.start(), m.end(), rule, day=date(y, mo, d), y=y, m=mo, d=d)
+    p = Piece("date", m.start(), m.end(), rule, day=date(y, mo, d), y=y, m=mo, d=d)
+    if g.get("hh"):
+        p.h, p.mi, p.s = int(g["hh"]), int(g["mm"]), int(g["ss"]) if g.get("ss") else None
+        p.extra["h24"] = "1"
+    return p
 
 
 def dmy(m: re.Match[str], ctx: Ctx) -> Piece | None:
     """A/B/YYYY and A-B-YY: day-first unless that is impossible; 2-digit lead → YY-M-D."""
     a, b, c = m.group("a"), m.group("b"), m.group("c")
+    if len(c) == 1 and not (m.group("sep") == "-" and len(a) == 2):
+        return None
     if m.group("sep") == "-" and len(a) == 2 and len(c) <= 2:
         y, mo, d = two_digit_year(int(a), ctx.today), int(b), int(c)
     else:
@@ -222,19 +231,20 @@ WD = "[一二三四五六日天末1-7](?!\\d)"
 LDAY = rf"初[一二三四五六七八九十]|廿[一二三四五六七八九]?|三十|十[一二三四五六七八九]?|[一二三四五六七八九]|[12]?\d"
 HOL = "|".join(n for n in cal.NAMES if n not in ("十一", "六一", "七一", "八一", "三八"))
 RULES: list[tuple[str, str, Handler]] = [
-    ("date_ymd", rf"(?:{YEAR})?(?:的)?(?:{MONTH})(?:的)?(?:{DAYN}(?P<ds>日|号)?(?(ds)|(?![\d点时:.个天年月分秒小周{CN}]))|{EDGE})?",
+    ("date_ymd", rf"(?:{YEAR})?(?:的)?(?:{MONTH})(?:的?{DAYN}(?P<ds>日|号)?(?(ds)|(?![\d点时:.个天年月分秒小周{CN}]))|{EDGE})?",
      ymd),
     ("date_day", rf"(?:(?P<mr>{_alt(MONTH_REL)})的?)?(?:{DAYN})(?:日|号)(?![\d])", lambda m, c: _day_rel(m, c)),
     ("day_relative", _alt([*REL_DAY, *DAY_PERIOD]), rel_day),
     ("weekday", rf"(?:(?P<pre>上上|下下|上|下|这|本|今)(?:个|一)?{WEEKWORD}的?{WEEKWORD}?|{WEEKWORD})(?P<wd>{WD})",
      weekday),
     ("week", rf"(?P<pre>上上|下下|上|下|这|本)(?:个|一)?{WEEKWORD}(?![一二三四五六日天末1-7])", week_span),
-    ("year", rf"(?:{YEAR})(?P<edge>底|末|终|初|伊始)?|(?P<edge2>年底|年末|年初)", lambda m, c: _year_edge(m, c)),
+    ("year", rf"(?:{YEAR})(?P<edge>年?底|年?末|年?终|年?初|伊始)?|(?P<edge2>年底|年末|年初)", lambda m, c: _year_edge(m, c)),
     ("date_iso", r"(?<![\d.])(?P<y>\d{4})[-/.年](?P<m>1[0-2]|0?[1-9])[-/.月](?P<d>3[01]|[12]\d|0?[1-9])"
-                 r"(?:(?=\d\d?:)|(?![\d.]))", numeric),
+                 r"(?:(?:[T\s-]?|(?=\d\d:))(?P<hh>[01]\d|2[0-3]|\d):(?P<mm>[0-5]\d)(?::(?P<ss>[0-5]\d))?|(?![\d.]))"
+                 r"(?:时)?", numeric),
     ("date_space", r"(?<!\d)(?P<y>\d{4}) (?P<m>1[0-2]|0[1-9]) (?P<d>3[01]|[12]\d|0[1-9])(?!\d)", numeric),
     ("date_compact", r"(?<!\d)(?P<y>(?:19|20)\d\d)(?P<m>1[0-2]|0[1-9])(?P<d>3[01]|[12]\d|0[1-9])(?!\d)", numeric),
-    ("date_dmy", r"(?<![\d.:])(?P<a>\d{1,2})(?P<sep>[-/.])(?P<b>\d{1,2})(?P=sep)(?P<c>\d{4}|\d{2})(?![\d.:])", dmy),
+    ("date_dmy", r"(?<![\d.:])(?P<a>\d{1,2})(?P<sep>[-/.])(?P<b>\d{1,2})(?P=sep)(?P<c>\d{4}|\d{1,2})(?![\d.:])", dmy),
     ("date_md", r"(?<![\d./:\-])(?P<m>1[0-2]|0?[1-9])/(?P<d>3[01]|[12]\d|0?[1-9])号?(?![\d./:%])", numeric),
     ("date_md_dash", r"(?<![\d.\-])(?P<m>1[0-2]|0[1-9])-(?P<d>3[01]|[12]\d|0[1-9])(?![\d\-])", numeric),
     ("date_md_dot", r"(?<![\d.A-Za-z])(?P<m>1[0-2]|0?[1-9])\.(?P<d>3[01]|[12]\d|0?[1-9])(?![\d.%A-Za-z版倍元米度个])",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import calendar
 import re
 from datetime import datetime, timedelta
 
@@ -25,7 +26,7 @@ def _comp(named: bool, units: str = UNITS) -> str:
     return rf"(?:({g('n')}{NUMBER})\s*多?个?多?({g('h1')}半)?|({g('hn')}半)个?)({g('u')}{units})({g('h2')}半钟?)?"
 
 
-_COMP = re.compile(_comp(True, UNITS + "|分"))
+_COMP = re.compile(_comp(True, UNITS + "|分|时"))
 PRE = r"提前|未来的?|最近的?|近|过去的?|之后|之前|还剩|上|前|下|后|每隔|隔|每"
 POST = r"之后|以后|后|之前|以前|前|以内|之内|内|里"
 GRAIN: dict[str, Grain] = {"秒": "second", "分": "minute", "刻": "minute", "时": "hour", "钟": "hour",
@@ -84,8 +85,7 @@ def _trunc(now: datetime, g: Grain) -> datetime:
 def _shift(at: datetime, secs: int, months: int, sign: int) -> datetime:
     if months:
         y, mo = add_months(at.year, at.month, sign * months)
-        day = min(at.day, 28) if at.day > 28 else at.day
-        at = at.replace(year=y, month=mo, day=day)
+        at = at.replace(year=y, month=mo, day=min(at.day, calendar.monthrange(y, mo)[1]))
     return at + timedelta(seconds=sign * secs)
 
 
@@ -95,6 +95,8 @@ def duration(m: re.Match[str], ctx: Ctx) -> Piece | None:
     if parsed is None:
         return None
     secs, months, unit = parsed
+    if re.search(r"\d{3,}\s*年", body):
+        return None  # 2018年: a year, not 2018 years
     b, e = m.start(), m.end()
     total = secs + months * 30 * 86400
     grain = GRAIN.get(unit, "day")
@@ -152,6 +154,6 @@ def _every(m: re.Match[str], ctx: Ctx, secs: int, months: int, unit: str) -> Pie
 
 
 RULES: list[tuple[str, str, Handler]] = [
-    ("duration", rf"(?P<pre>{PRE})?(?P<body>{_comp(False)}(?:(?:又|零|\s)?{_comp(False, UNITS + '|分(?!钟)')})*|分半)"
+    ("duration", rf"(?P<pre>{PRE})?(?P<body>{_comp(False)}(?:(?:又|零|\s)?{_comp(False, UNITS + '|分(?!钟)|时(?!间)')})*|分半)"
                  rf"(?P<post>{POST})?", duration),
 ]

@@ -26,6 +26,10 @@ class Res:
 
 
 def group_day(p: Piece, ctx: Ctx, base: tuple[Piece, date] | None = None) -> date | None:
+    if p.day is not None and p.confirm is not None and p.y is None and p.m is not None and p.d is not None:
+        for y in (p.day.year, p.day.year - 1, p.day.year + 1):
+            if valid(y, p.m, p.d) and date(y, p.m, p.d).weekday() == p.confirm:
+                return date(y, p.m, p.d)
     if p.day is not None:
         if base is not None and p.y is None and p.m is not None and p.d is not None and p.mshift is None:
             y = base[1].year
@@ -83,6 +87,8 @@ def resolve(g: Group, ctx: Ctx, base: tuple[Group, Res] | None = None) -> Res | 
     now_p, span = g.first("now"), g.first("span")
     if now_p is not None:
         return Res(ctx.now, None, "second", rule, has_date=True, has_clock=True)
+    if c is not None and c.weak and d is None and any(p.weak for p in g.pieces if p.kind == "period"):
+        return None  # 差一点, 晚一点: not a clock time
     if c is not None and c.h is not None:
         explicit = _explicit(c)
         if period is None and base is not None and not explicit and day is not None:

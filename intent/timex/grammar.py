@@ -89,6 +89,10 @@ def group(text: str, pieces: list[Piece]) -> list[Group]:
             gap = text[g.e:p.b]
             if _accepts(g, p, gap):
                 g.pieces.append(p)
+                dates = [q for q in g.pieces if q.kind == "date"]
+                if len(dates) == 2 and (dates[0].wd is None) != (dates[1].wd is None):
+                    named, wd = (dates[0], dates[1]) if dates[1].wd is not None else (dates[1], dates[0])
+                    named.confirm = wd.wd
                 if p.kind == "set":
                     g.is_set = True
                 continue

@@ -44,6 +44,7 @@ class Piece:
     mshift: int | None = None  # month given as offset from this month (本月 0, 下个月 1)
     wd: int | None = None
     wk: int | None = None
+    confirm: int | None = None  # a weekday said next to a year-less date picks the year
     # clock
     h: int | None = None
     mi: int = 0

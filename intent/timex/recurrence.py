@@ -50,11 +50,15 @@ def set_mention(text: str, g: Group, ctx: Ctx) -> TimeMention | None:
             elif freq is None or freq == "DAILY" and workdays:
                 freq = freq or p.freq
             interval = p.extra.get("interval", interval)
+            if "bymonthday" in p.extra:
+                bymonthday = int(p.extra["bymonthday"])
         elif p.kind == "date" and p.wd is not None and p.day is None:
             byday.append(BYDAY[p.wd])
             freq = "WEEKLY"
-        elif p.kind == "date" and p.rule == "lunar_date" and p.m and p.d:
-            lunar, freq = LunarDate(p.m, p.d), "YEARLY"
+        elif p.kind == "date" and p.rule == "lunar_date" and "lm" in p.extra:
+            lunar, freq = LunarDate(int(p.extra["lm"]), int(p.extra["ld"])), "YEARLY"
+        elif p.kind == "last_day":
+            bymonthday, freq = -1, "MONTHLY"
         elif p.kind == "date" and p.rule == "holiday" and p.day is not None:
             fixed, freq = p.day, "YEARLY"
         elif p.kind == "date" and p.d is not None:
@@ -105,7 +109,8 @@ def _first(ctx: Ctx, hm: tuple[int, int], byday: list[str], bymonth: int | None,
             continue
         if bymonth and day.month != bymonth:
             continue
-        if bymonthday and day.day != bymonthday:
+        if bymonthday and day.day != bymonthday and not (
+                bymonthday == -1 and (day + timedelta(days=1)).day == 1):
             continue
         if workdays == "cn" and not cal.is_workday(day):
             continue

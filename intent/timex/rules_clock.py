@@ -40,7 +40,8 @@ def clock_cn(m: re.Match[str], ctx: Ctx) -> Piece | None:
         if m.group("sec"):
             s = cn_int(m.group("sec"))
     weak = m.group("h") == "一" and not (m.group("z") or m.group("half") or m.group("q") or m.group("mi"))
-    if weak and after in "都也儿不些点":
+    before = text[m.start() - 1:m.start()]
+    if weak and ((after and after in "都也儿不些点小东事") or (before and before in "差有多少快慢好些")):
         return None
     return Piece("clock", m.start(), m.end(), "clock_hms", h=h, mi=mi, s=s, weak=weak)
 

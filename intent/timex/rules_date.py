@@ -14,7 +14,7 @@ from intent.timex.resolve import add_months, month_day, two_digit_year, valid, w
 REL_DAY = {
     "大大后天": 4, "大后天": 3, "大后日": 3, "后天": 2, "后日": 2, "明天": 1, "明日": 1, "明儿": 1,
     "次日": 1, "翌日": 1, "第二天": 1, "隔天": 1, "今天": 0, "今日": 0, "本日": 0, "当天": 0, "当日": 0,
-    "今儿": 0, "昨天": -1, "昨日": -1, "昨儿": -1, "前天": -2, "前日": -2, "大前天": -3, "大前日": -3,
+    "今儿": 0, "全天": 0, "整天": 0, "昨天": -1, "昨日": -1, "昨儿": -1, "前天": -2, "前日": -2, "大前天": -3, "大前日": -3,
 }
 DAY_PERIOD = {"今晚": (0, "晚上"), "今早": (0, "早上"), "今晨": (0, "早上"), "今夜": (0, "晚上"),
               "明早": (1, "早上"), "明晨": (1, "早上"), "明晚": (1, "晚上"), "昨晚": (-1, "晚上"),
@@ -216,7 +216,7 @@ def lunar(m: re.Match[str], ctx: Ctx) -> Piece | None:
         got = cal.next_lunar(mo, d, ctx.today, y)
     if got is None:
         return Piece("void", m.start(), m.end(), "lunar_date")
-    return Piece("date", m.start(), m.end(), "lunar_date", day=got)
+    return Piece("date", m.start(), m.end(), "lunar_date", day=got, extra={"lm": str(mo), "ld": str(d)})
 
 
 def next_workday(m: re.Match[str], ctx: Ctx) -> Piece:
@@ -249,12 +249,13 @@ RULES: list[tuple[str, str, Handler]] = [
     ("date_md_dash", r"(?<![\d.\-])(?P<m>1[0-2]|0[1-9])-(?P<d>3[01]|[12]\d|0[1-9])(?![\d\-])", numeric),
     ("date_md_dot", r"(?<![\d.A-Za-z])(?P<m>1[0-2]|0?[1-9])\.(?P<d>3[01]|[12]\d|0?[1-9])(?![\d.%A-Za-z版倍元米度个])",
      numeric),
-    ("holiday", rf"(?:{YEAR})?(?:五一)?(?:国际)?(?P<name>{HOL})(?:节|日)?(?P<adj>前一天|后一天|前夕)?"
-                rf"(?![点时:号日月\d个])", holiday),
     ("lunar_date", rf"(?:{YEAR})?(?:的)?(?:大年(?P<big>初[一二三四五六七八九十]|三十)|(?P<nl>农历|阴历)?"
                    rf"(?P<lm>正|腊|冬|闰?十[一二]?|闰?[一二三四五六七八九]|1[0-2]|[1-9])月(?P<ld>{LDAY})(?:日|号)?)",
      lunar),
+    ("holiday", rf"(?:{YEAR})?(?:五一)?(?:国际)?(?P<name>{HOL})(?:节|日)?(?P<adj>前一天|后一天|前夕)?"
+                rf"(?![点时:号日月\d个])", holiday),
     ("next_workday", r"下一?个?工作日", next_workday),
+    ("month_edge", r"(?<![\d一二三四五六七八九十个])(?:本月|这个月|这月)?(?P<e>月底|月末|月初)", lambda m, c: _edge(m, c)),
 ]
 
 
@@ -266,6 +267,15 @@ def _day_rel(m: re.Match[str], ctx: Ctx) -> Piece | None:
     if p.d is None or not valid(y, mo, p.d):
         return Piece("void", m.start(), m.end(), "date_day")
     return Piece("date", m.start(), m.end(), "date_month_day", day=date(y, mo, p.d), y=y, m=mo, d=p.d)
+
+
+def _edge(m: re.Match[str], ctx: Ctx) -> Piece:
+    t = ctx.today
+    if m.group("e") == "月初":
+        y, mo = (t.year, t.month) if t.day == 1 else add_months(t.year, t.month, 1)
+        return Piece("date", m.start(), m.end(), "month_edge", day=date(y, mo, 1))
+    last = date(*add_months(t.year, t.month, 1), 1) - timedelta(days=1)
+    return Piece("date", m.start(), m.end(), "month_edge", day=last)
 
 
 def _year_edge(m: re.Match[str], ctx: Ctx) -> Piece | None:

@@ -64,6 +64,17 @@ def _parse(text: str) -> tuple[int, int, str] | None:
     return round(secs + (months - whole) * 30 * 86400), whole, last
 
 
+_DATEY_MONTH = re.compile(rf"(?<![个\s])月")
+_DATEY_DAY = re.compile(rf"(?<![\d{CN}])(?:[12]?\d|3[01]|[一二三四五六七八九十廿卅]{{1,3}})日")
+
+
+def _datey(body: str, framed: bool) -> bool:
+    """Does the chain read as a calendar date (3月, 26日) rather than a length of time?"""
+    if _DATEY_MONTH.search(body):
+        return True
+    return not framed and _DATEY_DAY.search(body) is not None
+
+
 def _trunc(now: datetime, g: Grain) -> datetime:
     base = now.replace(microsecond=0)
     if g == "second":
@@ -100,10 +111,8 @@ def duration(m: re.Match[str], ctx: Ctx) -> Piece | None:
     b, e = m.start(), m.end()
     total = secs + months * 30 * 86400
     grain = GRAIN.get(unit, "day")
-    if not pre and not post and unit in ("日", "月") and "个" not in body and " " not in body:
-        n = cn_int(body[:-1]) if body[:-1] else None
-        if unit == "月" or (n is not None and n <= 31 and not body.startswith("两")):
-            return None  # 29日, 3月: dates, not durations
+    if _datey(body, bool(pre or post)):
+        return None  # 29日, 3月, 4月26日20时: dates, not durations
     if pre in ("每隔", "隔", "每"):
         return _every(m, ctx, secs, months, unit)
     if pre == "提前":

@@ -15,6 +15,8 @@ WORKDAYS = "MO,TU,WE,TH,FR"
 def every(m: re.Match[str], ctx: Ctx) -> Piece:
     u = m.group("u") or ""
     b, e = m.start(), m.end()
+    if u.endswith("最后一天"):
+        return Piece("set", b, e, "every_month_last_day", freq="MONTHLY", extra={"bymonthday": "-1"})
     if not u:
         return Piece("every", b, e, "every")
     if u == "工作日":
@@ -36,7 +38,7 @@ def workday(m: re.Match[str], ctx: Ctx) -> Piece:
 
 
 RULES: list[tuple[str, str, Handler]] = [
-    ("every", r"每(?:个|一个?)?(?P<u>工作日|非工作日|节假日|周末|天|日|晚上|早上|晚|早|小时|分钟|季度|"
+    ("every", r"每(?:个|一个?)?(?P<u>月的?最后一天|工作日|非工作日|节假日|周末|天|日|晚上|早上|晚|早|小时|分钟|季度|"
               r"(?:周|星期|礼拜)(?![一二三四五六日天末1-7])|月|年)?", every),
     ("workday", r"(?<![每个下非])(?:非工作日|节假日|工作日)(?!内)", workday),
 ]

@@ -1,8 +1,10 @@
-"""Test doubles shipped with the package: a frozen, manually advanced clock."""
+"""Test doubles shipped with the package: a frozen, manually advanced clock and a recording channel."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+
+from schedule.channel import DeliveryFailure, Outgoing, Receipt
 
 
 class FrozenClock:
@@ -22,3 +24,26 @@ class FrozenClock:
     def advance(self, delta: timedelta | None = None, **kwargs: float) -> datetime:
         self._now += delta if delta is not None else timedelta(**kwargs)
         return self._now
+
+
+class RecordingChannel:
+    """A Channel double: records every message; scripted failures are raised first, in order."""
+
+    def __init__(self, name: str = "wechat", *, failures: list[DeliveryFailure] | None = None) -> None:
+        self.name = name
+        self.sent: list[Outgoing] = []
+        self.attempts: list[Outgoing] = []
+        self.failures = list(failures or [])
+        self._counter = 0
+
+    async def send(self, message: Outgoing) -> Receipt:
+        self.attempts.append(message)
+        if self.failures:
+            raise self.failures.pop(0)
+        self.sent.append(message)
+        parts: dict[int, str | None] = {}
+        for index in range(int(message.payload.get("parts", 1))):
+            if index not in message.sent_parts:
+                self._counter += 1
+                parts[index] = f"{self.name}-{self._counter}"
+        return Receipt(parts)

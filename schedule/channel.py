@@ -1,0 +1,63 @@
+"""The delivery Channel port: how the worker hands one outbox message to a platform."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+Failure = Literal["transient", "rate_limit", "auth", "window", "gone", "invalid_payload", "unknown"]
+
+
+@dataclass(frozen=True, slots=True)
+class Outgoing:
+    """One outbox row as a channel sees it."""
+
+    outbox_id: int
+    user_id: int
+    openid: str
+    kind: str
+    idempotency_key: str
+    payload: dict[str, Any]
+    sent_parts: dict[int, str | None] = field(default_factory=dict)  # parts already delivered by an earlier try
+
+    @property
+    def text(self) -> str:
+        return str(self.payload.get("text", ""))
+
+
+@dataclass(frozen=True, slots=True)
+class Receipt:
+    """What the platform returned: every part's message id (None where it gives none)."""
+
+    parts: dict[int, str | None]
+
+    def as_json(self) -> dict[str, Any]:
+        return {"parts": {str(k): v for k, v in sorted(self.parts.items())}}
+
+
+class DeliveryFailure(Exception):
+    """A send that did not complete, classified for the retry policy (SPEC §7)."""
+
+    def __init__(self, failure: Failure, message: str, *, code: str | None = None,
+                 retry_after_s: float | None = None, until_tomorrow: bool = False,
+                 sent_parts: dict[int, str | None] | None = None) -> None:
+        super().__init__(message)
+        self.failure: Failure = failure
+        self.code = code
+        self.retry_after_s = retry_after_s
+        self.until_tomorrow = until_tomorrow
+        self.sent_parts = sent_parts or {}
+
+
+class Channel(Protocol):
+    name: str
+
+    async def send(self, message: Outgoing) -> Receipt:
+        """Deliver the message (skipping `sent_parts`) or raise DeliveryFailure."""
+        ...
+
+
+def parts_of(receipt_json: dict[str, Any] | None) -> dict[int, str | None]:
+    if not receipt_json:
+        return {}
+    return {int(k): v for k, v in (receipt_json.get("parts") or {}).items()}

@@ -1,0 +1,50 @@
+"""Retry policy as a small value object with a pure `decide()` (SPEC §7 failure classes)."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from schedule.channel import DeliveryFailure
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    retry_at_ms: int | None  # None: give up (failed) unless `fallback`
+    fallback: bool = False  # try the next rung of the channel ladder instead
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    max_attempts: int = 5
+    base_delay_s: float = 5.0
+    max_delay_s: float = 1800.0
+    jitter: float = 0.2  # ± share of the delay
+
+    def backoff_ms(self, attempts: int, rand: random.Random | None = None) -> int:
+        delay = min(self.max_delay_s, self.base_delay_s * 2 ** max(0, attempts - 1))
+        spread = (rand or random).uniform(-self.jitter, self.jitter) * delay
+        return int((delay + spread) * 1000)
+
+    def decide(self, failure: DeliveryFailure, *, attempts: int, now_ms: int, tz: str = "Asia/Shanghai",
+               rand: random.Random | None = None) -> Decision:
+        """What to do after the `attempts`-th failed attempt."""
+        kind = failure.failure
+        if kind == "window":
+            return Decision(None, fallback=True)
+        if kind == "gone":
+            return Decision(None)
+        if kind == "invalid_payload" and failure.code != "45002":
+            return Decision(None)
+        if attempts >= self.max_attempts:
+            return Decision(None)
+        if kind == "rate_limit" and failure.until_tomorrow:
+            local = datetime.fromtimestamp(now_ms / 1000, ZoneInfo(tz))
+            tomorrow = (local + timedelta(days=1)).replace(hour=0, minute=5, second=0, microsecond=0)
+            return Decision(int(tomorrow.timestamp() * 1000))
+        delay = self.backoff_ms(attempts, rand)
+        if failure.retry_after_s is not None:
+            delay = max(delay, int(failure.retry_after_s * 1000))
+        return Decision(now_ms + delay)

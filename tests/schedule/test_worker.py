@@ -1,0 +1,245 @@
+"""Delivery worker contract on SQLite and MariaDB: claim, send, receipts, retries, ladder, leases."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+
+import pytest
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from schedule import outbox
+from schedule.channel import DeliveryFailure
+from schedule.clock import now_ms
+from schedule.db import create_engine, session_factory
+from schedule.model import DeliveryLogRow, OutboundMessageRow, UserRow
+from schedule.retry import RetryPolicy
+from schedule.service import ScheduleService
+from schedule.testing import FrozenClock, RecordingChannel
+from schedule.worker import DeliveryWorker
+
+
+async def queue(sessions: async_sessionmaker[AsyncSession], clock: FrozenClock, user_id: int, key: str,
+                **payload: object) -> int:
+    async with sessions.begin() as session:
+        row = await outbox.enqueue(session, user_id=user_id, idempotency_key=key, kind="agent_reply",
+                                   payload={"text": f"answer {key}", **payload}, now_ms=now_ms(clock))
+        return row.id
+
+
+async def row_of(sessions: async_sessionmaker[AsyncSession], row_id: int) -> OutboundMessageRow:
+    async with sessions() as session:
+        row = await session.get(OutboundMessageRow, row_id)
+        assert row is not None
+        return row
+
+
+@pytest.fixture
+async def user_id(sessions: async_sessionmaker[AsyncSession], clock: FrozenClock) -> int:
+    return (await ScheduleService(sessions, clock).get_or_create_user("oUser")).id
+
+
+def worker(sessions: async_sessionmaker[AsyncSession], clock: FrozenClock, *channels: RecordingChannel,
+           **kwargs: object) -> DeliveryWorker:
+    return DeliveryWorker(sessions, clock, {c.name: c for c in channels}, rand=random.Random(7), **kwargs)  # type: ignore[arg-type]
+
+
+async def test_queued_message_is_sent_once_with_receipt_and_log(sessions: async_sessionmaker[AsyncSession],
+                                                                clock: FrozenClock, user_id: int) -> None:
+    row_id = await queue(sessions, clock, user_id, "k1")
+    same = await queue(sessions, clock, user_id, "k1")  # idempotency key: one row
+    assert same == row_id
+    channel = RecordingChannel()
+    report = await worker(sessions, clock, channel).run_once()
+    assert report.sent == 1
+    assert [m.openid for m in channel.sent] == ["oUser"]
+    assert channel.sent[0].text == "answer k1"
+    row = await row_of(sessions, row_id)
+    assert row.status == "sent"
+    assert row.receipt == {"parts": {"0": "wechat-1"}}
+    assert row.lock_token is None
+    assert (await worker(sessions, clock, channel).run_once()).claimed == 0
+    async with sessions() as session:
+        logs = (await session.scalars(select(DeliveryLogRow))).all()
+    assert [(log.status, log.provider_message_id) for log in logs] == [("success", "wechat-1")]
+
+
+async def test_not_yet_due_rows_wait(sessions: async_sessionmaker[AsyncSession], clock: FrozenClock,
+                                     user_id: int) -> None:
+    async with sessions.begin() as session:
+        await outbox.enqueue(session, user_id=user_id, idempotency_key="later", kind="notice", payload={"text": "x"},
+                             now_ms=now_ms(clock), deliver_at_ms=now_ms(clock) + 60_000)
+    channel = RecordingChannel()
+    assert (await worker(sessions, clock, channel).run_once()).claimed == 0
+    clock.advance(minutes=1)
+    assert (await worker(sessions, clock, channel).run_once()).sent == 1
+
+
+async def test_transient_failure_retries_with_backoff_then_sends(sessions: async_sessionmaker[AsyncSession],
+                                                                 clock: FrozenClock, user_id: int) -> None:
+    row_id = await queue(sessions, clock, user_id, "k")
+    channel = RecordingChannel(failures=[DeliveryFailure("transient", "timeout")])
+    w = worker(sessions, clock, channel)
+    assert (await w.run_once()).retried == 1
+    row = await row_of(sessions, row_id)
+    assert row.status == "pending"
+    assert row.attempts == 1
+    assert row.failure_class == "transient"
+    assert row.next_attempt_at > now_ms(clock)
+    assert (await w.run_once()).claimed == 0  # backoff not elapsed
+    clock.advance(minutes=5)
+    assert (await w.run_once()).sent == 1
+    async with sessions() as session:
+        statuses = (await session.scalars(select(DeliveryLogRow.status).order_by(DeliveryLogRow.id))).all()
+    assert list(statuses) == ["failed", "success"]
+
+
+async def test_gives_up_after_max_attempts(sessions: async_sessionmaker[AsyncSession], clock: FrozenClock,
+                                           user_id: int) -> None:
+    row_id = await queue(sessions, clock, user_id, "k")
+    channel = RecordingChannel(failures=[DeliveryFailure("unknown", "?") for _ in range(10)])
+    w = worker(sessions, clock, channel, policy=RetryPolicy(max_attempts=3))
+    for _ in range(5):
+        await w.run_once()
+        clock.advance(hours=1)
+    row = await row_of(sessions, row_id)
+    assert row.status == "failed"
+    assert row.attempts == 3
+    assert len(channel.attempts) == 3
+
+
+async def test_rate_limit_waits_at_least_sixty_seconds(sessions: async_sessionmaker[AsyncSession],
+                                                       clock: FrozenClock, user_id: int) -> None:
+    row_id = await queue(sessions, clock, user_id, "k")
+    channel = RecordingChannel(failures=[DeliveryFailure("rate_limit", "45011", code="45011", retry_after_s=60)])
+    await worker(sessions, clock, channel).run_once()
+    assert (await row_of(sessions, row_id)).next_attempt_at >= now_ms(clock) + 60_000
+
+
+async def test_closed_window_falls_down_the_ladder_to_inapp(sessions: async_sessionmaker[AsyncSession],
+                                                            clock: FrozenClock, user_id: int) -> None:
+    row_id = await queue(sessions, clock, user_id, "k")
+    channel = RecordingChannel(failures=[DeliveryFailure("window", "45015", code="45015")])
+    w = worker(sessions, clock, channel)
+    await w.run_once()
+    row = await row_of(sessions, row_id)
+    assert (row.status, row.channel) == ("pending", "inapp")  # kept for the next passive reply, never dropped
+    assert (await w.run_once()).claimed == 0
+
+
+async def test_closed_window_uses_template_when_configured(sessions: async_sessionmaker[AsyncSession],
+                                                           clock: FrozenClock, user_id: int) -> None:
+    row_id = await queue(sessions, clock, user_id, "k")
+    custom = RecordingChannel(failures=[DeliveryFailure("window", "45047", code="45047")])
+    template = RecordingChannel("template")
+    w = worker(sessions, clock, custom, template)
+    await w.run_once()
+    await w.run_once()
+    assert [m.outbox_id for m in template.sent] == [row_id]
+    assert (await row_of(sessions, row_id)).status == "sent"
+
+
+async def test_gone_user_stops_all_pushes(sessions: async_sessionmaker[AsyncSession], clock: FrozenClock,
+                                          user_id: int) -> None:
+    first = await queue(sessions, clock, user_id, "a")
+    clock.advance(seconds=1)
+    await queue(sessions, clock, user_id, "b")
+    channel = RecordingChannel(failures=[DeliveryFailure("gone", "43004", code="43004")])
+    await worker(sessions, clock, channel, batch_size=1).run_once()
+    assert (await row_of(sessions, first)).status == "failed"
+    async with sessions() as session:
+        user = await session.get(UserRow, user_id)
+        statuses = (await session.scalars(select(OutboundMessageRow.status).order_by(OutboundMessageRow.id))).all()
+    assert user is not None
+    assert user.subscribed is False
+    assert list(statuses) == ["failed", "cancelled"]
+
+
+async def test_partial_send_replays_only_missing_parts(sessions: async_sessionmaker[AsyncSession],
+                                                       clock: FrozenClock, user_id: int) -> None:
+    row_id = await queue(sessions, clock, user_id, "long", parts=3)
+    channel = RecordingChannel(failures=[DeliveryFailure("transient", "timeout", sent_parts={0: "m0"})])
+    w = worker(sessions, clock, channel)
+    await w.run_once()
+    clock.advance(minutes=5)
+    await w.run_once()
+    assert channel.sent[0].sent_parts == {0: "m0"}
+    row = await row_of(sessions, row_id)
+    assert row.receipt == {"parts": {"0": "m0", "1": "wechat-1", "2": "wechat-2"}}
+
+
+async def test_expired_claim_returns_to_pending_and_old_worker_is_fenced(
+        sessions: async_sessionmaker[AsyncSession], clock: FrozenClock, user_id: int) -> None:
+    row_id = await queue(sessions, clock, user_id, "k")
+    slow = worker(sessions, clock, RecordingChannel(), lease_ms=10_000)
+    claimed = await slow.claim()
+    assert [c.row_id for c in claimed] == [row_id]
+    clock.advance(seconds=11)
+    other_channel = RecordingChannel()
+    assert (await worker(sessions, clock, other_channel).run_once()).sent == 1
+    # the first worker wakes up late: its token no longer matches, so it changes nothing
+    assert await slow._mark_sending(claimed[0]) is False
+    row = await row_of(sessions, row_id)
+    assert row.status == "sent"
+    assert row.attempts == 2
+
+
+async def test_expired_send_becomes_unknown_and_is_replayed(sessions: async_sessionmaker[AsyncSession],
+                                                            clock: FrozenClock, user_id: int) -> None:
+    row_id = await queue(sessions, clock, user_id, "k")
+    crashed = worker(sessions, clock, RecordingChannel(), lease_ms=10_000)
+    claimed = await crashed.claim()
+    assert await crashed._mark_sending(claimed[0])  # then the process dies mid-send
+    clock.advance(seconds=11)
+    replay = RecordingChannel()
+    report = await worker(sessions, clock, replay).run_once()
+    assert report.released == 1
+    assert report.sent == 1  # at-least-once: a duplicate beats a lost message
+    assert (await row_of(sessions, row_id)).status == "sent"
+
+
+async def test_two_workers_on_two_engines_deliver_each_row_once(database_url: str, engine: object,
+                                                                clock: FrozenClock) -> None:
+    engines = [create_engine(database_url), create_engine(database_url)]
+    try:
+        pools = [session_factory(e) for e in engines]
+        uid = (await ScheduleService(pools[0], clock).get_or_create_user("oMany")).id
+        for n in range(60):
+            await queue(pools[0], clock, uid, f"m{n}")
+        channels = [RecordingChannel(), RecordingChannel()]
+        workers = [worker(pool, clock, ch, batch_size=7) for pool, ch in zip(pools, channels, strict=True)]
+
+        async def drain(w: DeliveryWorker) -> None:
+            for _ in range(100):
+                if not (await w.run_once()).claimed:
+                    return
+
+        await asyncio.gather(*(drain(w) for w in workers * 2))
+        keys = [m.idempotency_key for ch in channels for m in ch.sent]
+        assert sorted(keys) == sorted(f"m{n}" for n in range(60))
+        async with pools[0]() as session:
+            sent = await session.scalar(select(func.count()).where(OutboundMessageRow.status == "sent"))
+            logs = await session.scalar(select(func.count()).select_from(DeliveryLogRow))
+        assert sent == 60
+        assert logs == 60
+    finally:
+        for e in engines:
+            await e.dispose()
+
+
+async def test_run_loop_wakes_on_notify_and_stops(sessions: async_sessionmaker[AsyncSession], clock: FrozenClock,
+                                                  user_id: int) -> None:
+    channel = RecordingChannel()
+    w = worker(sessions, clock, channel, poll_interval_s=30)
+    task = asyncio.create_task(w.run())
+    await asyncio.sleep(0.05)
+    await queue(sessions, clock, user_id, "wake")
+    w.notify()
+    for _ in range(100):
+        if channel.sent:
+            break
+        await asyncio.sleep(0.02)
+    w.stop()
+    await asyncio.wait_for(task, timeout=5)
+    assert [m.idempotency_key for m in channel.sent] == ["wake"]

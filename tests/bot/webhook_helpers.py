@@ -1,0 +1,63 @@
+"""Shared pieces for the webhook tests: settings, a recording handler, a bare app around the router."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+
+import httpx
+from fastapi import FastAPI
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from bot.handler import Reply
+from bot.settings import Settings
+from bot.testing import sign_request
+from bot.webhook import WeChatRouter, build_wechat_router
+from bot.wechat.client import WeChatClient
+from bot.wechat.messages import InboundMessage
+from schedule.testing import FrozenClock
+
+TOKEN = "AAAAA"
+AES_KEY = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
+APP_ID = "wxba5fad812f8e6fb9"
+
+
+def settings(**overrides: object) -> Settings:
+    values: dict[str, object] = {"WECHAT_APP_ID": APP_ID, "WECHAT_APP_SECRET": "secret", "WECHAT_TOKEN": TOKEN,
+                                 "WECHAT_ENCODING_AES_KEY": AES_KEY}
+    values.update(overrides)
+    return Settings(_env_file=None, **values)  # type: ignore[call-arg]
+
+
+@dataclass
+class RecordingHandler:
+    reply: str | None = "收到"
+    delay_s: float = 0.0
+    fail: bool = False
+    seen: list[InboundMessage] = field(default_factory=list)
+
+    async def __call__(self, message: InboundMessage) -> Reply:
+        self.seen.append(message)
+        if self.delay_s:
+            await asyncio.sleep(self.delay_s)
+        if self.fail:
+            raise RuntimeError("handler exploded")
+        return self.reply
+
+
+def bare_app(sessions: async_sessionmaker[AsyncSession], clock: FrozenClock, handler: RecordingHandler, *,
+             config: Settings | None = None, client: WeChatClient | None = None,
+             reply_budget_s: float = 4.0) -> tuple[FastAPI, WeChatRouter]:
+    router = build_wechat_router(settings=config or settings(), sessions=sessions, clock=clock, handler=handler,
+                                 client=client, reply_budget_s=reply_budget_s)
+    app = FastAPI()
+    app.include_router(router)
+    return app, router
+
+
+def http(app: FastAPI) -> httpx.AsyncClient:
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test")
+
+
+def signed(clock: FrozenClock, nonce: str = "n1", token: str = TOKEN) -> dict[str, str]:
+    return sign_request(token, timestamp=int(clock.now().timestamp()), nonce=nonce)

@@ -22,7 +22,8 @@ def build(text: str, action: str, mentions: list[TimeMention], *, rule: str) -> 
     cut = verb.start() if verb is not None else len(text)
     before = [m for m in mentions if m.span[1] <= cut]
     after = [m for m in mentions if m.span[0] >= (verb.end() if verb is not None else len(text))]
-    spans = [m.span for m in before] + ([verb.span()] if verb is not None else [])
+    spans = [m.span for m in (before if action == "update" else mentions)]
+    spans += [verb.span()] if verb is not None else []
     head = text[: verb.end()] if action == "update" and verb is not None else text
     target = target_of(head, spans)
     dated = next((m for m in before if m.has_date and m.start is not None), None)

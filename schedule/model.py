@@ -32,6 +32,7 @@ NAMING = {
     "pk": "pk_%(table_name)s",
 }
 
+NullableJSON = JSON(none_as_null=True)  # Python None is SQL NULL, not the JSON text "null"
 Id = BigInteger().with_variant(Integer(), "sqlite")  # SQLite autoincrement needs INTEGER PRIMARY KEY
 
 
@@ -74,11 +75,11 @@ class ScheduleItemRow(Base):
     location: Mapped[str | None] = mapped_column(String(200))
     rrule: Mapped[str | None] = mapped_column(String(200))
     workdays: Mapped[str | None] = mapped_column(String(8))
-    lunar: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    lunar: Mapped[dict[str, Any] | None] = mapped_column(NullableJSON)
     source_channel: Mapped[str] = mapped_column(String(8), default="api")
     source_message_id: Mapped[str | None] = mapped_column(String(64))
     source_text: Mapped[str | None] = mapped_column(Text)
-    metadata_json: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    metadata_json: Mapped[dict[str, Any] | None] = mapped_column(NullableJSON)
     created_at: Mapped[int] = mapped_column(BigInteger)
     updated_at: Mapped[int] = mapped_column(BigInteger)
     deleted_at: Mapped[int | None] = mapped_column(BigInteger)
@@ -158,7 +159,7 @@ class OutboundMessageRow(Base):
     next_attempt_at: Mapped[int] = mapped_column(BigInteger)
     locked_until: Mapped[int | None] = mapped_column(BigInteger)
     lock_token: Mapped[str | None] = mapped_column(String(36))
-    receipt: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    receipt: Mapped[dict[str, Any] | None] = mapped_column(NullableJSON)
     failure_class: Mapped[str | None] = mapped_column(String(20))
     reminder_id: Mapped[int | None] = mapped_column(BigInteger)
     created_at: Mapped[int] = mapped_column(BigInteger)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
 from datetime import timedelta
 from zoneinfo import ZoneInfo
 
@@ -13,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from schedule import users
 from schedule.clock import Clock, from_ms, now_ms, to_ms
-from schedule.convert import digest_of, item_of, local_date_of, recurrence_of, reminder_of, user_of
+from schedule.convert import digest_of, item_of, local_date_of, reminder_of, user_of
 from schedule.digest import next_digest_run
 from schedule.domain import (
     DigestSubscription,
@@ -27,7 +26,7 @@ from schedule.domain import (
 )
 from schedule.errors import InvalidChange, NotFound
 from schedule.model import DigestSubscriptionRow, ReminderRow, ScheduleItemRow, UserRow
-from schedule.recurrence import next_occurrence
+from schedule.occurrence import at_occurrence, in_range
 
 OPEN_REMINDER = ("pending", "locked")
 
@@ -120,14 +119,14 @@ class ScheduleService:
                 query = query.where(ScheduleItemRow.kind == kind)
             rows = list((await session.scalars(query.order_by(ScheduleItemRow.id))).all())
             found = [item for row in rows
-                     if (item := _in_range(row, start_ms, end_ms, include_undated_tasks)) is not None]
+                     if (item := in_range(row, start_ms, end_ms, include_undated_tasks)) is not None]
             if include_reminders and found:
                 by_item: dict[int, list[ReminderRow]] = {}
                 for rem in await _reminders_of(session, [r.id for r, _ in found]):
                     by_item.setdefault(rem.item_id, []).append(rem)
-                items = [_at(item_of(row, by_item.get(row.id, [])), occ) for row, occ in found]
+                items = [at_occurrence(item_of(row, by_item.get(row.id, [])), occ) for row, occ in found]
             else:
-                items = [_at(item_of(row), occ) for row, occ in found]
+                items = [at_occurrence(item_of(row), occ) for row, occ in found]
         far = 1 << 62
         return sorted(items, key=lambda i: (i.anchor_at if i.anchor_at is not None else far, i.id))
 
@@ -302,47 +301,3 @@ async def _insert_reminder(session: AsyncSession, item: ScheduleItemRow, new: Ne
     elif existing.status == "cancelled":  # asking again re-arms a cancelled reminder
         existing.status, existing.updated_at, existing.attempts = "pending", stamp, 0
     return existing
-
-
-def _at(item: Item, occurrence_ms: int | None) -> Item:
-    """A recurring item as seen at one occurrence (None: the item as stored)."""
-    if occurrence_ms is None or item.anchor_at is None:
-        return item
-    if item.kind == "task":
-        return replace(item, due_at=occurrence_ms)
-    shift = occurrence_ms - item.anchor_at
-    return replace(item, start_at=occurrence_ms, end_at=item.end_at + shift if item.end_at is not None else None)
-
-
-def _in_range(row: ScheduleItemRow, start_ms: int | None, end_ms: int | None,
-              include_undated: bool) -> tuple[ScheduleItemRow, int | None] | None:
-    """Whether the item belongs to [start, end) and, for a recurring item, the occurrence shown."""
-    lo = start_ms if start_ms is not None else -(1 << 62)
-    hi = end_ms if end_ms is not None else 1 << 62
-    anchor = row.start_at if row.kind == "event" else row.due_at
-    if anchor is None:
-        return (row, None) if include_undated else None
-    if row.rrule or row.workdays or row.lunar:
-        return _occurrence_in_range(row, anchor, lo, hi)
-    if row.kind == "event":
-        end = row.end_at if row.end_at is not None and row.end_at > anchor else None
-        hit = (anchor < hi and end > lo) if end is not None else lo <= anchor < hi
-        return (row, None) if hit else None
-    return (row, None) if lo <= anchor < hi else None
-
-
-def _occurrence_in_range(row: ScheduleItemRow, anchor: int, lo: int, hi: int
-                         ) -> tuple[ScheduleItemRow, int | None] | None:
-    tz = ZoneInfo(row.timezone)
-    dtstart = from_ms(anchor)
-    if lo <= anchor < hi:
-        return row, None
-    recurrence = recurrence_of(row)
-    after = from_ms(max(lo, anchor) - 1)
-    occurrence = next_occurrence(recurrence, dtstart=dtstart, after=after, tz=tz) if recurrence else None
-    if occurrence is None or to_ms(occurrence) >= hi:
-        return None
-    return row, to_ms(occurrence)
-
-
-

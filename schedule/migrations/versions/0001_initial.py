@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises: 
-Create Date: 2026-11-29 22:24:47.114754
+Create Date: 2026-11-29 22:35:06.884064
 """
 
 from collections.abc import Sequence
@@ -114,7 +114,7 @@ def upgrade() -> None:
     sa.Column('next_attempt_at', sa.BigInteger(), nullable=False),
     sa.Column('locked_until', sa.BigInteger(), nullable=True),
     sa.Column('lock_token', sa.String(length=36), nullable=True),
-    sa.Column('receipt', sa.JSON(), nullable=True),
+    sa.Column('receipt', sa.JSON(none_as_null=True), nullable=True),
     sa.Column('failure_class', sa.String(length=20), nullable=True),
     sa.Column('reminder_id', sa.BigInteger(), nullable=True),
     sa.Column('created_at', sa.BigInteger(), nullable=False),
@@ -143,11 +143,11 @@ def upgrade() -> None:
     sa.Column('location', sa.String(length=200), nullable=True),
     sa.Column('rrule', sa.String(length=200), nullable=True),
     sa.Column('workdays', sa.String(length=8), nullable=True),
-    sa.Column('lunar', sa.JSON(), nullable=True),
+    sa.Column('lunar', sa.JSON(none_as_null=True), nullable=True),
     sa.Column('source_channel', sa.String(length=8), nullable=False),
     sa.Column('source_message_id', sa.String(length=64), nullable=True),
     sa.Column('source_text', sa.Text(), nullable=True),
-    sa.Column('metadata_json', sa.JSON(), nullable=True),
+    sa.Column('metadata_json', sa.JSON(none_as_null=True), nullable=True),
     sa.Column('created_at', sa.BigInteger(), nullable=False),
     sa.Column('updated_at', sa.BigInteger(), nullable=False),
     sa.Column('deleted_at', sa.BigInteger(), nullable=True),

@@ -1,0 +1,171 @@
+"""Time-driven work that turns due reminders and digests into outbox rows (intent before I/O).
+
+Each due reminder becomes an outbox row in the same transaction that marks it fired; each due
+digest subscription is claimed with SKIP LOCKED and keyed `digest:{subscription}:{date}`, so any
+number of workers produce at most one digest per subscription per local date.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from sqlalchemy import and_, or_, select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from schedule import outbox
+from schedule.clock import Clock, from_ms, to_ms
+from schedule.convert import item_of, recurrence_of
+from schedule.digest import next_digest_run
+from schedule.domain import Item
+from schedule.model import DigestSubscriptionRow, ReminderRow, ScheduleItemRow
+from schedule.occurrence import at_occurrence, in_range
+from schedule.recurrence import next_occurrence
+
+ReminderText = Callable[[Item, int], str]
+DigestText = Callable[[date, list[Item], str], str]
+
+
+@dataclass(frozen=True, slots=True)
+class FireReport:
+    reminders_queued: int = 0
+    reminders_expired: int = 0
+    digests_queued: int = 0
+
+
+class Scheduler:
+    """Moves due reminders and digests into the outbox; one `tick()` reads the clock once."""
+
+    def __init__(self, sessions: async_sessionmaker[AsyncSession], clock: Clock, *, reminder_text: ReminderText,
+                 digest_text: DigestText, catchup_hours: int = 12, batch_size: int = 100) -> None:
+        self._sessions = sessions
+        self._clock = clock
+        self._reminder_text = reminder_text
+        self._digest_text = digest_text
+        self._catchup_ms = catchup_hours * 3_600_000
+        self._batch = batch_size
+
+    async def tick(self) -> FireReport:
+        now = self._clock.now()
+        queued, expired = await self.fire_reminders(now)
+        digests = await self.fire_digests(now)
+        return FireReport(reminders_queued=queued, reminders_expired=expired, digests_queued=digests)
+
+    async def fire_reminders(self, now: datetime) -> tuple[int, int]:
+        now_ms = to_ms(now)
+        queued = expired = 0
+        async with self._sessions.begin() as session:
+            rows = (await session.execute(
+                select(ReminderRow, ScheduleItemRow)
+                .join(ScheduleItemRow, ScheduleItemRow.id == ReminderRow.item_id)
+                .where(ReminderRow.status == "pending", ReminderRow.remind_at <= now_ms)
+                .order_by(ReminderRow.remind_at, ReminderRow.id)
+                .limit(self._batch)
+                .with_for_update(skip_locked=True))).all()
+            for reminder, item_row in rows:
+                if item_row.status != "active":
+                    reminder.status, reminder.updated_at = "cancelled", now_ms
+                    continue
+                await self._schedule_next(session, reminder, item_row, now_ms)
+                if now_ms - reminder.remind_at > self._catchup_ms:
+                    reminder.status, reminder.updated_at = "expired", now_ms
+                    expired += 1
+                    continue
+                item = self._item_at(item_row, reminder)
+                await outbox.enqueue(
+                    session, user_id=reminder.user_id, idempotency_key=f"reminder:{reminder.id}:{reminder.remind_at}",
+                    kind="reminder", reminder_id=reminder.id, now_ms=now_ms, channel=reminder.channel,
+                    payload={"text": self._reminder_text(item, reminder.remind_at), "title": item.title,
+                             "when": _when(item)})
+                reminder.status, reminder.updated_at = "locked", now_ms
+                queued += 1
+        return queued, expired
+
+    def _item_at(self, row: ScheduleItemRow, reminder: ReminderRow) -> Item:
+        """The item as seen at the occurrence this reminder belongs to."""
+        item = item_of(row)
+        if recurrence_of(row) is None or item.anchor_at is None:
+            return item
+        lead = reminder.offset_minutes * 60_000 if reminder.offset_minutes is not None else 0
+        return at_occurrence(item, reminder.remind_at + lead)
+
+    async def _schedule_next(self, session: AsyncSession, reminder: ReminderRow, row: ScheduleItemRow,
+                             now_ms: int) -> None:
+        """A recurring item's next occurrence gets its reminder, with the same lead time."""
+        recurrence = recurrence_of(row)
+        anchor = row.start_at if row.kind == "event" else row.due_at
+        if recurrence is None or anchor is None:
+            return
+        lead = reminder.offset_minutes * 60_000 if reminder.offset_minutes is not None else anchor - reminder.remind_at
+        occurrence = from_ms(reminder.remind_at + lead)
+        nxt = next_occurrence(recurrence, dtstart=from_ms(anchor), after=occurrence, tz=ZoneInfo(row.timezone))
+        if nxt is None:
+            return
+        remind_at = to_ms(nxt) - lead
+        exists = await session.scalar(select(ReminderRow.id).where(
+            ReminderRow.item_id == row.id, ReminderRow.remind_at == remind_at, ReminderRow.channel == reminder.channel))
+        if exists is None:
+            session.add(ReminderRow(
+                user_id=row.user_id, item_id=row.id, remind_at=remind_at, offset_minutes=lead // 60_000,
+                channel=reminder.channel, status="pending", attempts=0, next_attempt_at=remind_at,
+                created_at=now_ms, updated_at=now_ms))
+
+    async def fire_digests(self, now: datetime) -> int:
+        now_ms = to_ms(now)
+        queued = 0
+        async with self._sessions.begin() as session:
+            subs = (await session.scalars(
+                select(DigestSubscriptionRow)
+                .where(DigestSubscriptionRow.status == "active", DigestSubscriptionRow.next_run_at <= now_ms)
+                .order_by(DigestSubscriptionRow.next_run_at)
+                .limit(self._batch)
+                .with_for_update(skip_locked=True))).all()
+            for sub in subs:
+                tz = ZoneInfo(sub.timezone)
+                run_at = from_ms(sub.next_run_at or now_ms)
+                day = run_at.astimezone(tz).date()
+                fresh = now_ms - to_ms(run_at) <= self._catchup_ms
+                if fresh and sub.last_run_local_date != day.isoformat():
+                    items = await agenda(session, sub.user_id, day, tz)
+                    await outbox.enqueue(
+                        session, user_id=sub.user_id, idempotency_key=f"digest:{sub.id}:{day.isoformat()}",
+                        kind="digest", now_ms=now_ms, channel=sub.channel,
+                        payload={"text": self._digest_text(day, items, sub.timezone), "title": "今日待办",
+                                 "when": day.isoformat()})
+                    sub.last_run_local_date = day.isoformat()
+                    queued += 1
+                sub.next_run_at = to_ms(next_digest_run(sub.local_time, tz=tz, after=max(now, run_at),
+                                                        workdays=sub.workdays))
+                sub.updated_at = now_ms
+        return queued
+
+
+async def agenda(session: AsyncSession, user_id: int, day: date, tz: ZoneInfo) -> list[Item]:
+    """A day's agenda: events that day, tasks due that day, and overdue open tasks (oldest first)."""
+    start = to_ms(datetime.combine(day, datetime.min.time(), tz))
+    end = to_ms(datetime.combine(day + timedelta(days=1), datetime.min.time(), tz))
+    rows = (await session.scalars(select(ScheduleItemRow).where(
+        ScheduleItemRow.user_id == user_id, ScheduleItemRow.status == "active",
+        or_(ScheduleItemRow.rrule.is_not(None), ScheduleItemRow.workdays.is_not(None),
+            ScheduleItemRow.lunar.is_not(None),
+            and_(ScheduleItemRow.kind == "task", ScheduleItemRow.due_at < end),
+            and_(ScheduleItemRow.kind == "event", ScheduleItemRow.start_at < end))))).all()
+    items: list[Item] = []
+    for row in rows:
+        if row.kind == "task" and row.due_at is not None and row.due_at < start and recurrence_of(row) is None:
+            items.append(item_of(row))  # overdue and still open
+            continue
+        hit = in_range(row, start, end, False)
+        if hit is not None:
+            items.append(at_occurrence(item_of(hit[0]), hit[1]))
+    return sorted(items, key=lambda i: (i.anchor_at or 0, i.id))
+
+
+def _when(item: Item) -> str:
+    anchor = item.anchor_at
+    if anchor is None:
+        return ""
+    moment = from_ms(anchor).astimezone(ZoneInfo(item.timezone))
+    return moment.strftime("%Y-%m-%d") if item.all_day else moment.strftime("%Y-%m-%d %H:%M")

@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo
 from intent.action import classify
 from intent.model import Intent, NoneIntent
 from intent.normalise import normalise
-from intent.slots import Slots, collect
+from intent.slots import Slots, collect, refine
 from intent.timex.types import TimeMention
 
 Extract = Callable[..., list[TimeMention]]
@@ -26,8 +26,7 @@ def _extract(text: str, now: datetime, tz: ZoneInfo, engine: Extract | None) -> 
 
             _Engine.extract = extract
         engine = _Engine.extract
-    mentions = engine(text, now=now, tz=tz)
-    return sorted(mentions, key=lambda m: m.span)
+    return refine(sorted(engine(text, now=now, tz=tz), key=lambda m: m.span))
 
 
 def parse(

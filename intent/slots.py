@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from intent.timex.numerals import cn_int
@@ -55,6 +55,16 @@ def lead_from_text(text: str) -> tuple[int, tuple[int, int]] | None:
     return round(value * _UNIT_MIN[unit]), m.span()
 
 
+# Time words that are part of a noun here (季度报告, 年度总结): not a time for the intent.
+_NOUN_WORDS = frozenset({"季度", "季", "年度", "月度"})
+_BYDAY = ("MO", "TU", "WE", "TH", "FR", "SA", "SU")
+
+
+def refine(mentions: list[TimeMention]) -> list[TimeMention]:
+    """Intent-level reading of the engine's mentions: drop noun uses, fold 周一到周五 into the set."""
+    return _weekday_span_set([m for m in mentions if m.text not in _NOUN_WORDS])
+
+
 def collect(mentions: list[TimeMention], text: str) -> Slots:
     s = Slots()
     for m in mentions:
@@ -78,6 +88,35 @@ def collect(mentions: list[TimeMention], text: str) -> Slots:
             s.lead_minutes, s.lead_span = found
             s.spans.append(found[1])
     return s
+
+
+def _weekday_span_set(mentions: list[TimeMention]) -> list[TimeMention]:
+    """周一到周五每天7点: the engine gives a weekday range plus a daily set; the intent is one weekly set."""
+    daily = next((m for m in mentions if m.type == "set" and m.rrule == "FREQ=DAILY" and m.start), None)
+    days = next((m for m in mentions if m is not daily and _weekdays(m)), None)
+    if daily is None or days is None or daily.start is None:
+        return mentions
+    wanted = _weekdays(days)
+    first = daily.start
+    for _ in range(7):
+        if first.weekday() in wanted:
+            break
+        first += timedelta(days=1)
+    byday = ",".join(_BYDAY[d] for d in sorted(wanted))
+    merged = replace(daily, span=(min(days.span[0], daily.span[0]), max(days.span[1], daily.span[1])),
+                     rrule=f"FREQ=WEEKLY;BYDAY={byday}", start=first, rule=f"{daily.rule}+weekday_range")
+    return [merged if m is daily else m for m in mentions if m is not days]
+
+
+def _weekdays(m: TimeMention) -> list[int]:
+    """Weekdays named by a 周X到周Y range or a weekly BYDAY set without a clock; [] otherwise."""
+    if m.type == "range" and m.rule.startswith("range(weekday") and m.start and m.end:
+        count = min(7, max(1, (m.end.date() - m.start.date()).days))
+        return [(m.start.weekday() + i) % 7 for i in range(count)]
+    if m.type == "set" and not m.has_clock and m.rrule and m.rrule.startswith("FREQ=WEEKLY;BYDAY="):
+        names = m.rrule.split("BYDAY=", 1)[1].split(";", 1)[0].split(",")
+        return [_BYDAY.index(n) for n in names if n in _BYDAY]
+    return []
 
 
 def day_start(at: datetime) -> datetime:

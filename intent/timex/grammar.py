@@ -114,6 +114,13 @@ def _timeish(g: Group) -> bool:
     return not g.is_set and all(p.kind in TIME_KINDS for p in g.pieces)
 
 
+def _workweek(g: Group, nxt: Group) -> bool:
+    if len(g.pieces) != 1 or len(nxt.pieces) != 1:
+        return False
+    a, z = g.pieces[0], nxt.pieces[0]
+    return a.kind == z.kind == "date" and (a.wd, a.wk, z.wd, z.wk) == (0, None, 4, None)
+
+
 def ranges(text: str, groups: list[Group]) -> list[Span]:
     out: list[Span] = []
     i = 0
@@ -131,7 +138,10 @@ def ranges(text: str, groups: list[Group]) -> list[Span]:
                 if text.startswith(suf, e):
                     e += len(suf)
                     break
-            out.append(Span(b, e, g, nxt))
+            if _workweek(g, nxt):  # 周一到周五: SPEC's literal MO–FR recurrence
+                out.append(Span(g.b, nxt.e, Group([*g.pieces, *nxt.pieces], is_set=True)))
+            else:
+                out.append(Span(b, e, g, nxt))
             i += 2
             continue
         out.append(Span(g.b, g.e, g))

@@ -227,7 +227,7 @@ def _alt(words: object) -> str:
     return "|".join(sorted(map(str, words), key=len, reverse=True))  # type: ignore[call-overload]
 
 
-WD = "[一二三四五六日天末1-7](?!\\d)"
+WD = "(?:[一二三四五六日天末]|[1-7](?!\\d))"
 LDAY = rf"初[一二三四五六七八九十]|廿[一二三四五六七八九]?|三十|十[一二三四五六七八九]?|[一二三四五六七八九]|[12]?\d"
 HOL = "|".join(n for n in cal.NAMES if n not in ("十一", "六一", "七一", "八一", "三八"))
 RULES: list[tuple[str, str, Handler]] = [
@@ -247,7 +247,7 @@ RULES: list[tuple[str, str, Handler]] = [
     ("date_dmy", r"(?<![\d.:])(?P<a>\d{1,2})(?P<sep>[-/.])(?P<b>\d{1,2})(?P=sep)(?P<c>\d{4}|\d{1,2})(?![\d.:])", dmy),
     ("date_md", r"(?<![\d./:\-])(?P<m>1[0-2]|0?[1-9])/(?P<d>3[01]|[12]\d|0?[1-9])号?(?![\d./:%])", numeric),
     ("date_md_dash", r"(?<![\d.\-])(?P<m>1[0-2]|0[1-9])-(?P<d>3[01]|[12]\d|0[1-9])(?![\d\-])", numeric),
-    ("date_md_dot", r"(?<![\d.A-Za-z])(?P<m>1[0-2]|0?[1-9])\.(?P<d>3[01]|[12]\d|0?[1-9])(?![\d.%A-Za-z版倍元米度个])",
+    ("date_md_dot", r"(?<![\d.A-Za-z])(?P<m>1[0-2]|0?[1-9])\.(?P<d>3[01]|[12]\d|0?[1-9])(?![\d.%A-Za-z版倍元米度个斤克块件人次岁楼层栋升吨亿万千百磅折])",
      numeric),
     ("lunar_date", rf"(?:{YEAR})?(?:的)?(?:大年(?P<big>初[一二三四五六七八九十]|三十)|(?P<nl>农历|阴历)?"
                    rf"(?P<lm>正|腊|冬|闰?十[一二]?|闰?[一二三四五六七八九]|1[0-2]|[1-9])月(?P<ld>{LDAY})(?:日|号)?)",

@@ -64,15 +64,15 @@ def _parse(text: str) -> tuple[int, int, str] | None:
     return round(secs + (months - whole) * 30 * 86400), whole, last
 
 
-_DATEY_MONTH = re.compile(rf"(?<![个\s])月")
+_DATEY_MONTH = re.compile(r"(?<![个\s多])月")
 _DATEY_DAY = re.compile(rf"(?<![\d{CN}])(?:[12]?\d|3[01]|[一二三四五六七八九十廿卅]{{1,3}})日")
 
 
 def _datey(body: str, framed: bool) -> bool:
     """Does the chain read as a calendar date (3月, 26日) rather than a length of time?"""
-    if _DATEY_MONTH.search(body):
-        return True
-    return not framed and _DATEY_DAY.search(body) is not None
+    if framed:
+        return False
+    return _DATEY_MONTH.search(body) is not None or _DATEY_DAY.search(body) is not None
 
 
 def _trunc(now: datetime, g: Grain) -> datetime:

@@ -1,0 +1,25 @@
+"""`schedbot timex` as a subprocess: one JSON line per input line, streamed."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def test_timex_command_streams_json_lines() -> None:
+    lines = ["明天下午三点开会", "你好", "每周一上午十点例会"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "bot.cli", "timex", "--now", "2026-06-18T10:00:00+08:00", "--tz", "Asia/Shanghai"],
+        input="".join(f"{t}\n" for t in lines), capture_output=True, text=True, cwd=ROOT, timeout=60, check=True,
+    )
+    out = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [o["text"] for o in out] == lines
+    assert out[0]["times"][0] == {"span": "明天下午三点", "type": "point", "rule": "day_relative+period+clock_hms",
+                                  "start": "2026-06-19T15:00:00+08:00", "grain": "minute"}
+    assert out[1]["times"] == []
+    assert out[2]["times"][0]["type"] == "set"
+    assert out[2]["times"][0]["rrule"] == "FREQ=WEEKLY;BYDAY=MO"

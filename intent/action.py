@@ -10,8 +10,8 @@ from intent.slots import Slots
 
 _AGENDA = r"(?:待办|安排|行程|日程|计划|早报|日报|摘要|清单|事项|提醒|推送|todo)"
 UNSUBSCRIBE = re.compile(
-    r"(?:取消|退订|关闭|关掉|停止|停掉|暂停|不要再?|不用再?|别再?)(?:每日|每天|每早|每晚|每周)?的?(?:待办|早报|日报|推送|"
-    r"摘要|行程|日程)?(?:推送|早报|日报|摘要)|(?:早报|日报|推送|每日待办|每天的待办)(?:就|先)?(?:不用|不要|别|停|取消)"
+    r"(?:取消|退订|关闭|关掉|停止|停掉|暂停|不要再?|不用再?|别再?)(?:给我)?(?:发|推|发送)?(?:每日|每天|每早|每晚|每周)?的?"
+    r"(?:待办|早报|日报|推送|摘要|行程|日程)?(?:推送|早报|日报|摘要)|(?:早报|日报|推送|每日待办|每天的待办)(?:就|先)?(?:不用|不要|别|停|取消)"
 )
 _SUB_RECUR = re.compile(r"每天|每日|每早|每晚|每个?工作日|工作日|每周|每星期|每礼拜|每个?月|周一到周五")
 _SUB_SEND = re.compile(
@@ -60,7 +60,7 @@ def classify(text: str, slots: Slots) -> Decision:
     if _SUB_SEND.search(text) and (_SUB_RECUR.search(text) or slots.recur is not None):
         return Decision("subscribe_digest", "digest.subscribe")
     remind = REMIND_WORD.search(text)
-    if _is_query(text):
+    if _is_query(text, slots):
         return Decision("query", "query.ask")
     if WEATHER.search(text) and not remind:
         return Decision("none", "none.weather")
@@ -86,8 +86,16 @@ def classify(text: str, slots: Slots) -> Decision:
     return Decision("none", "none.default")
 
 
-def _is_query(text: str) -> bool:
+_AGENDA_ONLY = re.compile(r"^[,.!? ]*(?:我的|的)?(?:行程|安排|日程|待办|计划)(?:计划|清单|列表|安排)?[?!. ]*$")
+
+
+def _is_query(text: str, slots: Slots) -> bool:
     if _QUERY_ASK.search(text):
+        return True
+    rest = text
+    for b, e in sorted(slots.spans, reverse=True):
+        rest = rest[:b] + rest[e:]
+    if slots.spans and _AGENDA_ONLY.match(rest):
         return True
     return bool(_QUERY_LOOK.search(text) and _QUERY_NOUN.search(text))
 

@@ -24,6 +24,8 @@ def build(text: str, slots: Slots, *, rule: str, meeting_offset: int, confidence
         start, has_clock = slots.relative.start, True
     occupies = has_clock and not asked and not RECORD_WORD.search(text) and slots.relative is None
     kind = "event" if not DEADLINE.search(rest) and (meeting or is_activity(rest) or occupies) else "task"
+    if kind == "event" and not meeting and asked and reminder.remind_at_time(text, slots):
+        kind = "task"  # 明早8点提醒我跑步: a bare "提醒我 X" is a task (SPEC §4)
     raw_title = clean(rest)
     title = title_of(text, slots.spans)
     missing: list[Missing] = []
@@ -75,7 +77,7 @@ def build(text: str, slots: Slots, *, rule: str, meeting_offset: int, confidence
 
 def _label(slots: Slots, title: str) -> str:
     when = slots.anchor
-    if when is not None and when.has_date and not when.has_clock and when.type != "set":
+    if when is not None and not when.has_clock and when.type != "set":
         return f"{when.text}{title}"
     return title
 

@@ -8,7 +8,7 @@ from datetime import date, datetime, timedelta
 from intent.timex.grammar import Group, Span
 from intent.timex.piece import Ctx, Piece
 from intent.timex.resolve import WINDOWS, bare_hour, day_only, hour24, valid, weekday
-from intent.timex.types import Grain, TimeMention
+from intent.timex.types import Grain, MentionType, TimeMention
 
 
 @dataclass(slots=True)
@@ -79,7 +79,7 @@ def resolve(g: Group, ctx: Ctx, base: tuple[Group, Res] | None = None) -> Res | 
     day: date | None = None
     if d is not None:
         bp = (base[0].date, base[1].start.date()) if base is not None and base[0].date is not None else None
-        day = group_day(d, ctx, bp)  # type: ignore[arg-type]
+        day = group_day(d, ctx, bp)
         if day is None:
             return None
     elif base is not None and (base[1].has_date or c is not None):
@@ -158,7 +158,7 @@ def mention(text: str, s: Span, ctx: Ctx) -> TimeMention | None:
             span=(s.b, s.e), text=text[s.b:s.e], type="range", rule=f"range({r1.rule}|{r2.rule})",
             start=r1.start, end=end, grain=r1.grain, has_date=r1.has_date or r2.has_date,
             has_clock=r1.has_clock, period=r1.period)
-    kind = "range" if r1.end is not None else "point"
+    kind: MentionType = "range" if r1.end is not None else "point"
     return TimeMention(
         span=(s.b, s.e), text=text[s.b:s.e], type=kind, rule=r1.rule, start=r1.start, end=r1.end,
         grain=r1.grain, has_date=r1.has_date, has_clock=r1.has_clock, period=r1.period,

@@ -50,19 +50,20 @@ class Group:
         return d.period if d is not None else None
 
 
+def _joins_across(g: Group, p: Piece, gap: str) -> bool:
+    """A comma between a weekday and a date, a dash before a clock, 到 inside 每周一到周三."""
+    last = g.pieces[-1]
+    if gap.strip() in (",", "，") and p.kind == "date" and g.date is not None and len(g.pieces) == 1:
+        return p.wd is not None or g.date.wd is not None
+    if gap == "-" and p.kind == "clock" and last.kind == "date":
+        return g.clock is None
+    return g.is_set and gap in ("到", "至", "-") and p.kind == "date" and p.wd is not None and last.wd is not None
+
+
 def _accepts(g: Group, p: Piece, gap: str) -> bool:
     last = g.pieces[-1]
-    if gap.strip() in ("", "的"):
-        pass
-    elif gap.strip() in (",", "，") and p.kind == "date" and g.date is not None and len(g.pieces) == 1 and (
-            p.wd is not None or g.date.wd is not None):
-        return True
-    elif gap == "-" and p.kind == "clock" and last.kind == "date" and g.clock is None:
-        return True
-    elif g.is_set and gap in ("到", "至", "-") and p.kind == "date" and p.wd is not None and last.wd is not None:
-        return True
-    else:
-        return False
+    if gap.strip() not in ("", "的"):
+        return _joins_across(g, p, gap)
     if g.is_set:
         return p.kind in ("date", "period", "clock", "set", "span") and not (p.kind == "clock" and g.clock)
     if p.kind == "set" and last.kind in ("set",):

@@ -47,7 +47,7 @@ def set_mention(text: str, g: Group, ctx: Ctx) -> TimeMention | None:
                 workdays, freq = p.workdays, freq or "DAILY"
             elif "byday" in p.extra:
                 byday, freq = p.extra["byday"].split(","), "WEEKLY"
-            elif freq is None or freq == "DAILY" and workdays:
+            elif freq is None or (freq == "DAILY" and workdays):
                 freq = freq or p.freq
             interval = p.extra.get("interval", interval)
             if "bymonthday" in p.extra:

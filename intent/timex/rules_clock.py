@@ -95,7 +95,8 @@ def now(m: re.Match[str], ctx: Ctx) -> Piece:
 
 MIN = rf"(?:\d{{1,2}}|[{CN}]{{1,3}})"
 RULES: list[tuple[str, str, Handler]] = [
-    ("clock_hms", rf"(?P<h>(?<![\d.])\d{{1,2}}|[{CN}]{{1,3}})(?:点|时)(?P<z>钟|整)?(?:(?P<half>半)|(?P<q>[一三1-3])刻(?!钟)|"
+    ("clock_hms", rf"(?P<h>(?<![\d.])\d{{1,2}}|[{CN}]{{1,3}})(?:点|时)(?P<z>钟|整)?"
+                  rf"(?:(?P<half>半)|(?P<q>[一三1-3])刻(?!钟)|"
                   rf"过?(?P<mi>{MIN})(?P<fen>分)?(?:(?P<sec>{MIN})秒)?)?(?:多钟?|许|钟|整)?", clock_cn),
     ("clock_colon", r"(?<![\d:.])(?P<h>[01]?\d|2[0-4]):(?P<mi>[0-5]\d)(?::(?P<sec>[0-5]\d))?(?![\d:])"
                     r"(?:\s*(?P<ap>[aApP]\.?[mM]\.?))?(?:时)?", clock_colon),

@@ -6,7 +6,7 @@ import re
 from datetime import date, timedelta
 
 from intent.timex import calendar_cn as cal
-from intent.timex.lexicon import CN, WEEKWORD, WD_INDEX
+from intent.timex.lexicon import CN, WD_INDEX, WEEKWORD
 from intent.timex.numerals import cn_int
 from intent.timex.piece import Ctx, Handler, Piece
 from intent.timex.resolve import add_months, month_day, two_digit_year, valid, week_monday
@@ -14,7 +14,8 @@ from intent.timex.resolve import add_months, month_day, two_digit_year, valid, w
 REL_DAY = {
     "大大后天": 4, "大后天": 3, "大后日": 3, "后天": 2, "后日": 2, "明天": 1, "明日": 1, "明儿": 1,
     "次日": 1, "翌日": 1, "第二天": 1, "隔天": 1, "今天": 0, "今日": 0, "本日": 0, "当天": 0, "当日": 0,
-    "今儿": 0, "全天": 0, "整天": 0, "昨天": -1, "昨日": -1, "昨儿": -1, "前天": -2, "前日": -2, "大前天": -3, "大前日": -3,
+    "今儿": 0, "全天": 0, "整天": 0,
+    "昨天": -1, "昨日": -1, "昨儿": -1, "前天": -2, "前日": -2, "大前天": -3, "大前日": -3,
 }
 DAY_PERIOD = {"今晚": (0, "晚上"), "今早": (0, "早上"), "今晨": (0, "早上"), "今夜": (0, "晚上"),
               "明早": (1, "早上"), "明晨": (1, "早上"), "明晚": (1, "晚上"), "昨晚": (-1, "晚上"),
@@ -28,7 +29,7 @@ WEEK_PRE = {None: None, "这": 0, "本": 0, "今": 0, "下": 1, "上": -1, "下�
 CYEAR = r"[零一二三四五六七八九]{2,4}|[一二两]千[零一二三四五六七八九十]{0,3}"
 YEAR = rf"(?:(?<!\d)(?P<yn>\d{{4}}|\d{{2}})|(?P<yc>{CYEAR}))年 ?|(?P<yr>{'|'.join(YEAR_REL)})"
 MONTH = rf"(?:(?<!\d)(?P<mn>1[0-2]|0?[1-9])|(?P<mc>十[一二]?|[一二三四五六七八九]))月份?|(?P<mr>{'|'.join(MONTH_REL)})"
-DAYN = rf"(?:(?<!\d)(?P<dn>3[01]|[12]\d|0?[1-9])|(?P<dc>[零一二三四五六七八九十廿卅]{{1,3}}))"
+DAYN = r"(?:(?<!\d)(?P<dn>3[01]|[12]\d|0?[1-9])|(?P<dc>[零一二三四五六七八九十廿卅]{1,3}))"
 EDGE = r"(?P<edge>月?底|月?末|月?初)"
 
 
@@ -210,7 +211,7 @@ def lunar(m: re.Match[str], ctx: Ctx) -> Piece | None:
             base = y if y is not None else cal.lunar_year_of(ctx.today) - 1
             for ly in (base, base + 1) if y is None else (y,):
                 got = cal.lunar_eve(ly)
-                if got is not None and got >= ctx.today or y is not None:
+                if (got is not None and got >= ctx.today) or y is not None:
                     break
     else:
         got = cal.next_lunar(mo, d, ctx.today, y)
@@ -228,17 +229,19 @@ def _alt(words: object) -> str:
 
 
 WD = "(?:[一二三四五六日天末]|[1-7](?!\\d))"
-LDAY = rf"初[一二三四五六七八九十]|廿[一二三四五六七八九]?|三十|十[一二三四五六七八九]?|[一二三四五六七八九]|[12]?\d"
+LDAY = r"初[一二三四五六七八九十]|廿[一二三四五六七八九]?|三十|十[一二三四五六七八九]?|[一二三四五六七八九]|[12]?\d"
 HOL = "|".join(n for n in cal.NAMES if n not in ("十一", "六一", "七一", "八一", "三八"))
 RULES: list[tuple[str, str, Handler]] = [
-    ("date_ymd", rf"(?:{YEAR})?(?:的)?(?:{MONTH})(?:的?{DAYN}(?P<ds>日|号)?(?(ds)|(?![\d点时:.个天年月分秒小周{CN}]))|{EDGE})?",
+    ("date_ymd", rf"(?:{YEAR})?(?:的)?(?:{MONTH})"
+                 rf"(?:的?{DAYN}(?P<ds>日|号)?(?(ds)|(?![\d点时:.个天年月分秒小周{CN}]))|{EDGE})?",
      ymd),
     ("date_day", rf"(?:(?P<mr>{_alt(MONTH_REL)})的?)?(?:{DAYN})(?:日|号)(?![\d])", lambda m, c: _day_rel(m, c)),
     ("day_relative", _alt([*REL_DAY, *DAY_PERIOD]), rel_day),
     ("weekday", rf"(?:(?P<pre>上上|下下|上|下|这|本|今)(?:个|一)?{WEEKWORD}的?{WEEKWORD}?|{WEEKWORD})(?P<wd>{WD})",
      weekday),
     ("week", rf"(?P<pre>上上|下下|上|下|这|本)(?:个|一)?{WEEKWORD}(?![一二三四五六日天末1-7])", week_span),
-    ("year", rf"(?:{YEAR})(?P<edge>年?底|年?末|年?终|年?初|伊始)?|(?P<edge2>年底|年末|年初)", lambda m, c: _year_edge(m, c)),
+    ("year", rf"(?:{YEAR})(?P<edge>年?底|年?末|年?终|年?初|伊始)?|(?P<edge2>年底|年末|年初)",
+     lambda m, c: _year_edge(m, c)),
     ("date_iso", r"(?<![\d.])(?P<y>\d{4})[-/.年](?P<m>1[0-2]|0?[1-9])[-/.月](?P<d>3[01]|[12]\d|0?[1-9])"
                  r"(?:(?:[T\s-]?|(?=\d\d:))(?P<hh>[01]\d|2[0-3]|\d):(?P<mm>[0-5]\d)(?::(?P<ss>[0-5]\d))?|(?![\d.]))"
                  r"(?:时)?", numeric),
@@ -247,7 +250,8 @@ RULES: list[tuple[str, str, Handler]] = [
     ("date_dmy", r"(?<![\d.:])(?P<a>\d{1,2})(?P<sep>[-/.])(?P<b>\d{1,2})(?P=sep)(?P<c>\d{4}|\d{1,2})(?![\d.:])", dmy),
     ("date_md", r"(?<![\d./:\-])(?P<m>1[0-2]|0?[1-9])/(?P<d>3[01]|[12]\d|0?[1-9])号?(?![\d./:%])", numeric),
     ("date_md_dash", r"(?<![\d.\-])(?P<m>1[0-2]|0[1-9])-(?P<d>3[01]|[12]\d|0[1-9])(?![\d\-])", numeric),
-    ("date_md_dot", r"(?<![\d.A-Za-z])(?P<m>1[0-2]|0?[1-9])\.(?P<d>3[01]|[12]\d|0?[1-9])(?![\d.%A-Za-z版倍元米度个斤克块件人次岁楼层栋升吨亿万千百磅折])",
+    ("date_md_dot", r"(?<![\d.A-Za-z])(?P<m>1[0-2]|0?[1-9])\.(?P<d>3[01]|[12]\d|0?[1-9])"
+                    r"(?![\d.%A-Za-z版倍元米度个斤克块件人次岁楼层栋升吨亿万千百磅折])",
      numeric),
     ("lunar_date", rf"(?:{YEAR})?(?:的)?(?:大年(?P<big>初[一二三四五六七八九十]|三十)|(?P<nl>农历|阴历)?"
                    rf"(?P<lm>正|腊|冬|闰?十[一二]?|闰?[一二三四五六七八九]|1[0-2]|[1-9])月(?P<ld>{LDAY})(?:日|号)?)",
@@ -255,7 +259,8 @@ RULES: list[tuple[str, str, Handler]] = [
     ("holiday", rf"(?:{YEAR})?(?:五一)?(?:国际)?(?P<name>{HOL})(?:节|日)?(?P<adj>前一天|后一天|前夕)?"
                 rf"(?![点时:号日月\d个])", holiday),
     ("next_workday", r"下一?个?工作日", next_workday),
-    ("month_edge", r"(?<![\d一二三四五六七八九十个])(?:本月|这个月|这月)?(?P<e>月底|月末|月初)", lambda m, c: _edge(m, c)),
+    ("month_edge", r"(?<![\d一二三四五六七八九十个])(?:本月|这个月|这月)?(?P<e>月底|月末|月初)",
+     lambda m, c: _edge(m, c)),
 ]
 
 

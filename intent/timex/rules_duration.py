@@ -118,7 +118,7 @@ def duration(m: re.Match[str], ctx: Ctx) -> Piece | None:
     if pre == "提前":
         return Piece("dur", b, e, "lead", secs=total, lead=True)
     now = ctx.now
-    if pre.startswith(("未来", "最近")) and grain in ("day", "week") or pre == "最近" and grain == "month":
+    if (pre.startswith(("未来", "最近")) and grain in ("day", "week")) or (pre == "最近" and grain == "month"):
         start = ctx.at(ctx.today)
         return Piece("span", b, e, "next_days", start=start, end=_shift(start, secs, months, 1), grain="day")
     if pre.startswith("未来") or pre == "之后":
@@ -163,6 +163,7 @@ def _every(m: re.Match[str], ctx: Ctx, secs: int, months: int, unit: str) -> Pie
 
 
 RULES: list[tuple[str, str, Handler]] = [
-    ("duration", rf"(?P<pre>{PRE})?(?P<body>{_comp(False)}(?:(?:又|零|\s)?{_comp(False, UNITS + '|分(?!钟)|时(?!间)')})*|分半)"
+    ("duration", rf"(?P<pre>{PRE})?"
+                 rf"(?P<body>{_comp(False)}(?:(?:又|零|\s)?{_comp(False, UNITS + '|分(?!钟)|时(?!间)')})*|分半)"
                  rf"(?P<post>{POST})?", duration),
 ]

@@ -6,7 +6,7 @@ import re
 from datetime import date, timedelta
 
 from intent.timex import calendar_cn as cal
-from intent.timex.lexicon import WEEKWORD, WD_INDEX
+from intent.timex.lexicon import WD_INDEX, WEEKWORD
 from intent.timex.numerals import cn_int
 from intent.timex.piece import Ctx, Handler, Piece
 from intent.timex.resolve import add_months

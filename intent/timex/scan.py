@@ -9,7 +9,8 @@ from intent.timex.piece import Ctx, Handler, Piece
 
 _RULES: list[tuple[str, re.Pattern[str], Handler]] = [
     (name, re.compile(rx), fn)
-    for name, rx, fn in (*rules_date.RULES, *rules_ordinal.RULES, *rules_set.RULES, *rules_clock.RULES, *rules_duration.RULES)
+    for name, rx, fn in (*rules_date.RULES, *rules_ordinal.RULES, *rules_set.RULES, *rules_clock.RULES,
+                         *rules_duration.RULES)
 ]
 _PRIORITY = {name: i for i, (name, _, _) in enumerate(_RULES)}
 

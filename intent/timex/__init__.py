@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
 from intent.timex.build import mention
 from intent.timex.calendar_cn import NAMES
+from intent.timex.fallback import latin_mentions, needs_fallback
 from intent.timex.grammar import group, ranges
 from intent.timex.normalise import normalise
 from intent.timex.piece import Ctx, Piece
@@ -19,7 +21,7 @@ from intent.timex.types import LunarDate, TimeMention
 __all__ = ["LunarDate", "TimeMention", "extract", "to_timex_json"]
 
 _HINT = re.compile("[0-9０-９零〇一二两三四五六七八九十廿卅半今明昨前后後当本这上下周星礼月年天日号点时分秒"
-                   "早晚午夜凌晨节旦春除清端国现此每隔工提未近最过元宵秋腊正农阴季第首:/.-]|"
+                   "早晚午夜凌晨节旦春除清端国现此每隔工提未近最过元宵秋腊正农阴季第首:/.-]|[A-Za-z]{3}|"
                    + "|".join(NAMES))
 
 
@@ -42,7 +44,15 @@ def extract(text: str, *, now: datetime, tz: ZoneInfo) -> list[TimeMention]:
             m = mention(text, span, ctx)
         if m is not None:
             out.append(m)
+    if needs_fallback(norm):
+        out = latin_mentions(norm, ctx, out)
+        out = [_restore(m, text) for m in out]
     return out
+
+
+def _restore(m: TimeMention, text: str) -> TimeMention:
+    """Report the caller's original characters for a span found in the normalised text."""
+    return replace(m, text=text[m.span[0]:m.span[1]])
 
 
 def _single(text: str, p: Piece) -> TimeMention | None:

@@ -71,3 +71,8 @@ def test_mentions_are_ordered_and_separate() -> None:
 def test_lunar_set_carries_lunar_date() -> None:
     (m,) = extract("每年农历八月十五提醒我", now=NOW, tz=TZ)
     assert m.type == "set" and m.lunar is not None and (m.lunar.month, m.lunar.day) == (8, 15)
+
+
+def test_latin_fallback_uses_dateparser() -> None:
+    (m,) = extract("Dec 25 3pm", now=NOW, tz=TZ)
+    assert (m.rule, m.start) == ("dateparser", datetime(2026, 12, 25, 15, 0, tzinfo=TZ))

@@ -18,7 +18,9 @@ _SUB_SEND = re.compile(
     rf"(?:发|推送|推给|发送|告诉|汇总|整理)[^,]{{0,10}}{_AGENDA}|{_AGENDA}[^,]{{0,8}}(?:发|推送|推给|发送)"
 )
 SNOOZE = re.compile(r"再(?:提醒|叫|喊|通知|催)|(?:晚点|晚些|稍后|过会儿?|待会儿?|等会儿?|一会儿?)(?:再)?(?:提醒|叫|喊)")
-_QUERY_LOOK = re.compile(r"看看|看下|看一下|瞧瞧|查查|查一下|查看|查询|列出|列一下|显示|给我看|发我看|打开|展示|汇总")
+_QUERY_LOOK = re.compile(
+    r"看看|看下|看一下|瞧瞧|查查|查一下|查看|查询|列出|列一下|显示|给我看|发我看|打开|展示|汇总|发给我|发我|告诉我|列给我"
+)
 _QUERY_NOUN = re.compile(r"行程|安排|日程|待办|计划|事情|事儿|任务|会议|会|提醒|清单")
 _QUERY_ASK = re.compile(
     r"(?:有什么|有啥|有哪些|还有什么|还有啥|有几个|有没有|哪些|什么)(?:事|会|安排|行程|日程|待办|任务|计划|活动|提醒|约)"
@@ -57,7 +59,8 @@ def classify(text: str, slots: Slots) -> Decision:
         return Decision("none", "none.empty")
     if UNSUBSCRIBE.search(text):
         return Decision("unsubscribe_digest", "digest.unsubscribe")
-    if _SUB_SEND.search(text) and (_SUB_RECUR.search(text) or slots.recur is not None):
+    daily_clock = slots.when is not None and slots.when.has_clock and not slots.when.has_date
+    if _SUB_SEND.search(text) and (_SUB_RECUR.search(text) or slots.recur is not None or daily_clock):
         return Decision("subscribe_digest", "digest.subscribe")
     remind = REMIND_WORD.search(text)
     if _is_query(text, slots):

@@ -26,7 +26,7 @@ def _extract(text: str, now: datetime, tz: ZoneInfo, engine: Extract | None) -> 
 
             _Engine.extract = extract
         engine = _Engine.extract
-    return refine(sorted(engine(text, now=now, tz=tz), key=lambda m: m.span))
+    return refine(sorted(engine(text, now=now, tz=tz), key=lambda m: m.span), text)
 
 
 def parse(

@@ -11,7 +11,7 @@ from intent.slots import Slots, day_start
 from intent.timex.types import TimeMention
 
 _PAGE = re.compile(r"页面|网页|好看|行程页|生成.{0,4}页|做成.{0,4}页|链接|h5|图表|表格|日历视图|可视化", re.IGNORECASE)
-_EVENT = re.compile(r"会|日程|约|活动|面试|饭局")
+_EVENT = re.compile(r"会|约|活动|面试|饭局")
 _TASK = re.compile(r"待办|任务|todo|没完成|未完成|要做", re.IGNORECASE)
 _HOLIDAY = re.compile(r"假期|放假|小长假|长假|假日|连休")
 # Windows for a day period named without a clock time (7月1号下午 → 12:00–18:00).

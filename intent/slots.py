@@ -60,9 +60,28 @@ _NOUN_WORDS = frozenset({"季度", "季", "年度", "月度"})
 _BYDAY = ("MO", "TU", "WE", "TH", "FR", "SA", "SU")
 
 
-def refine(mentions: list[TimeMention]) -> list[TimeMention]:
+def refine(mentions: list[TimeMention], text: str) -> list[TimeMention]:
     """Intent-level reading of the engine's mentions: drop noun uses, fold 周一到周五 into the set."""
-    return _weekday_span_set([m for m in mentions if m.text not in _NOUN_WORDS])
+    kept = [_week_noun(m, text) for m in mentions if m.text not in _NOUN_WORDS and not _degree(m, text)]
+    return _weekday_span_set(kept)
+
+
+def _week_noun(m: TimeMention, text: str) -> TimeMention:
+    """下周的日程 is next week's agenda, not 下周日: give back the week (the 日 belongs to 日程/日报)."""
+    end = m.span[1]
+    if not (m.text.endswith("周的日") and m.start is not None and end < len(text) and text[end] in "程报记常子历期志"):
+        return m
+    monday = day_start(m.start) - timedelta(days=m.start.weekday())
+    return replace(m, span=(m.span[0], end - 2), text=m.text[:-2], type="range", start=monday,
+                   end=monday + timedelta(days=7), grain="week", has_date=False, rule=f"{m.rule}+week_noun")
+
+
+_ADJ_BEFORE = frozenset("看快慢大小高低多少好短长轻重远近简详清亮暗早晚松紧便宜贵")
+
+
+def _degree(m: TimeMention, text: str) -> bool:
+    """好看一点 / 快一点: 一点 means "a bit" after an adjective, not 1 o'clock."""
+    return m.text in ("一点", "一点儿") and m.span[0] > 0 and text[m.span[0] - 1] in _ADJ_BEFORE
 
 
 def collect(mentions: list[TimeMention], text: str) -> Slots:

@@ -51,7 +51,12 @@ def _parse(
     norm = normalise(text)
     if not norm:
         return NoneIntent(rule="none.empty", confidence=0.9)
-    mentions = _extract(norm, now, tz, engine)
+    try:
+        mentions = _extract(norm, now, tz, engine)
+    except Exception:  # a time-engine failure must not lose the request: go on without time words
+        mentions, degraded = [], True
+    else:
+        degraded = False
     slots = collect(mentions, norm)
     if pending is not None and pending.needs_clarification:
         from intent.dialogue import merge
@@ -59,7 +64,11 @@ def _parse(
         merged = merge(pending, norm, slots, now=now, meeting_offset=offset)
         if merged is not None:
             return merged
-    return _fresh(norm, slots, mentions, now, tz, offset)
+    intent = _fresh(norm, slots, mentions, now, tz, offset)
+    if degraded:
+        low = min(intent.confidence, 0.3)
+        return intent.model_copy(update={"confidence": low, "rule": f"{intent.rule}/timex_error"})
+    return intent
 
 
 def _fresh(text: str, slots: Slots, mentions: list[TimeMention], now: datetime, tz: ZoneInfo, offset: int) -> Intent:

@@ -50,3 +50,13 @@ def test_very_long_text_is_bounded(chunk: str, size: int) -> None:
 
 def test_long_time_words() -> None:
     _check("明天下午三点提醒我开会" * 1000)
+
+
+def test_time_engine_failure_degrades_to_low_confidence() -> None:
+    def broken(text: str, **_: object) -> list[object]:
+        raise KeyError("boom")
+
+    it = parse("提醒我交房租", now=NOW, tz=TZ, extract=broken)
+    assert it.action == "create", it.rule
+    assert it.confidence <= 0.3, it.rule
+    assert it.rule.endswith("timex_error"), it.rule

@@ -33,14 +33,15 @@ _QUESTION = re.compile(
 _REQUEST = re.compile(r"帮我|请|麻烦|提醒我|记一下|给我|叫我|记得")
 COMPLETE = re.compile(
     r"(?:搞定|完成|做完|弄完|办完|干完|写完|交完|办好|弄好|做好|处理完|处理好|买好|买完|取完|取好|结束|交掉)了|"
-    r"已经?(?:完成|搞定|交|做|办|买|取|付|还|打|发|寄|提交)|打勾|勾掉|标记(?:为)?完成"
+    r"已经?(?:完成|搞定|提交|交|做|办|买|取|付|还|打|发|寄)(?:完|好|掉|过)?|打勾|勾掉|标记(?:为)?完成|"
+    r"(?:完成|搞定|做完|办完|弄完)(?:啦|咯|喽)?$|[✅✔☑]"
 )
 CANCEL = re.compile(
     r"取消|不开了|不去了|不办了|删了|删掉|删除|去掉|撤销|作废|不用去了|不要了|黄了|不见了|不约了|不吃了|免了|推掉"
 )
 UPDATE = re.compile(
     r"改到|改成|改为|改在|换到|换成|调到|调整到|调整为|挪到|移到|推迟|延后|延期|推到|提前到|往后推|往前挪|顺延|改一下|改下|改个时间|"
-    r"改时间|重新安排"
+    r"改时间|重新安排|改名|重命名"
 )
 
 
@@ -73,6 +74,8 @@ def classify(text: str, slots: Slots) -> Decision:
     for pattern, action in ((COMPLETE, "complete"), (CANCEL, "cancel"), (UPDATE, "update")):
         m = pattern.search(text)
         if m and not (create_first and create_first.start() < m.start()):
+            if action == "update" and "提醒" in text and not _has_title_words(text[:m.start()], slots, m.start()):
+                return Decision("snooze", "snooze.shift")  # 推迟10分钟提醒: about the reminder just delivered
             return Decision(action, f"{action}.verb")
     if SNOOZE.search(text) and not _has_title_words(text, slots):
         return Decision("snooze", "snooze.again")
@@ -82,7 +85,7 @@ def classify(text: str, slots: Slots) -> Decision:
         return Decision("create", "create.time")
     if slots.when is not None and (slots.when.has_clock or is_activity(text) or _has_deadline(text)):
         return Decision("create", "create.time")
-    if slots.when is not None and re.search(r"要|得|需要|去|约", text):
+    if slots.when is not None and (re.search(r"要|得|需要|去|约", text) or _starts_with_task_verb(text, slots)):
         return Decision("create", "create.weak")
     if is_activity(text) and re.search(r"有个|开个|要去|安排", text):
         return Decision("create", "create.activity")
@@ -103,6 +106,17 @@ def _is_query(text: str, slots: Slots) -> bool:
     return bool(_QUERY_LOOK.search(text) and _QUERY_NOUN.search(text))
 
 
+_TASK_VERB = re.compile(
+    r"^[,. ]*(?:我|先)?(?:交|买|取|办|还|付|寄|送|拿|写|做|修|洗|订|缴|续|签|带|领|参加|准备|打扫|整理|提交)"
+)
+
+
+def _starts_with_task_verb(text: str, slots: Slots) -> bool:
+    """周五交报告: a date followed by a task verb is a to-do even without 提醒/记一下."""
+    end = max(e for _, e in slots.spans) if slots.spans else 0
+    return bool(_TASK_VERB.match(text[end:]))
+
+
 def _has_deadline(text: str) -> bool:
     from intent.lexicon import DEADLINE
 
@@ -110,12 +124,14 @@ def _has_deadline(text: str) -> bool:
 
 
 _SNOOZE_FILLER = re.compile(
-    r"再|提醒|叫|喊|通知|催|我|一下|吧|了|好|请|晚点|晚些|稍后|过|会儿?|待会儿?|等会儿?|一会儿?|[,.!? ]"
+    r"再|提醒|叫|喊|通知|催|我|一下|一次|一遍|吧|了|好|请|晚点|晚些|稍后|过|会儿?|待会儿?|等会儿?|一会儿?|[,.!? ]"
 )
 
 
-def _has_title_words(text: str, slots: Slots) -> bool:
+def _has_title_words(text: str, slots: Slots, limit: int | None = None) -> bool:
     rest = text
     for b, e in sorted(slots.spans, reverse=True):
+        if limit is not None and e > limit:
+            continue
         rest = rest[:b] + rest[e:]
     return bool(_SNOOZE_FILLER.sub("", rest))

@@ -11,7 +11,8 @@ _ANYWHERE = re.compile(
     r"|帮我|麻烦你?|请你?|能不能|能否|可不可以|可以|你能|我想|我希望"
 )
 _LEAD = re.compile(
-    r"^(?:[,.:!?\"'()~\- ]|我们|我|你|给我|一下|有个|有一个|有一场|有场|有|要去|要|得|需要|必须|去|先|的|"
+    r"^(?:[,.:!?\"'()~\- ]|我们|我|你|给我|一下|有个|有一个|有一场|有场|有|要|得|需要|必须|先|的|"
+    r"去(?=[取拿买办看开参接送交吃见做找打修剪领还寄])|"
     r"是|在|再|把|将|一个|个|之前|以前|前|也|就|那个|这个|那件|这件|准时|按时|记得|该|再次|到时|时候|左右|整|开始)+"
 )
 _TRAIL = re.compile(
@@ -49,7 +50,7 @@ def title_of(text: str, spans: Iterable[tuple[int, int]]) -> str:
     return "会议" if title in ("会", "个会") else title
 
 
-_TARGET_TRAIL = re.compile(r"(?:的提醒|提醒|的?那个|的?时间|的事|的)+$")
+_TARGET_TRAIL = re.compile(r"(?:的提醒|提醒|的?那个|的?时间|的事|的|我们|我|这件事|那件事)+$")
 
 
 def target_of(text: str, spans: Iterable[tuple[int, int]]) -> str:

@@ -30,7 +30,7 @@ def build(text: str, action: str, mentions: list[TimeMention], *, rule: str) -> 
     if dated is None and action != "update":
         dated = next((m for m in mentions if m.has_date and m.start is not None and m.type != "set"), None)
     target_date = dated.start.date() if dated is not None and dated.start is not None else None
-    missing: list[Missing] = [] if target else ["target"]
+    missing: list[Missing] = [] if target or dated is not None else ["target"]
     if action == "cancel":
         return CancelIntent(target_text=target or None, target_date=target_date, needs_clarification=missing,
                             question=clarify.question(missing) if missing else None, rule=rule,
@@ -55,7 +55,7 @@ def _changes(
 ) -> Changes | None:
     renamed = _RENAME.search(text)
     if renamed is not None:
-        return Changes(title=(renamed.group(1) or renamed.group(2) or "").strip(" ,.") or None)
+        return Changes(title=(renamed.group(1) or renamed.group(2) or "").strip(" ,.\"'") or None)
     slots = collect(after, text)
     if slots.lead_minutes is not None or ("提醒" in text and lead_from_text(tail)):
         return Changes(offset_minutes=slots.lead_minutes)

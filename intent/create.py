@@ -36,8 +36,8 @@ def build(text: str, slots: Slots, *, rule: str, meeting_offset: int, confidence
     if kind == "event" and start is not None and all_day and not ALL_DAY_ACTIVITY.search(rest):
         if no_remind and meeting:
             kind = "task"
-        elif meeting or asked:
-            missing.append("event_time")
+        elif not no_remind:
+            missing.append("event_time")  # rule 1: an event occupies a slot; ask, never guess the clock
     if kind == "event" and start is None:
         if no_remind:
             kind = "task"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from intent import clarify
 from intent.digest import snooze, subscribe
@@ -84,8 +84,11 @@ def _merge_create(pending: CreateIntent, text: str, slots: Slots, meeting_offset
         })
     at = slots.relative or slots.when
     start = at.start if at is not None and at.has_clock else None
-    if start is not None and not at.has_date and info is not None and info.on_date is not None:  # type: ignore[union-attr]
-        start = start.replace(year=info.on_date.year, month=info.on_date.month, day=info.on_date.day)
+    if start is not None and at is not None and not at.has_date and info is not None and info.on_date is not None:
+        moved = start.replace(year=info.on_date.year, month=info.on_date.month, day=info.on_date.day)
+        if at.period is None and 18 <= start.hour <= 23 and moved.date() != start.date() and "晚" not in text:
+            moved -= timedelta(hours=12)  # SPEC §4: a bare 6–11 on another day is the morning
+        start = moved
     lead = slots.lead_minutes if slots.lead_minutes is not None else (info.lead_minutes if info else None)
     base = start or pending.start_at or pending.due_at
     has_clock = start is not None or not pending.all_day

@@ -103,3 +103,10 @@ def test_unrelated_message_replaces_pending() -> None:
     assert it.action == "query", explain(it)
     it = run("你好呀", pending=_pending())
     assert it.action == "none", explain(it)
+
+
+def test_bare_hour_on_another_day_is_morning() -> None:
+    # the engine resolves a bare 8点 today (10:00) to 20:00; for tomorrow's meeting it means 08:00
+    it = run("8点", {"8点": point(at(2026, 6, 18, 20), date=False)}, pending=_pending())
+    assert isinstance(it, CreateIntent), explain(it)
+    assert it.start_at == at(2026, 6, 19, 8), explain(it)

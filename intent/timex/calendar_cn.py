@@ -110,6 +110,16 @@ def is_workday(day: date) -> bool:
         return day.weekday() < 5
 
 
+def off_days_around(day: date) -> tuple[date, date]:
+    """The run of days off (holiday plus adjoining weekend) containing or next to `day`."""
+    first = last = day
+    while not is_workday(first - timedelta(days=1)) and (day - first).days < 10:
+        first -= timedelta(days=1)
+    while not is_workday(last + timedelta(days=1)) and (last - day).days < 10:
+        last += timedelta(days=1)
+    return first, last
+
+
 def next_workday(after: date) -> date:
     d = after + timedelta(days=1)
     while not is_workday(d):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import calendar
 import re
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 
 from intent.timex.lexicon import CN
 from intent.timex.numerals import cn_int
@@ -27,7 +27,7 @@ def _comp(named: bool, units: str = UNITS) -> str:
 
 
 _COMP = re.compile(_comp(True, UNITS + "|分|时"))
-PRE = r"提前|未来的?|最近的?|近|过去的?|之后|之前|还剩|上|前|下|后|每隔|隔|每"
+PRE = r"过|提前|未来的?|最近的?|近|过去的?|之后|之前|还剩|上|前|下|后|每隔|隔|每"
 POST = r"之后|以后|后|之前|以前|前|以内|之内|内|里"
 GRAIN: dict[str, Grain] = {"秒": "second", "分": "minute", "刻": "minute", "时": "hour", "钟": "hour",
                            "天": "day", "日": "day", "周": "week", "星": "week", "礼": "week",
@@ -64,15 +64,15 @@ def _parse(text: str) -> tuple[int, int, str] | None:
     return round(secs + (months - whole) * 30 * 86400), whole, last
 
 
-_DATEY_MONTH = re.compile(r"(?<![个\s多])月")
+_DATEY_MONTH = re.compile(r"(?<![个\s多半])月")
 _DATEY_DAY = re.compile(rf"(?<![\d{CN}])(?:[12]?\d|3[01]|[一二三四五六七八九十廿卅]{{1,3}})日")
 
 
-def _datey(body: str, framed: bool) -> bool:
+def _datey(body: str, framed: bool, pre: str = "") -> bool:
     """Does the chain read as a calendar date (3月, 26日) rather than a length of time?"""
-    if framed:
-        return False
-    return _DATEY_MONTH.search(body) is not None or _DATEY_DAY.search(body) is not None
+    if _DATEY_MONTH.search(body) is not None and not pre:
+        return True
+    return not framed and _DATEY_DAY.search(body) is not None
 
 
 def _trunc(now: datetime, g: Grain) -> datetime:
@@ -111,8 +111,13 @@ def duration(m: re.Match[str], ctx: Ctx) -> Piece | None:
     b, e = m.start(), m.end()
     total = secs + months * 30 * 86400
     grain = GRAIN.get(unit, "day")
-    if _datey(body, bool(pre or post)):
+    if _datey(body, bool(pre or post), pre):
         return None  # 29日, 3月, 4月26日20时: dates, not durations
+    if pre.startswith("过") and not post:
+        post = "后"
+        pre = ""
+    if pre in ("上", "下") and body in ("半年", "半个月", "半月", "半周"):
+        return _half(m, ctx, pre, body)
     if pre in ("每隔", "隔", "每"):
         return _every(m, ctx, secs, months, unit)
     if pre == "提前":
@@ -146,6 +151,22 @@ def duration(m: re.Match[str], ctx: Ctx) -> Piece | None:
 
 
 GRAIN_SECS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400, "week": 604800}
+
+
+def _half(m: re.Match[str], ctx: Ctx, pre: str, body: str) -> Piece:
+    """上半年/下半年, 上半月/下半月, 上半周/下半周 of the current year, month or week."""
+    t = ctx.today
+    if body == "半年":
+        a, z = (date(t.year, 1, 1), date(t.year, 7, 1)) if pre == "上" else (
+            date(t.year, 7, 1), date(t.year + 1, 1, 1))
+    elif body == "半周":
+        mon = t - timedelta(days=t.weekday())
+        a, z = (mon, mon + timedelta(days=3)) if pre == "上" else (mon + timedelta(days=3), mon + timedelta(days=7))
+    else:
+        y, mo = add_months(t.year, t.month, 1)
+        a, z = (date(t.year, t.month, 1), date(t.year, t.month, 16)) if pre == "上" else (
+            date(t.year, t.month, 16), date(y, mo, 1))
+    return Piece("span", m.start(), m.end(), "half", start=ctx.at(a), end=ctx.at(z), grain="day")
 
 
 def _every(m: re.Match[str], ctx: Ctx, secs: int, months: int, unit: str) -> Piece:

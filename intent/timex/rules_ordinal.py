@@ -37,6 +37,9 @@ def _first_monday(y: int, mo: int | None) -> date:
 def ordinal(m: re.Match[str], ctx: Ctx) -> Piece | None:
     anchor = _anchor(m, ctx)
     if anchor is None:
+        n = cn_int(m.group("n") or "")
+        if m.group("unit") == "天" and n and m.group(0).startswith("第"):  # 第三天: counted from today
+            return Piece("date", m.start(), m.end(), "nth_day_from_today", day=ctx.today + timedelta(days=n - 1))
         return None
     y, mo = anchor
     b, e = m.start(), m.end()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from intent.timex.lexicon import BYDAY, WD_INDEX
 from intent.timex.piece import Ctx, Handler, Piece
 
 FREQ = {"天": "DAILY", "日": "DAILY", "晚": "DAILY", "早": "DAILY", "早上": "DAILY", "晚上": "DAILY",
@@ -15,6 +16,10 @@ WORKDAYS = "MO,TU,WE,TH,FR"
 def every(m: re.Match[str], ctx: Ctx) -> Piece:
     u = m.group("u") or ""
     b, e = m.start(), m.end()
+    if u.startswith(("周", "星期", "礼拜")) and len(u.lstrip("周星期礼拜")) >= 2:
+        days = u.lstrip("周星期礼拜")
+        byday = ",".join(dict.fromkeys(BYDAY[WD_INDEX[c]] for c in days))
+        return Piece("set", b, e, "every_weekdays", freq="WEEKLY", extra={"byday": byday})
     if u.endswith("最后一天"):
         return Piece("set", b, e, "every_month_last_day", freq="MONTHLY", extra={"bymonthday": "-1"})
     if not u:
@@ -38,7 +43,8 @@ def workday(m: re.Match[str], ctx: Ctx) -> Piece:
 
 
 RULES: list[tuple[str, str, Handler]] = [
-    ("every", r"每(?:个|一个?)?(?P<u>月的?最后一天|工作日|非工作日|节假日|周末|天|日|晚上|早上|晚|早|小时|分钟|季度|"
+    ("every", r"每(?:个|一个?)?(?P<u>(?:周|星期|礼拜)[一二三四五六日天]{2,}|月的?最后一天|"
+              r"工作日|非工作日|节假日|周末|天|日|晚上|早上|晚|早|小时|分钟|季度|"
               r"(?:周|星期|礼拜)(?![一二三四五六日天末1-7])|月|年)?", every),
     ("workday", r"(?<![每个下非])(?:非工作日|节假日|工作日)(?!内)", workday),
 ]

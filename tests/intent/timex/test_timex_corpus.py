@@ -118,3 +118,23 @@ CASES = [(now, want, text) for now, want, texts in CORPUS for text in texts]
 def test_corpus(now: datetime, want: str, text: str) -> None:
     got, rule = first(text, now)
     assert got == want, f"{text!r} → {got} by rule {rule}, expected {want}"
+
+
+EXTRA: list[tuple[datetime, str, list[str]]] = [
+    (NOW, "2026-06-19..2026-06-22", ["端午假期", "端午节假期"]),
+    (NOW, "2026-10-01..2026-10-08", ["国庆假期", "国庆长假"]),
+    (NOW, "2026-07-01..2027-01-01", ["下半年"]),
+    (NOW, "2026-06-01..2026-06-16", ["上半月"]),
+    (NOW, "set FREQ=WEEKLY;BYDAY=MO,WE,FR@2026-06-19", ["每周一三五"]),
+    (NOW, "2026-06-20", ["过两天"]),
+    (NOW, "2027-03-01", ["3月1日前"]),
+    (NOW, "2026-06-20 08:00..2026-06-20 12:00", ["第三天上午"]),
+    (NOW, "2026-07-31", ["下个月底"]),
+]
+EXTRA_CASES = [(now, want, text) for now, want, texts in EXTRA for text in texts]
+
+
+@pytest.mark.parametrize(("now", "want", "text"), EXTRA_CASES, ids=[c[2] for c in EXTRA_CASES])
+def test_extra_corpus(now: datetime, want: str, text: str) -> None:
+    got, rule = first(text, now)
+    assert got == want, f"{text!r} → {got} by rule {rule}, expected {want}"

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import date
 
 from intent.lexicon import NO_REMINDER, RECORD_WORD, REMIND_WORD, WEATHER, is_activity
 from intent.slots import Slots
+from intent.title import title_of
 
 _AGENDA = r"(?:待办|安排|行程|日程|计划|早报|日报|摘要|清单|事项|提醒|推送|todo)"
 UNSUBSCRIBE = re.compile(
@@ -24,11 +26,12 @@ _QUERY_LOOK = re.compile(
 _QUERY_NOUN = re.compile(r"行程|安排|日程|待办|计划|事情|事儿|任务|会议|会|提醒|清单")
 _QUERY_ASK = re.compile(
     r"(?:有什么|有啥|有哪些|还有什么|还有啥|有几个|有没有|哪些|什么)(?:事|会|安排|行程|日程|待办|任务|计划|活动|提醒|约)"
-    r"|有空吗|有空没|有没有空|有空不|忙不忙|忙吗|空闲|闲吗|有安排吗|我的(?:行程|日程|安排|待办)|行程页|做成网页|(?:行程|日程|安排|待办)(?:表|列表|清单)"
+    r"|(?:几点|什么时候)(?:开会|有会|的会|的航班|出发|面试)|有空吗|有空没|有没有空|有空不|忙不忙|忙吗|空闲|闲吗|有安排吗|我的(?:行程|日程|安排|待办)|行程页|做成网页|(?:行程|日程|安排|待办)(?:表|列表|清单)"
     r"|^(?:今天|明天|后天|这周|本周|下周|这个月|下个月|周末)?的?(?:行程|安排|日程|待办)(?:计划|清单|列表)?\??$"
 )
 _QUESTION = re.compile(
-    r"[吗嘛么呢]\??$|\?$|怎么|为什么|为啥|如何|是不是|是否|多少|哪里|能不能|可不可以|要不要|什么意思|几点了|啥"
+    r"[吗嘛么呢]\??$|\?$|怎么|为什么|为啥|如何|是不是|是否|多少|哪|能不能|可不可以|要不要|什么意思|几点|几号|几月|"
+    r"什么时候|星期几|周几|啥|建议|推荐|攻略|好不好"
 )
 _REQUEST = re.compile(r"帮我|请|麻烦|提醒我|记一下|给我|叫我|记得")
 COMPLETE = re.compile(
@@ -54,7 +57,7 @@ class Decision:
     rule: str
 
 
-def classify(text: str, slots: Slots) -> Decision:
+def classify(text: str, slots: Slots, today: date | None = None) -> Decision:
     """The first matching rule wins; the order encodes precedence (unsubscribe before cancel …)."""
     if not text.strip():
         return Decision("none", "none.empty")
@@ -81,6 +84,11 @@ def classify(text: str, slots: Slots) -> Decision:
         return Decision("snooze", "snooze.again")
     if NO_REMINDER.search(text) or remind or RECORD_WORD.search(text):
         return Decision("create", "create.trigger")
+    if slots.recur is None and slots.relative is None and not title_of(text, slots.spans):
+        return Decision("none", "none.no_activity")  # 三点了 / 现在: time words alone are no request
+    if today is not None and slots.recur is None and slots.when is not None and slots.when.start is not None \
+            and slots.when.start.date() < today:
+        return Decision("none", "none.past")  # 昨天下午三点我去开会了: a report, not a request
     if slots.recur is not None or slots.relative is not None:
         return Decision("create", "create.time")
     if slots.when is not None and (slots.when.has_clock or is_activity(text) or _has_deadline(text)):

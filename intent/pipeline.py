@@ -72,7 +72,7 @@ def _parse(
 
 
 def _fresh(text: str, slots: Slots, mentions: list[TimeMention], now: datetime, tz: ZoneInfo, offset: int) -> Intent:
-    decision = classify(text, slots)
+    decision = classify(text, slots, now.date())
     action = decision.action
     if action == "create":
         from intent.create import build

@@ -116,7 +116,7 @@ def _timeish(g: Group) -> bool:
 
 
 def _workweek(g: Group, nxt: Group) -> bool:
-    if len(g.pieces) != 1 or len(nxt.pieces) != 1:
+    if len(g.pieces) != 1 or sum(p.kind == "date" for p in nxt.pieces) != 1:
         return False
     a, z = g.pieces[0], nxt.pieces[0]
     return a.kind == z.kind == "date" and (a.wd, a.wk, z.wd, z.wk) == (0, None, 4, None)
@@ -147,4 +147,17 @@ def ranges(text: str, groups: list[Group]) -> list[Span]:
             continue
         out.append(Span(g.b, g.e, g))
         i += 1
-    return out
+    return _merge_sets(text, out)
+
+
+def _merge_sets(text: str, spans: list[Span]) -> list[Span]:
+    """周一到周五 + 每天早上8点 → one recurrence."""
+    merged: list[Span] = []
+    for s in spans:
+        prev = merged[-1] if merged else None
+        if (prev is not None and prev.tail is None and s.tail is None and prev.head.is_set and s.head.is_set
+                and text[prev.e:s.b].strip() in ("", "的")):
+            merged[-1] = Span(prev.b, s.e, Group([*prev.head.pieces, *s.head.pieces], is_set=True))
+        else:
+            merged.append(s)
+    return merged

@@ -22,7 +22,7 @@ Kind = Literal["task", "event"]
 
 
 class _Value(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="ignore")
+    model_config = ConfigDict(frozen=True, extra="ignore", defer_build=True)
 
 
 class Reminder(_Value):
@@ -64,7 +64,8 @@ class Pending(_Value):
 class Intent(BaseModel):
     """Base of every action model; validating against `Intent` itself picks the action's model."""
 
-    model_config = ConfigDict(frozen=True, extra="ignore")
+    # defer_build: schemas are built on first use, keeping `import intent` fast
+    model_config = ConfigDict(frozen=True, extra="ignore", defer_build=True)
     action: Action
     confidence: float = Field(default=0.9, ge=0.0, le=1.0)
     needs_clarification: list[Missing] = Field(default_factory=list)

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 from intent.action import classify
 from intent.model import Intent, NoneIntent
 from intent.normalise import normalise
 from intent.slots import Slots, collect, refine
-from intent.timex.types import TimeMention
 
-Extract = Callable[..., list[TimeMention]]
+if TYPE_CHECKING:
+    from intent.timex.types import TimeMention
+
+Extract = Callable[..., "list[TimeMention]"]
 
 
 class _Engine:

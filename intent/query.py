@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import re
 from datetime import date, datetime, timedelta
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 from intent.model import QueryIntent
 from intent.slots import Slots, day_start
-from intent.timex.types import TimeMention
+
+if TYPE_CHECKING:
+    from intent.timex.types import TimeMention
 
 _PAGE = re.compile(r"页面|网页|好看|行程页|生成.{0,4}页|做成.{0,4}页|链接|h5|图表|表格|日历视图|可视化", re.IGNORECASE)
 _EVENT = re.compile(r"会|约|活动|面试|饭局")

@@ -5,9 +5,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
-from intent.timex.numerals import cn_int
-from intent.timex.types import TimeMention
+if TYPE_CHECKING:
+    from intent.timex.types import TimeMention
 
 _NUM = r"[0-9零一二两三四五六七八九十百半]+"
 _LEAD = re.compile(rf"提前(?:个)?({_NUM}|半)?(?:个)?(半)?(分钟|分|小时|钟头|天|日|周|星期)(半)?")
@@ -42,6 +43,8 @@ def lead_from_text(text: str) -> tuple[int, tuple[int, int]] | None:
     m = _LEAD.search(text)
     if m is None:
         return None
+    from intent.timex.numerals import cn_int
+
     num, half1, unit, half2 = m.group(1), m.group(2), m.group(3), m.group(4)
     if num == "半":
         value = 0.5

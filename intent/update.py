@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from intent import clarify
 from intent.action import CANCEL, COMPLETE, UPDATE
 from intent.model import CancelIntent, Changes, CompleteIntent, Intent, Missing, UpdateIntent
 from intent.slots import collect, lead_from_text
-from intent.timex.types import TimeMention
 from intent.title import target_of
+
+if TYPE_CHECKING:
+    from intent.timex.types import TimeMention
 
 _SAME_TIME = re.compile(r"同一时间|同样时间|原来的时间|同一个时间|时间不变")
 _RENAME = re.compile(r"(?:名字|标题|名称|叫法)(?:改成|改为|换成)(.+)|改名(?:为|成|叫)?(.+)")

@@ -50,7 +50,7 @@ def build(text: str, slots: Slots, *, rule: str, meeting_offset: int, confidence
         plan = reminder.plan(text, slots, kind=kind, meeting=meeting, start=start, has_clock=has_clock,
                              meeting_offset=meeting_offset)
     missing.extend(m for m in plan.missing if m not in missing)
-    label = _label(slots, raw_title or title)
+    label = _label(slots, "开会" if raw_title in ("会", "个会") else (raw_title or title))
     return CreateIntent(
         kind="event" if kind == "event" else "task",
         title=title,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from intent.lexicon import NO_REMINDER, REMIND_WORD
 from intent.model import Missing, Reminder
@@ -12,6 +12,9 @@ from intent.slots import Slots, minus
 
 # A reminder word right after the time ("九点提醒我", "7点半叫我") makes that time the reminder time.
 _REMIND_AT_TIME = re.compile(r"^[\s,的再就准时]*(?:提醒|叫|喊|通知)")
+
+
+_DAY_BEFORE = re.compile(r"(?:前一天|头一天|前一晚|提前一天|前天)[^,]{0,2}$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +47,18 @@ def plan(
         if asked:
             return ReminderPlan(None, ("reminder_time",), "rule1.no_time")
         return ReminderPlan(None, (), "rule4.no_time_no_reminder")
+    second = slots.second
+    if second is not None and second.start is not None and _REMIND_AT_TIME.match(text[second.span[1]:]):
+        at = second.start
+        if not second.has_date:
+            at = at.replace(year=start.year, month=start.month, day=start.day)
+            if at > start and second.period is None and at.hour >= 12:
+                at -= timedelta(hours=12)  # 下午3点开会，2点半提醒我: the same half of the day, before the start
+            if at > start and _DAY_BEFORE.search(text[: second.span[0]]):
+                at -= timedelta(days=1)  # 前一天晚上8点提醒我
+        offset = int((start - at).total_seconds() // 60)
+        return ReminderPlan(Reminder(remind_at=at, offset_minutes=offset if offset >= 0 else None), (),
+                            "rule5.second_time")
     lead = slots.lead_minutes
     if lead is not None:
         if has_clock:

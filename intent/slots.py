@@ -20,6 +20,7 @@ class Slots:
     """Mentions sorted by role. `when` is the first point or range that is not relative."""
 
     when: TimeMention | None = None
+    second: TimeMention | None = None  # a later point (明天下午3点开会，2点半提醒我 → 2点半)
     relative: TimeMention | None = None
     recur: TimeMention | None = None
     lead_minutes: int | None = None
@@ -104,6 +105,8 @@ def collect(mentions: list[TimeMention], text: str) -> Slots:
             s.relative = s.relative or m
         elif m.start is not None and s.when is None:
             s.when = m
+        elif m.start is not None and s.second is None and m.has_clock:
+            s.second = m
     if s.lead_minutes is None:
         found = lead_from_text(text)
         if found is not None:

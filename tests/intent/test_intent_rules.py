@@ -203,3 +203,12 @@ def test_rule15_rolled_time_is_kept() -> None:
     it = _create(run("8点提醒我吃药", {"8点": point(at(2026, 6, 18, 20), date=False)}))
     assert it.reminder is not None, explain(it)
     assert it.reminder.remind_at == at(2026, 6, 18, 20), explain(it)
+
+
+def test_rule5_second_clock_time_is_the_reminder() -> None:
+    phrases = {"明天下午3点": point(at(2026, 6, 19, 15), period="下午"),
+               "2点半": point(at(2026, 6, 18, 14, 30), date=False)}
+    it = _create(run("明天下午3点开会，2点半提醒我", phrases))
+    assert it.reminder is not None, explain(it)
+    assert it.reminder.remind_at == at(2026, 6, 19, 14, 30), explain(it)
+    assert it.reminder.offset_minutes == 30, explain(it)

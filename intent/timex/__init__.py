@@ -27,10 +27,10 @@ _HINT = re.compile("[0-9０-９零〇一二两三四五六七八九十廿卅半�
 
 def extract(text: str, *, now: datetime, tz: ZoneInfo) -> list[TimeMention]:
     """All time expressions in `text`, resolved against `now` (aware) in `tz`, ordered by position."""
-    if not _HINT.search(text):
+    norm = normalise(text)
+    if not _HINT.search(norm):
         return []
     ctx = Ctx(now.astimezone(tz), tz)
-    norm = normalise(text)
     pieces = scan(norm, ctx)
     out: list[TimeMention] = []
     for span in ranges(norm, group(norm, pieces)):

@@ -138,3 +138,13 @@ EXTRA_CASES = [(now, want, text) for now, want, texts in EXTRA for text in texts
 def test_extra_corpus(now: datetime, want: str, text: str) -> None:
     got, rule = first(text, now)
     assert got == want, f"{text!r} → {got} by rule {rule}, expected {want}"
+
+
+TRADITIONAL = [("這週三", "2026-06-17"), ("聖誕節", "2026-12-25"), ("國慶節", "2026-10-01"), ("兩小時後", "2026-06-18 12:00"),
+               ("明天下午三點", "2026-06-19 15:00")]
+
+
+@pytest.mark.parametrize(("text", "want"), TRADITIONAL)
+def test_traditional_characters(text: str, want: str) -> None:
+    got, rule = first(text)
+    assert got == want, f"{text!r} → {got} by rule {rule}, expected {want}"

@@ -15,6 +15,7 @@ UNSUBSCRIBE = re.compile(
     r"(?:取消|退订|关闭|关掉|停止|停掉|暂停|不要再?|不用再?|别再?)(?:给我)?(?:发|推|发送)?(?:每日|每天|每早|每晚|每周)?的?"
     r"(?:待办|早报|日报|推送|摘要|行程|日程)?(?:推送|早报|日报|摘要)|(?:早报|日报|推送|每日待办|每天的待办)(?:就|先)?(?:不用|不要|别|停|取消)"
 )
+_STOP = re.compile(r"不用|不要|别|取消|停止|停掉|关闭|关掉|退订|暂停")
 _SUB_RECUR = re.compile(r"每天|每日|每早|每晚|每个?工作日|工作日|每周|每星期|每礼拜|每个?月|周一到周五")
 _SUB_SEND = re.compile(
     rf"(?:发|推送|推给|发送|告诉|汇总|整理)[^,]{{0,10}}{_AGENDA}|{_AGENDA}[^,]{{0,8}}(?:发|推送|推给|发送)"
@@ -65,6 +66,8 @@ def classify(text: str, slots: Slots, today: date | None = None) -> Decision:
         return Decision("unsubscribe_digest", "digest.unsubscribe")
     daily_clock = slots.when is not None and slots.when.has_clock and not slots.when.has_date
     if _SUB_SEND.search(text) and (_SUB_RECUR.search(text) or slots.recur is not None or daily_clock):
+        if _STOP.search(text):
+            return Decision("unsubscribe_digest", "digest.unsubscribe_negated")  # 不用每天给我发待办了
         return Decision("subscribe_digest", "digest.subscribe")
     remind = REMIND_WORD.search(text)
     if _is_query(text, slots):
@@ -82,6 +85,8 @@ def classify(text: str, slots: Slots, today: date | None = None) -> Decision:
             return Decision(action, f"{action}.verb")
     if SNOOZE.search(text) and not _has_title_words(text, slots):
         return Decision("snooze", "snooze.again")
+    if _lead_for_existing(text, slots):
+        return Decision("update", "update.lead_existing")
     if NO_REMINDER.search(text) or remind or RECORD_WORD.search(text):
         return Decision("create", "create.trigger")
     if slots.recur is None and slots.relative is None and not title_of(text, slots.spans):
@@ -101,6 +106,14 @@ def classify(text: str, slots: Slots, today: date | None = None) -> Decision:
 
 
 _AGENDA_ONLY = re.compile(r"^[,.!? ]*(?:我的|的)?(?:行程|安排|日程|待办|计划)(?:计划|清单|列表|安排)?[?!. ]*$")
+
+
+def _lead_for_existing(text: str, slots: Slots) -> bool:
+    """明天的会提前一小时提醒我: 的 after a date names an item already there; only the lead is new."""
+    when = slots.when
+    if slots.lead_minutes is None or when is None or when.has_clock or slots.recur is not None:
+        return False
+    return text[when.span[1]:].startswith("的") and not re.search(r"有个|有一个|要|新", text)
 
 
 def _is_query(text: str, slots: Slots) -> bool:

@@ -42,8 +42,11 @@ def build(text: str, action: str, mentions: list[TimeMention], *, rule: str) -> 
         return CompleteIntent(target_text=target or None, target_date=target_date, needs_clarification=missing,
                               question=clarify.question(missing) if missing else None, rule=rule,
                               confidence=0.85 if target else 0.6)
-    tail = text[verb.end():] if verb is not None else ""
-    changes = _changes(text, tail, before, after, verb.group(0) if verb is not None else "")
+    if verb is None:  # update.lead_existing: the lead is the whole change
+        lead = collect(mentions, text).lead_minutes
+        changes = Changes(offset_minutes=lead) if lead is not None else None
+    else:
+        changes = _changes(text, text[verb.end():], before, after, verb.group(0))
     if changes is None:
         missing.append("changes")
     return UpdateIntent(

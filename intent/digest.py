@@ -20,7 +20,10 @@ def subscribe(text: str, slots: Slots) -> SubscribeDigestIntent:
     anchor = slots.anchor
     hhmm = None
     if anchor is not None and anchor.start is not None and anchor.has_clock:
-        hhmm = f"{anchor.start.hour:02d}:{anchor.start.minute:02d}"
+        hour = anchor.start.hour
+        if anchor.type != "set" and anchor.period is None and 18 <= hour <= 23 and "晚" not in text:
+            hour -= 12  # a bare 7点半 for a daily push is the morning, not "the next 7:30 from now"
+        hhmm = f"{hour:02d}:{anchor.start.minute:02d}"
     rec = slots.recur
     if rec is not None and rec.rrule:
         recurrence = Recurrence(rrule=rec.rrule, workdays="cn" if rec.workdays == "cn" else None)

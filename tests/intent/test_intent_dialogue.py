@@ -110,3 +110,9 @@ def test_bare_hour_on_another_day_is_morning() -> None:
     it = run("8点", {"8点": point(at(2026, 6, 18, 20), date=False)}, pending=_pending())
     assert isinstance(it, CreateIntent), explain(it)
     assert it.start_at == at(2026, 6, 19, 8), explain(it)
+
+
+def test_bare_hour_for_daily_digest_is_morning() -> None:
+    it = run("7点半", {"7点半": point(at(2026, 6, 18, 19, 30), date=False)}, pending=run("每天给我发待办记录"))
+    assert isinstance(it, SubscribeDigestIntent), explain(it)
+    assert it.time == "07:30", explain(it)

@@ -12,7 +12,7 @@ from intent.timex.build import mention
 from intent.timex.calendar_cn import NAMES
 from intent.timex.fallback import latin_mentions, needs_fallback
 from intent.timex.grammar import group, ranges
-from intent.timex.normalise import normalise
+from intent.timex.normalise import normalise, squeeze
 from intent.timex.piece import Ctx, Piece
 from intent.timex.recurrence import set_mention
 from intent.timex.scan import scan
@@ -27,7 +27,7 @@ _HINT = re.compile("[0-9０-９零〇一二两三四五六七八九十廿卅半�
 
 def extract(text: str, *, now: datetime, tz: ZoneInfo) -> list[TimeMention]:
     """All time expressions in `text`, resolved against `now` (aware) in `tz`, ordered by position."""
-    norm = normalise(text)
+    norm, where = squeeze(normalise(text))
     if not _HINT.search(norm):
         return []
     ctx = Ctx(now.astimezone(tz), tz)
@@ -37,22 +37,22 @@ def extract(text: str, *, now: datetime, tz: ZoneInfo) -> list[TimeMention]:
         head = span.head
         m: TimeMention | None
         if head.is_set:
-            m = set_mention(text, head, ctx)
+            m = set_mention(norm, head, ctx)
         elif len(head.pieces) == 1 and head.pieces[0].kind in ("dur", "void"):
-            m = _single(text, head.pieces[0])
+            m = _single(norm, head.pieces[0])
         else:
-            m = mention(text, span, ctx)
+            m = mention(norm, span, ctx)
         if m is not None:
             out.append(m)
     if needs_fallback(norm):
         out = latin_mentions(norm, ctx, out)
-        out = [_restore(m, text) for m in out]
-    return out
+    return [_restore(m, text, where) for m in out]
 
 
-def _restore(m: TimeMention, text: str) -> TimeMention:
-    """Report the caller's original characters for a span found in the normalised text."""
-    return replace(m, text=text[m.span[0]:m.span[1]])
+def _restore(m: TimeMention, text: str, where: list[int]) -> TimeMention:
+    """Map a span found in the squeezed, normalised text back to the caller's characters."""
+    b, e = where[m.span[0]], where[m.span[1] - 1] + 1
+    return replace(m, span=(b, e), text=text[b:e])
 
 
 def _single(text: str, p: Piece) -> TimeMention | None:

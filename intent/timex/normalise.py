@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 _PAIRS = {
     **{chr(0xFF10 + i): str(i) for i in range(10)},
     "：": ":", "～": "~", "－": "-", "／": "/", "．": ".", "　": " ", "〜": "~",
@@ -13,6 +15,27 @@ _PAIRS = {
     "晝": "昼", "陰": "阴", "舊": "旧", "來": "来",
 }
 _TABLE = str.maketrans(_PAIRS)
+
+
+_CJK = re.compile(r"(?<=[0-9\u4e00-\u9fff]) {1,2}(?=[0-9\u4e00-\u9fff])")
+
+
+def squeeze(text: str) -> tuple[str, list[int]]:
+    """Drop spaces between Chinese and digits (每天早上 7 点 → 每天早上7点), keeping an index map back.
+
+    Spaces between two digits (2010 01 29) stay, and so do those before 月/日 unless a month came
+    earlier (10 月 and 五 日 alone are durations in Duckling; 6 月 20 到 25 日 is a date range).
+    """
+    if " " not in text:
+        return text, list(range(len(text)))
+    drop: set[int] = set()
+    for m in _CJK.finditer(text):
+        a, z = text[m.start() - 1], text[m.end()]
+        if (a.isdigit() and z.isdigit()) or (z in "月日" and "月" not in text[:m.start()]):
+            continue
+        drop.update(range(m.start(), m.end()))
+    where = [i for i in range(len(text)) if i not in drop]
+    return "".join(text[i] for i in where), where
 
 
 def normalise(text: str) -> str:

@@ -28,7 +28,8 @@ WEEK_PRE = {None: None, "这": 0, "本": 0, "今": 0, "下": 1, "上": -1, "下�
 
 CYEAR = r"[零一二三四五六七八九]{2,4}|[一二两]千[零一二三四五六七八九十]{0,3}"
 YEAR = rf"(?:(?<!\d)(?P<yn>\d{{4}}|\d{{2}})|(?P<yc>{CYEAR}))年 ?|(?P<yr>{'|'.join(YEAR_REL)})"
-MONTH = rf"(?:(?<!\d)(?P<mn>1[0-2]|0?[1-9])|(?P<mc>十[一二]?|[一二三四五六七八九]))月份?|(?P<mr>{'|'.join(MONTH_REL)})"
+MONTH = (rf"(?:(?<!\d)(?P<mn>1[0-2]|0?[1-9])|(?P<mc>十[一二]?|[一二三四五六七八九]))(?P<msp> ?)月份?"
+         rf"|(?P<mr>{'|'.join(MONTH_REL)})")
 DAYN = r"(?:(?<!\d)(?P<dn>3[01]|[12]\d|0?[1-9])|(?P<dc>[零一二三四五六七八九十廿卅]{1,3}))"
 EDGE = r"(?P<edge>月?底|月?末|月?初)"
 
@@ -65,8 +66,8 @@ def ymd(m: re.Match[str], ctx: Ctx) -> Piece | None:
     if shift is not None:
         yy, mo = add_months(y or today.year, today.month, shift)
         y = yy
-    if mo is None:
-        return None
+    if mo is None or (m.group("msp") and d is None):
+        return None  # 10 月 alone: ten months
     if m.group("edge"):
         y = y if y is not None else (today.year if mo >= today.month else today.year + 1)
         if not valid(y, mo, 1):
@@ -237,7 +238,7 @@ LDAY = r"初[一二三四五六七八九十]|廿[一二三四五六七八九]?|�
 HOL = "|".join(n for n in cal.NAMES if n not in ("十一", "六一", "七一", "八一", "三八"))
 RULES: list[tuple[str, str, Handler]] = [
     ("date_ymd", rf"(?:{YEAR})?(?:的)?(?:{MONTH})"
-                 rf"(?:的?{DAYN}(?P<ds>日|号)?(?(ds)|(?![\d点时:.个天年月分秒小周{CN}]))|{EDGE})?",
+                 rf"(?:的? ?{DAYN} ?(?P<ds>日|号)?(?(ds)|(?![\d点时:.个天年月分秒小周{CN}]))|{EDGE})?",
      ymd),
     ("date_day", rf"(?:(?P<mr>{_alt(MONTH_REL)})的?)?(?:{DAYN})(?:日|号)(?![\d])", lambda m, c: _day_rel(m, c)),
     ("day_relative", _alt([*REL_DAY, *DAY_PERIOD]), rel_day),

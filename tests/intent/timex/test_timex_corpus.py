@@ -148,3 +148,23 @@ TRADITIONAL = [("這週三", "2026-06-17"), ("聖誕節", "2026-12-25"), ("國�
 def test_traditional_characters(text: str, want: str) -> None:
     got, rule = first(text)
     assert got == want, f"{text!r} → {got} by rule {rule}, expected {want}"
+
+
+SPACED = [("每天早上 7 点", "set FREQ=DAILY@2026-06-19 07:00"), ("明天 下午 3 点", "2026-06-19 15:00"),
+          ("提前 1 小时", "lead 3600"), ("6 月 20 到 25 日", "2026-06-20..2026-06-26"),
+          ("12 月 22 日上午 9 点", "2026-12-22 09:00"), ("10 月", "dur 25920000"), ("2010 01 29", "2010-01-29")]
+
+
+@pytest.mark.parametrize(("text", "want"), SPACED)
+def test_spaces_between_chinese_and_digits(text: str, want: str) -> None:
+    got, rule = first(text)
+    assert got == want, f"{text!r} → {got} by rule {rule}, expected {want}"
+
+
+def test_spans_point_into_the_original_text() -> None:
+    from intent.timex import extract
+    from tests.intent.timex.timex_helpers import TZ
+
+    text = "我 明天 下午 3 点 开会"
+    (m,) = extract(text, now=NOW, tz=TZ)
+    assert text[m.span[0]:m.span[1]] == m.text == "明天 下午 3 点"

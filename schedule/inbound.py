@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -27,8 +27,8 @@ async def claim(sessions: async_sessionmaker[AsyncSession], dedupe_key: str, *, 
     """Insert the dedupe row in its own short transaction; on a duplicate, report the owner's state."""
     try:
         async with sessions.begin() as session:
-            session.add(InboundMessageRow(dedupe_key=dedupe_key, user_id=user_id, received_at=now_ms,
-                                          status="processing", reply=None))
+            await session.execute(insert(InboundMessageRow).values(
+                dedupe_key=dedupe_key, user_id=user_id, received_at=now_ms, status="processing", reply=None))
         return Claim(fresh=True, status="processing", reply=None)
     except IntegrityError:
         pass

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from sqlalchemy import select
+from sqlalchemy import and_, case, func, not_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from schedule.model import UserRow
@@ -80,6 +80,22 @@ async def record_interaction(session: AsyncSession, user_id: int, kind: WindowKi
     if kind == "message":
         user.last_user_message_at = max(user.last_user_message_at or 0, at_ms)
     return state
+
+
+async def record_message(session: AsyncSession, user_id: int, at_ms: int) -> None:
+    """`record_interaction(…, "message", at_ms)` as one UPDATE (the webhook's hot path; same result:
+    a user message opens a fresh 5/48 h window unless a newer message window is already open, in
+    which case last_user_message_at is already at least as new)."""
+    newer = and_(func.coalesce(UserRow.window_kind, "") == "message",
+                 func.coalesce(UserRow.window_opened_at, 0) >= at_ms)
+    # The condition sits in WHERE, not in per-column CASEs: MariaDB evaluates SET left to right.
+    await session.execute(
+        update(UserRow).where(UserRow.id == user_id, not_(newer)).values(
+            window_kind="message", window_opened_at=at_ms, window_sent_count=0,
+            last_user_message_at=case((func.coalesce(UserRow.last_user_message_at, 0) >= at_ms,
+                                       UserRow.last_user_message_at), else_=at_ms),
+        )
+    )
 
 
 async def record_send(session: AsyncSession, user_id: int, now_ms: int) -> bool:

@@ -8,6 +8,7 @@ inbound row done, so a crash after the acknowledgement loses nothing.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable
 from typing import Any, Protocol
@@ -49,6 +50,12 @@ class Dispatcher:
         self._client = client
         self.reply_budget_s = reply_budget_s
         self._background: set[asyncio.Task[Any]] = set()
+        # SQLite takes its write lock at BEGIN: queue our transactions in-process instead of letting
+        # pooled connections spin in SQLite's busy handler (sleeps of up to 100 ms under load).
+        bind = sessions.kw.get("bind")
+        sqlite = bind is not None and bind.dialect.name == "sqlite"
+        self._gate: contextlib.AbstractAsyncContextManager[Any] = asyncio.Lock() if sqlite else _NoGate()
+        self._user_ids: dict[str, int] = {}  # openid → users.id; ids never change (forgetting keeps the row)
 
     async def drain(self) -> None:
         """Wait for slow handlers and typing calls still running (tests, shutdown)."""
@@ -63,7 +70,8 @@ class Dispatcher:
     async def handle(self, message: InboundMessage) -> str:
         """The plaintext response body: a passive reply XML or `success`."""
         received = now_ms(self._clock)
-        claim = await inbound.claim(self._sessions, message.dedupe_key, now_ms=received)
+        async with self._gate:
+            claim = await inbound.claim(self._sessions, message.dedupe_key, now_ms=received)
         if not claim.fresh:
             log.info("wechat retry of %s (%s)", message.dedupe_key, claim.status)
             return claim.reply if claim.status == "done" and claim.reply else SUCCESS
@@ -80,10 +88,11 @@ class Dispatcher:
 
     async def _process(self, message: InboundMessage, received: int) -> str:
         event = message.event_lower if message.kind == "event" else ""
-        user = await self._users.get_or_create_user(message.openid)
-        message = message.model_copy(update={"user_id": int(user.id)})
+        user_id = await self._user_id(message.openid)
+        message = message.model_copy(update={"user_id": user_id})
         if event == "unsubscribe":
-            await self._users.forget_user(int(user.id))
+            async with self._gate:
+                await self._users.forget_user(user_id)
             await self._finish(message, received, None, window_kind=None)
             return SUCCESS
         window_kind = "click" if event in CLICK_WINDOW_EVENTS else ("message" if not event else None)
@@ -95,6 +104,17 @@ class Dispatcher:
         fixed = self._fixed_reply(message, event)
         return await self._finish(message, received, fixed, window_kind=window_kind,
                                   subscribed=event in ("subscribe", "scan"))
+
+    async def _user_id(self, openid: str) -> int:
+        cached = self._user_ids.get(openid)
+        if cached is not None:
+            return cached
+        async with self._gate:
+            user = await self._users.get_or_create_user(openid)
+        if len(self._user_ids) >= 100_000:
+            self._user_ids.clear()
+        self._user_ids[openid] = int(user.id)
+        return int(user.id)
 
     @staticmethod
     def _fixed_reply(message: InboundMessage, event: str) -> Reply:
@@ -154,9 +174,11 @@ class Dispatcher:
             queued = "".join(parts[1:])
         elif parts:
             queued = text
-        async with self._sessions.begin() as session:
-            if window_kind is not None:
-                await window.record_interaction(session, user_id, window_kind, received)  # type: ignore[arg-type]
+        async with self._gate, self._sessions.begin() as session:
+            if window_kind == "message":
+                await window.record_message(session, user_id, received)
+            elif window_kind == "click":
+                await window.record_interaction(session, user_id, "click", received)
             if subscribed:
                 await session.execute(update(UserRow).where(UserRow.id == user_id).values(subscribed=True))
             if template_status is not None:
@@ -167,6 +189,11 @@ class Dispatcher:
                                      now_ms=now_ms(self._clock))
             await inbound.finish(session, message.dedupe_key, reply=body, user_id=user_id)
         return body
+
+
+class _NoGate(contextlib.AbstractAsyncContextManager[None]):
+    async def __aexit__(self, *_exc: object) -> None:
+        return None
 
 
 def _template_log(message: InboundMessage, status: str, stamp: int) -> DeliveryLogRow:

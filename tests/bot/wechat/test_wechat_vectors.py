@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ SUITE = VECTORS["wechatpy_suite"]
 NEG = {case["id"]: case for case in VECTORS["derived_negative"]}
 
 
-def fixed(random: str):  # noqa: ANN201
+def fixed(random: str) -> Callable[[], str]:
     return lambda: random
 
 

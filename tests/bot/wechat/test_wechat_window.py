@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from schedule import window
@@ -65,3 +66,25 @@ async def test_record_interaction_and_send(sessions: async_sessionmaker[AsyncSes
         assert row is not None
         assert (row.window_kind, row.window_opened_at, row.window_sent_count, row.last_user_message_at) == \
             ("message", 1000, 5, 1000)
+
+
+@pytest.mark.parametrize("state", [
+    WindowState(), WindowState("message", 5000, 2), WindowState("message", 500, 5), WindowState("click", 900, 1),
+    WindowState("click", 5000, 0), WindowState("message", 1000, 0),
+])
+async def test_record_message_matches_the_pure_rule(sessions: async_sessionmaker[AsyncSession],
+                                                    state: WindowState) -> None:
+    async with sessions.begin() as session:
+        user = UserRow(wechat_openid=f"o-eq-{state}", created_at=0, window_kind=state.kind,
+                       window_opened_at=state.opened_at, window_sent_count=state.sent_count,
+                       last_user_message_at=state.opened_at if state.kind == "message" else None)
+        session.add(user)
+        await session.flush()
+        uid = user.id
+    async with sessions.begin() as session:
+        await window.record_message(session, uid, 1000)
+    async with sessions() as session:
+        row = await session.get(UserRow, uid)
+        assert row is not None
+        assert window.state_of(row) == after_interaction(state, "message", 1000)
+        assert row.last_user_message_at == max(1000, state.opened_at or 0 if state.kind == "message" else 1000)

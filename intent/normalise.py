@@ -7,6 +7,17 @@ import re
 MAX_CHARS = 200  # utterances are short; longer text is cut so work stays bounded
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ud800-\udfff]")
 _SPACES = re.compile(r"\s+")
+# Common traditional characters of schedule talk → simplified (one char each, so offsets hold).
+_TRADITIONAL = str.maketrans(
+    "會開議記錄們還過時間這鐘嗎麼幫請給發與項辦預約飯醫體檢車買賣機場電話說讓準備報單務題課歲歷曆農陰節慶"
+    "勞動國樣從學習寫讀書紀結媽長門聽見視頻飛鐵頭髮護藥費錢帳繳續裡試員總經戶應該別幾刪銷剛氣選週號後點個"
+    "兩禮鬧訂麵貨遞裝歡謝現當實際隊處戲劇網頁覽訊計劃畫內專屬業產啟關閉訴腦術藝鍛鍊練籃賽導師級組評審顧問"
+    "簽證驗領補償繫聯絡郵鬆錶鎖燈熱燒閱覆複濟壓傳輸衛",
+    "会开议记录们还过时间这钟吗么帮请给发与项办预约饭医体检车买卖机场电话说让准备报单务题课岁历历农阴节庆"
+    "劳动国样从学习写读书纪结妈长门听见视频飞铁头发护药费钱账缴续里试员总经户应该别几删销刚气选周号后点个"
+    "两礼闹订面货递装欢谢现当实际队处戏剧网页览讯计划画内专属业产启关闭诉脑术艺锻炼练篮赛导师级组评审顾问"
+    "签证验领补偿系联络邮松表锁灯热烧阅复复济压传输卫",
+)
 _PUNCT = str.maketrans({"。": ",", "；": ",", ";": ",", "、": ",", "！": "!", "？": "?", "（": "(", "）": ")",
                         "“": '"', "”": '"', "‘": "'", "’": "'", "「": '"', "」": '"'})
 
@@ -17,5 +28,5 @@ def normalise(text: str) -> str:
     head = _CONTROL.sub(" ", head)
     from intent.timex.normalise import normalise as timex_normalise  # lazy: keeps `import intent` light
 
-    head = timex_normalise(head).translate(_PUNCT)
+    head = timex_normalise(head.translate(_TRADITIONAL)).translate(_PUNCT)
     return _SPACES.sub(" ", head).strip()[:MAX_CHARS]

@@ -24,3 +24,10 @@ def test_phrasing_maps_to_action(action: str, text: str) -> None:
 def test_negative_corpus_is_none(text: str) -> None:
     it = parse(text, now=NOW, tz=TZ)
     assert it.action == "none", f"{text}: {explain(it)}"
+
+
+@needs_engine
+def test_traditional_characters_are_read() -> None:
+    it = parse("明天下午三點開會", now=NOW, tz=TZ)
+    assert it.action == "create", explain(it)
+    assert it.rule.endswith("rule3.meeting"), explain(it)

@@ -57,4 +57,7 @@ def target_of(text: str, spans: Iterable[tuple[int, int]]) -> str:
     """Words naming an existing item: 带材料那个已经完成了 → 带材料 (verb spans are passed in)."""
     words = clean(remove_spans(text, spans))
     words = _strip(_TARGET_TRAIL.sub("", words))
-    return words[:60]
+    return "" if words in _PRONOUNS else words[:60]
+
+
+_PRONOUNS = frozenset({"它", "这", "那", "这个", "那个", "刚才那个", "刚刚那个", "上一个", "刚才", "刚刚"})

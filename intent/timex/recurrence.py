@@ -38,9 +38,13 @@ def set_mention(text: str, g: Group, ctx: Ctx) -> TimeMention | None:
     lunar: LunarDate | None = None
     for p in g.pieces:
         if p.kind == "set":
-            if p.rrule:  # 每隔N分钟: complete already
+            if p.rrule and len(g.pieces) == 1:  # 每隔N分钟: complete already
                 return TimeMention(span=(g.b, g.e), text=text[g.b:g.e], type="set", rule=p.rule,
                                    start=p.start, rrule=p.rrule)
+            if p.rrule:  # 每两周 + 的周五
+                freq = p.freq
+                interval = p.rrule.partition("INTERVAL=")[2] or interval
+                continue
             if p.workdays and freq == "WEEKLY":
                 byday = list(BYDAY[:5])
             elif p.workdays:

@@ -113,7 +113,7 @@ def duration(m: re.Match[str], ctx: Ctx) -> Piece | None:
     grain = GRAIN.get(unit, "day")
     if _datey(body, bool(pre or post), pre):
         return None  # 29日, 3月, 4月26日20时: dates, not durations
-    if pre.startswith("过") and not post:
+    if pre == "过" and not post:
         post = "后"
         pre = ""
     if pre in ("上", "下") and body in ("半年", "半个月", "半月", "半周"):

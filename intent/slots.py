@@ -67,7 +67,28 @@ _BYDAY = ("MO", "TU", "WE", "TH", "FR", "SA", "SU")
 def refine(mentions: list[TimeMention], text: str) -> list[TimeMention]:
     """Intent-level reading of the engine's mentions: drop noun uses, fold 周一到周五 into the set."""
     kept = [_week_noun(m, text) for m in mentions if m.text not in _NOUN_WORDS and not _degree(m, text)]
-    return _weekday_span_set(kept)
+    return _starting_from(_weekday_span_set(kept), text)
+
+
+def _starting_from(mentions: list[TimeMention], text: str) -> list[TimeMention]:
+    """下周一开始每天跑步: a date followed by 开始/起 is where the recurrence starts."""
+    first = next((m for m in mentions if m.type == "point" and m.has_date and _STARTS.match(text, m.span[1])), None)
+    rec = next((m for m in mentions if m.type == "set" and m.start is not None), None)
+    if first is None or rec is None or first.start is None or rec.start is None or rec.span[0] < first.span[0]:
+        return mentions
+    begin = rec.start.replace(year=first.start.year, month=first.start.month, day=first.start.day)
+    if begin <= rec.start:
+        return mentions
+    days = _weekdays(replace(rec, has_clock=False))
+    for _ in range(7):
+        if not days or begin.weekday() in days:
+            break
+        begin += timedelta(days=1)
+    moved = replace(rec, start=begin, rule=f"{rec.rule}+starting_from")
+    return [moved if m is rec else m for m in mentions]
+
+
+_STARTS = re.compile(r"开始|起(?!床|来|飞)")
 
 
 def _week_noun(m: TimeMention, text: str) -> TimeMention:

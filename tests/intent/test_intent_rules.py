@@ -212,3 +212,12 @@ def test_rule5_second_clock_time_is_the_reminder() -> None:
     assert it.reminder is not None, explain(it)
     assert it.reminder.remind_at == at(2026, 6, 19, 14, 30), explain(it)
     assert it.reminder.offset_minutes == 30, explain(it)
+
+
+def test_rule11_recurrence_starting_from_a_date() -> None:
+    phrases = {"7月2日": point(at(2026, 7, 2), clock=False),
+               "每周三晚上8点": {"type": "set", "start": at(2026, 6, 24, 20), "has_clock": True,
+                           "rrule": "FREQ=WEEKLY;BYDAY=WE"}}
+    it = _create(run("7月2日起每周三晚上8点打球", phrases))
+    assert it.start_at == at(2026, 7, 8, 20), explain(it)
+    assert it.title == "打球", explain(it)

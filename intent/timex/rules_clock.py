@@ -9,6 +9,7 @@ from intent.timex.numerals import cn_int, minute_word
 from intent.timex.piece import Ctx, Handler, Piece
 
 _UNIT_AFTER = set("度%倍米元个块号")
+_POINTS = re.compile("建议|意见|想法|要求|原因|理由|问题|不足|内容|注意|要点|看法|好处|区别|说明|疑问")
 
 
 def _minute_ok(raw: str, has_fen: bool) -> bool:
@@ -26,6 +27,8 @@ def clock_cn(m: re.Match[str], ctx: Ctx) -> Piece | None:
     after = text[m.end():m.end() + 1]
     if after in _UNIT_AFTER or (m.start() > 0 and text[m.start() - 1] in "第几"):
         return None
+    if not m.group("mi") and _POINTS.match(text, m.end()):
+        return None  # 两点建议, 三点意见: points of an argument
     mi, s = 0, None
     if m.group("half"):
         mi = 30

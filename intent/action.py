@@ -83,6 +83,8 @@ def classify(text: str, slots: Slots, today: date | None = None) -> Decision:
             if action == "update" and "提醒" in text and not _has_title_words(text[:m.start()], slots, m.start()):
                 return Decision("snooze", "snooze.shift")  # 推迟10分钟提醒: about the reminder just delivered
             return Decision(action, f"{action}.verb")
+    if slots.lead_minutes is not None and "提醒" not in text and slots.when is None and slots.recur is None:
+        return Decision("update", "update.shift_earlier")  # 会议提前两小时: moves an existing item
     if SNOOZE.search(text) and not _has_title_words(text, slots):
         return Decision("snooze", "snooze.again")
     if _lead_for_existing(text, slots):
@@ -125,7 +127,7 @@ def _is_query(text: str, slots: Slots) -> bool:
     rest = text
     for b, e in sorted(slots.spans, reverse=True):
         rest = rest[:b] + rest[e:]
-    if slots.spans and _AGENDA_ONLY.match(rest):
+    if (slots.when is not None or slots.recur is not None) and _AGENDA_ONLY.match(rest):
         return True
     return bool(_QUERY_LOOK.search(text) and _QUERY_NOUN.search(text))
 

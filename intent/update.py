@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from intent import clarify
 from intent.action import CANCEL, COMPLETE, UPDATE
 from intent.model import CancelIntent, Changes, CompleteIntent, Intent, Missing, UpdateIntent
-from intent.slots import collect, lead_from_text
+from intent.slots import collect
 from intent.title import target_of
 
 if TYPE_CHECKING:
@@ -26,6 +26,8 @@ def build(text: str, action: str, mentions: list[TimeMention], *, rule: str) -> 
     before = [m for m in mentions if m.span[1] <= cut]
     after = [m for m in mentions if m.span[0] >= (verb.end() if verb is not None else len(text))]
     spans = [m.span for m in (before if action == "update" else mentions)]
+    lead_span = collect(mentions, text).lead_span
+    spans += [lead_span] if lead_span is not None and verb is None else []
     spans += [verb.span()] if verb is not None else []
     head = text[: verb.end()] if action == "update" and verb is not None else text
     target = target_of(head, spans)
@@ -42,9 +44,12 @@ def build(text: str, action: str, mentions: list[TimeMention], *, rule: str) -> 
         return CompleteIntent(target_text=target or None, target_date=target_date, needs_clarification=missing,
                               question=clarify.question(missing) if missing else None, rule=rule,
                               confidence=0.85 if target else 0.6)
-    if verb is None:  # update.lead_existing: the lead is the whole change
+    if verb is None:  # update.lead_existing / update.shift_earlier: the lead is the whole change
         lead = collect(mentions, text).lead_minutes
-        changes = Changes(offset_minutes=lead) if lead is not None else None
+        if lead is None:
+            changes = None
+        else:
+            changes = Changes(offset_minutes=lead) if "提醒" in text else Changes(shift_minutes=-lead)
     else:
         changes = _changes(text, text[verb.end():], before, after, verb.group(0))
     if changes is None:
@@ -63,8 +68,10 @@ def _changes(
     if renamed is not None:
         return Changes(title=(renamed.group(1) or renamed.group(2) or "").strip(" ,.\"'") or None)
     slots = collect(after, text)
-    if slots.lead_minutes is not None or ("提醒" in text and lead_from_text(tail)):
+    if slots.lead_minutes is not None and "提醒" in text:
         return Changes(offset_minutes=slots.lead_minutes)
+    if slots.lead_minutes is not None and slots.when is None:
+        return Changes(shift_minutes=-slots.lead_minutes)  # 会议提前两小时: the item moves, not its reminder
     new = slots.when
     old = next((m for m in before if m.start is not None), None)
     if new is not None and new.start is not None:

@@ -102,7 +102,7 @@ def classify(text: str, slots: Slots, today: date | None = None) -> Decision:
         return Decision("create", "create.time")
     if slots.when is not None and (re.search(r"要|得|需要|去|约", text) or _starts_with_task_verb(text, slots)):
         return Decision("create", "create.weak")
-    if is_activity(text) and re.search(r"有个|开个|要去|安排", text):
+    if is_activity(text) and re.search(r"有个|开个|约个|定个|订个|要去|安排|预约|帮我", text):
         return Decision("create", "create.activity")
     return Decision("none", "none.default")
 

@@ -28,7 +28,7 @@ DEADLINE = re.compile(
     r"(?:之前|以前|前)(?:要|得|把|需要|必须|记得|,|完成|交|提交)|截止|截至|到期|要交|记得|deadline|ddl", re.IGNORECASE
 )
 NO_REMINDER = re.compile(r"(?:不用|不要|别|无需|不需要|不必|不)(?:再)?(?:设置?|加)?(?:个)?提醒(?:我)?")
-REMIND_WORD = re.compile(r"提醒|叫我|喊我|叫醒|通知我|告诉我")
+REMIND_WORD = re.compile(r"提醒|叫我|喊我|叫醒|通知我|告诉我|闹钟|闹铃")
 RECORD_WORD = re.compile(r"记一下|记下|记录|记上|帮我记|备忘|加个待办|加一个待办|添加待办|新建|记个")
 WEATHER = re.compile(r"下雨|下雪|天气|气温|温度|刮风|台风|雾霾|降温|升温")
 

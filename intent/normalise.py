@@ -7,6 +7,7 @@ import re
 MAX_CHARS = 200  # utterances are short; longer text is cut so work stays bounded
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ud800-\udfff]")
 _SPACES = re.compile(r"\s+")
+_FULLWIDTH = str.maketrans({chr(0xFF10 + i): str(i) for i in range(10)} | {"：": ":", "，": ",", "　": " "})
 # Common traditional characters of schedule talk → simplified (one char each, so offsets hold).
 _TRADITIONAL = str.maketrans(
     "會開議記錄們還過時間這鐘嗎麼幫請給發與項辦預約飯醫體檢車買賣機場電話說讓準備報單務題課歲歷曆農陰節慶"
@@ -26,7 +27,12 @@ def normalise(text: str) -> str:
     """Return the text the rules and the time engine see (one line, ≤ MAX_CHARS, ASCII punctuation)."""
     head = text[: MAX_CHARS * 4]
     head = _CONTROL.sub(" ", head)
-    from intent.timex.normalise import normalise as timex_normalise  # lazy: keeps `import intent` light
+    head = head.translate(_TRADITIONAL)
+    try:  # lazy: keeps `import intent` light; a broken engine package must not stop the intent rules
+        from intent.timex.normalise import normalise as timex_normalise
 
-    head = timex_normalise(head.translate(_TRADITIONAL)).translate(_PUNCT)
+        head = timex_normalise(head)
+    except Exception:
+        head = head.translate(_FULLWIDTH)
+    head = head.translate(_PUNCT)
     return _SPACES.sub(" ", head).strip()[:MAX_CHARS]

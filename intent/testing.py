@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
-from intent.timex.types import TimeMention
+if TYPE_CHECKING:
+    from intent.timex.types import TimeMention
 
 
 @dataclass
@@ -17,6 +18,8 @@ class FakeTimex:
     phrases: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def __call__(self, text: str, *, now: datetime, tz: ZoneInfo) -> list[TimeMention]:
+        from intent.timex.types import TimeMention
+
         found: list[TimeMention] = []
         taken: list[tuple[int, int]] = []
         for phrase in sorted(self.phrases, key=len, reverse=True):

@@ -35,7 +35,7 @@ def explain(it: Intent) -> str:
 def engine_ready() -> bool:
     try:
         from intent.timex import extract  # noqa: F401
-    except ImportError:
+    except Exception:  # the engine missing or mid-edit
         return False
     return True
 

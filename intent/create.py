@@ -27,7 +27,7 @@ def build(text: str, slots: Slots, *, rule: str, meeting_offset: int, confidence
     if kind == "event" and not meeting and asked and reminder.remind_at_time(text, slots):
         kind = "task"  # 明早8点提醒我跑步: a bare "提醒我 X" is a task (SPEC §4)
     raw_title = clean(rest)
-    title = title_of(text, slots.spans)
+    title = title_of(text, slots.spans) or ("闹钟" if "闹钟" in text else ("提醒" if asked else ""))
     missing: list[Missing] = []
     all_day = start is not None and not has_clock
     if start is not None and all_day:

@@ -25,6 +25,7 @@ def _check(text: str) -> None:
     it = parse(text, now=NOW, tz=TZ)
     elapsed = time.perf_counter() - started
     assert isinstance(it, Intent)
+    assert not it.rule.startswith("error."), f"{it.rule} for {text[:40]!r}"  # the intent rules never fail
     assert Intent.model_validate(it.model_dump()) == it
     to_json(it)
     assert elapsed < 0.05, f"{elapsed * 1000:.1f} ms for {text[:40]!r}"

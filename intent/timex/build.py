@@ -46,10 +46,8 @@ def group_day(p: Piece, ctx: Ctx, base: tuple[Piece, date] | None = None) -> dat
         after = base[1] if base is not None and wk is None else None
         return weekday(p.wd, wk, ctx.today, after)
     if p.d is not None:
-        if base is not None and (base[0].m is not None or base[0].mshift is not None):
-            y, m = base[1].year, base[1].month
-            if valid(y, m, p.d):
-                return date(y, m, p.d)
+        if base is not None:  # a range end: the first such day at or after the start (20号到25号, 12号到3号)
+            return day_only(p.d, base[1])
         return day_only(p.d, ctx.today)
     return None
 
@@ -74,6 +72,8 @@ def _explicit(c: Piece) -> bool:
 
 def resolve(g: Group, ctx: Ctx, base: tuple[Group, Res] | None = None) -> Res | None:
     d, c = g.date, g.clock
+    if d is not None and d.weak and base is None:
+        return None
     period = g.period
     rule = "+".join(p.rule for p in g.pieces)
     day: date | None = None

@@ -131,6 +131,9 @@ def ranges(text: str, groups: list[Group]) -> list[Span]:
         gap = text[g.e:nxt.b].strip() if nxt is not None else ""
         if gap == "和" and nxt is not None and not text.startswith("之间", nxt.e):
             gap = "?"
+        bare_end = nxt is not None and nxt.date is not None and nxt.date.weak
+        if bare_end and (g.date is None or g.date.d is None or g.clock is not None):
+            gap = "?"  # 三点到五: a bare number ends only a date range
         if nxt is not None and _timeish(g) and _timeish(nxt) and gap in RANGE_GAPS:
             b, e = g.b, nxt.e
             if b > 0 and text[b - 1] in PREFIXES:

@@ -241,6 +241,8 @@ RULES: list[tuple[str, str, Handler]] = [
                  rf"(?:的? ?{DAYN} ?(?P<ds>日|号)?(?(ds)|(?![\d点时:.个天年月分秒小周{CN}]))|{EDGE})?",
      ymd),
     ("date_day", rf"(?:(?P<mr>{_alt(MONTH_REL)})的?)?(?:{DAYN})(?:日|号)(?![\d])", lambda m, c: _day_rel(m, c)),
+    ("date_day_bare", rf"(?<=[到至~\-])(?:{DAYN})(?![\d点时:.分号日月个天年周小半刻{CN}])",
+     lambda m, c: _bare_day(m, c)),
     ("day_relative", _alt([*REL_DAY, *DAY_PERIOD]), rel_day),
     ("weekday", rf"(?:(?P<pre>上上|下下|上|下|这|本|今)(?:个|一)?{WEEKWORD}的?{WEEKWORD}?|{WEEKWORD})(?P<wd>{WD})",
      weekday),
@@ -278,6 +280,12 @@ def _day_rel(m: re.Match[str], ctx: Ctx) -> Piece | None:
     if p.d is None or not valid(y, mo, p.d):
         return Piece("void", m.start(), m.end(), "date_day")
     return Piece("date", m.start(), m.end(), "date_month_day", day=date(y, mo, p.d), y=y, m=mo, d=p.d)
+
+
+def _bare_day(m: re.Match[str], ctx: Ctx) -> Piece | None:
+    """二月十三到十五: a bare number after 到 is a day, but only as the end of a date range."""
+    d = _day(m)
+    return None if d is None else Piece("date", m.start(), m.end(), "date_day_bare", d=d, weak=True)
 
 
 def _edge(m: re.Match[str], ctx: Ctx) -> Piece:

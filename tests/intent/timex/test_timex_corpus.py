@@ -168,3 +168,13 @@ def test_spans_point_into_the_original_text() -> None:
     text = "我 明天 下午 3 点 开会"
     (m,) = extract(text, now=NOW, tz=TZ)
     assert text[m.span[0]:m.span[1]] == m.text == "明天 下午 3 点"
+
+
+BARE_END = [("二月十三到十五", "2027-02-13..2027-02-16"), ("6月20日-25", "2026-06-20..2026-06-26"),
+            ("25号到3号", "2026-06-25..2026-07-04"), ("三点到五", "2026-06-18 15:00"), ("1到3", "nothing")]
+
+
+@pytest.mark.parametrize(("text", "want"), BARE_END)
+def test_bare_range_ends(text: str, want: str) -> None:
+    got, rule = first(text)
+    assert got == want, f"{text!r} → {got} by rule {rule}, expected {want}"

@@ -14,6 +14,7 @@ from intent.slots import Slots, minus
 _REMIND_AT_TIME = re.compile(r"^[\s,的再就准时]*(?:提醒|叫|喊|通知)")
 
 
+_ON_TIME = re.compile(r"到时候?(?:再)?(?:提醒|叫|喊)|到点(?:了)?(?:提醒|叫|喊)|准时(?:提醒|叫|喊)")
 _DAY_BEFORE = re.compile(r"(?:前一天|头一天|前一晚|提前一天|前天)[^,]{0,2}$")
 
 
@@ -60,6 +61,8 @@ def plan(
         return ReminderPlan(Reminder(remind_at=at, offset_minutes=offset if offset >= 0 else None), (),
                             "rule5.second_time")
     lead = slots.lead_minutes
+    if lead is None and has_clock and _ON_TIME.search(text):
+        return ReminderPlan(Reminder(remind_at=start, offset_minutes=0), (), "rule5.on_time")
     if lead is not None:
         if has_clock:
             return ReminderPlan(Reminder(remind_at=minus(start, lead), offset_minutes=lead), (), "rule5.lead")

@@ -21,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from schedule.channel import Channel, DeliveryFailure, Outgoing, Receipt, parts_of
 from schedule.clock import Clock, now_ms
+from schedule.firing import Scheduler
 from schedule.model import DeliveryLogRow, OutboundMessageRow, ReminderRow, UserRow
 from schedule.retry import RetryPolicy
 
@@ -51,7 +52,8 @@ class TickReport:
 class DeliveryWorker:
     def __init__(self, sessions: async_sessionmaker[AsyncSession], clock: Clock, channels: dict[str, Channel], *,
                  policy: RetryPolicy | None = None, lease_ms: int = 60_000, batch_size: int = 20,
-                 poll_interval_s: float = 1.0, rand: random.Random | None = None) -> None:
+                 poll_interval_s: float = 1.0, rand: random.Random | None = None,
+                 scheduler: Scheduler | None = None) -> None:
         self._sessions = sessions
         self._clock = clock
         self._channels = channels
@@ -60,6 +62,7 @@ class DeliveryWorker:
         self._batch = batch_size
         self._poll_s = poll_interval_s
         self._rand = rand or random.Random()
+        self._scheduler = scheduler
         self._wake = asyncio.Event()
         self._stop = asyncio.Event()
 
@@ -86,7 +89,12 @@ class DeliveryWorker:
             self._wake.clear()
 
     async def run_once(self) -> TickReport:
-        """One pass: release stale leases, claim a batch, deliver it. Tests drain with this."""
+        """One pass: queue due reminders/digests, release stale leases, claim a batch, deliver it.
+
+        Tests drain the worker with this instead of waiting for real time to pass.
+        """
+        if self._scheduler is not None:
+            await self._scheduler.tick()
         released = await self.release_stale()
         claimed = await self.claim()
         sent = failed = retried = 0

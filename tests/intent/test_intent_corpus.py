@@ -6,7 +6,7 @@ import pytest
 from intent_corpus import CORPUS, NEGATIVE
 from intent_helpers import NOW, TZ, explain, needs_engine
 
-from intent import parse
+from intent import Intent, parse
 
 CASES = [(action, text) for action, texts in CORPUS.items() for text in texts]
 
@@ -31,3 +31,10 @@ def test_traditional_characters_are_read() -> None:
     it = parse("明天下午三點開會", now=NOW, tz=TZ)
     assert it.action == "create", explain(it)
     assert it.rule.endswith("rule3.meeting"), explain(it)
+
+
+@needs_engine
+@pytest.mark.parametrize(("action", "text"), CASES)
+def test_every_intent_round_trips_as_json(action: str, text: str) -> None:
+    it = parse(text, now=NOW, tz=TZ)
+    assert Intent.model_validate_json(it.model_dump_json()) == it, explain(it)

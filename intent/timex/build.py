@@ -118,8 +118,11 @@ def resolve(g: Group, ctx: Ctx, base: tuple[Group, Res] | None = None) -> Res | 
     if period is not None:
         on = day or ctx.today
         if period == "中午":
-            return Res(ctx.at(on, 12), None, "minute", rule, has_date=d is not None, has_clock=True,
-                       period=period)
+            noon, rolled = ctx.at(on, 12), False
+            if day is None and noon < ctx.now.replace(second=0, microsecond=0):
+                noon, rolled = noon + timedelta(days=1), True
+            return Res(noon, None, "minute", rule, has_date=d is not None, has_clock=True, period=period,
+                       rolled=rolled)
         if g.first("period") is not None and g.first("period").weak and d is None:  # type: ignore[union-attr]
             return None
         ws, we = WINDOWS.get(period, (0, 24))

@@ -20,6 +20,7 @@ REL_DAY = {
 DAY_PERIOD = {"今晚": (0, "晚上"), "今早": (0, "早上"), "今晨": (0, "早上"), "今夜": (0, "晚上"),
               "明早": (1, "早上"), "明晨": (1, "早上"), "明晚": (1, "晚上"), "昨晚": (-1, "晚上"),
               "昨夜": (-1, "晚上"), "当晚": (0, "晚上")}
+TWO_DAYS = {"明后天": 1, "明后两天": 1, "今明两天": 0, "今明天": 0}
 YEAR_REL = {"今年": 0, "本年": 0, "这一年": 0, "当年": 0, "同年": 0, "明年": 1, "来年": 1, "下年": 1, "次年": 1,
             "上年": -1, "去年": -1, "前年": -2, "后年": 2}
 MONTH_REL = {"本月": 0, "这个月": 0, "这月": 0, "当月": 0, "同月": 0, "下个月": 1, "下月": 1,
@@ -101,6 +102,10 @@ def day_alone(m: re.Match[str], ctx: Ctx) -> Piece | None:
 
 def rel_day(m: re.Match[str], ctx: Ctx) -> Piece:
     w = m.group(0)
+    if w in TWO_DAYS:
+        first = ctx.today + timedelta(days=TWO_DAYS[w])
+        return Piece("span", m.start(), m.end(), "two_days", start=ctx.at(first),
+                     end=ctx.at(first + timedelta(days=2)), grain="day")
     if w in DAY_PERIOD:
         n, period = DAY_PERIOD[w]
         return Piece("date", m.start(), m.end(), "day_period", day=ctx.today + timedelta(days=n),
@@ -243,7 +248,7 @@ RULES: list[tuple[str, str, Handler]] = [
     ("date_day", rf"(?:(?P<mr>{_alt(MONTH_REL)})的?)?(?:{DAYN})(?:日|号)(?![\d])", lambda m, c: _day_rel(m, c)),
     ("date_day_bare", rf"(?<=[到至~\-])(?:{DAYN})(?![\d点时:.分号日月个天年周小半刻{CN}])",
      lambda m, c: _bare_day(m, c)),
-    ("day_relative", _alt([*REL_DAY, *DAY_PERIOD]), rel_day),
+    ("day_relative", _alt([*REL_DAY, *DAY_PERIOD, *TWO_DAYS]), rel_day),
     ("weekday", rf"(?:(?P<pre>上上|下下|上|下|这|本|今)(?:个|一)?{WEEKWORD}的?{WEEKWORD}?|{WEEKWORD})(?P<wd>{WD})",
      weekday),
     ("week", rf"(?P<pre>上上|下下|上|下|这|本)(?:个|一)?{WEEKWORD}(?![一二三四五六日天末1-7])", week_span),

@@ -99,4 +99,6 @@ def _combine(new: TimeMention, old: TimeMention | None) -> datetime:
     hour = at.hour
     if new.period is None and hour < 12 and base.hour >= 12:
         hour += 12
+    elif new.period is None and 18 <= hour <= 23 and base.hour < 12 and old.has_clock:
+        hour -= 12  # 上午9点的会改到10点: the engine's "next 10 o'clock" may be 22:00; keep the morning
     return base.replace(hour=hour, minute=at.minute, second=0, microsecond=0)

@@ -15,6 +15,10 @@ UNSUBSCRIBE = re.compile(
     r"(?:取消|退订|关闭|关掉|停止|停掉|暂停|不要再?|不用再?|别再?)(?:给我)?(?:发|推|发送)?(?:每日|每天|每早|每晚|每周)?的?"
     r"(?:待办|早报|日报|推送|摘要|行程|日程)?(?:推送|早报|日报|摘要)|(?:早报|日报|推送|每日待办|每天的待办)(?:就|先)?(?:不用|不要|别|停|取消)"
 )
+_STATEMENT = re.compile(
+    r"真(?:好|快|棒|美|累|烦|热|冷|舒服)|好(?:累|无聊|烦|困|饿|开心|难受|热|冷)|太.{0,3}了$|还没|才(?:下班|到|起|醒|回)|"
+    r"过得|感觉|觉得|心情"
+)
 _STOP = re.compile(r"不用|不要|别|取消|停止|停掉|关闭|关掉|退订|暂停")
 _SUB_RECUR = re.compile(r"每天|每日|每早|每晚|每个?工作日|工作日|每周|每星期|每礼拜|每个?月|周一到周五")
 _SUB_SEND = re.compile(
@@ -91,6 +95,8 @@ def classify(text: str, slots: Slots, today: date | None = None) -> Decision:
         return Decision("update", "update.lead_existing")
     if NO_REMINDER.search(text) or remind or RECORD_WORD.search(text):
         return Decision("create", "create.trigger")
+    if _STATEMENT.search(text) or (slots.when is not None and text.startswith("了", slots.when.span[1])):
+        return Decision("none", "none.statement")  # 下午三点的阳光真好 / 8点了还没吃: talk, not a request
     if slots.recur is None and slots.relative is None and not title_of(text, slots.spans):
         return Decision("none", "none.no_activity")  # 三点了 / 现在: time words alone are no request
     if today is not None and slots.recur is None and slots.when is not None and slots.when.start is not None \

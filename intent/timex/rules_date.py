@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from datetime import date, timedelta
 
-from intent.timex import calendar_cn as cal
 from intent.timex.lexicon import CN, WD_INDEX, WEEKWORD
 from intent.timex.numerals import cn_int
 from intent.timex.piece import Ctx, Handler, Piece
@@ -35,7 +34,7 @@ DAYN = r"(?:(?<!\d)(?P<dn>3[01]|[12]\d|0?[1-9])|(?P<dc>[零一二三四五六七
 EDGE = r"(?P<edge>月?底|月?末|月?初)"
 
 
-def _year(m: re.Match[str], today: date) -> int | None:
+def year_of(m: re.Match[str], today: date) -> int | None:
     if m.group("yn"):
         v = int(m.group("yn"))
         return v if len(m.group("yn")) == 4 else two_digit_year(v, today)
@@ -47,7 +46,7 @@ def _year(m: re.Match[str], today: date) -> int | None:
     return None
 
 
-def _month(m: re.Match[str]) -> int | None:
+def month_of(m: re.Match[str]) -> int | None:
     raw = m.group("mn") or m.group("mc")
     return cn_int(raw) if raw else None
 
@@ -60,7 +59,7 @@ def _day(m: re.Match[str]) -> int | None:
 
 def ymd(m: re.Match[str], ctx: Ctx) -> Piece | None:
     today, rule = ctx.today, "date_ymd"
-    y, mo, d = _year(m, today), _month(m), _day(m) if (m.group("dn") or m.group("dc")) else None
+    y, mo, d = year_of(m, today), month_of(m), _day(m) if (m.group("dn") or m.group("dc")) else None
     if (m.group("dn") or m.group("dc")) and d is None:
         return None
     shift = MONTH_REL.get(m.group("mr") or "")
@@ -130,7 +129,7 @@ def week_span(m: re.Match[str], ctx: Ctx) -> Piece:
 
 
 def year_span(m: re.Match[str], ctx: Ctx) -> Piece | None:
-    y = _year(m, ctx.today)
+    y = year_of(m, ctx.today)
     if y is None or not 1 <= y <= 9998:
         return None
     edge = (m.group("edge") or "").lstrip("年")
@@ -183,64 +182,11 @@ def dmy(m: re.Match[str], ctx: Ctx) -> Piece | None:
     return Piece("date", m.start(), m.end(), "date_dmy", day=date(y, mo, d), y=y, m=mo, d=d)
 
 
-def holiday(m: re.Match[str], ctx: Ctx) -> Piece | None:
-    name = m.group("name")
-    y = _year(m, ctx.today)
-    day = cal.next_holiday(name, ctx.today, y)
-    if day is None:
-        return None
-    adj = m.group("adj") or ""
-    if adj.endswith(("假期", "长假", "黄金周", "放假")):
-        first, last = cal.off_days_around(day)
-        return Piece("span", m.start(), m.end(), "holiday_break", start=ctx.at(first),
-                     end=ctx.at(last + timedelta(days=1)), grain="day")
-    if adj.startswith("前"):
-        day -= timedelta(days=1)
-    elif adj.startswith("后"):
-        day += timedelta(days=1)
-    return Piece("date", m.start(), m.end(), "holiday", day=day)
-
-
-LUNAR_MONTH = {"正": 1, "冬": 11, "腊": 12}
-
-
-def lunar(m: re.Match[str], ctx: Ctx) -> Piece | None:
-    if m.group("big"):
-        big = m.group("big")
-        mo, d = (12, 30) if big == "三十" else (1, cn_int(big[1:]) or 0)
-    else:
-        mtxt, dtxt = m.group("lm"), m.group("ld")
-        if not (m.group("nl") or mtxt in LUNAR_MONTH or dtxt.startswith(("初", "廿"))):
-            return None
-        mo = LUNAR_MONTH.get(mtxt) or cn_int(mtxt.lstrip("闰")) or 0
-        d = cn_int(dtxt.lstrip("初")) or 0
-    y = _year(m, ctx.today)
-    if (mo, d) == (12, 30):
-        got = cal.lunar_to_solar(y, 12, 30) if y else None
-        if got is None:
-            base = y if y is not None else cal.lunar_year_of(ctx.today) - 1
-            for ly in (base, base + 1) if y is None else (y,):
-                got = cal.lunar_eve(ly)
-                if (got is not None and got >= ctx.today) or y is not None:
-                    break
-    else:
-        got = cal.next_lunar(mo, d, ctx.today, y)
-    if got is None:
-        return Piece("void", m.start(), m.end(), "lunar_date")
-    return Piece("date", m.start(), m.end(), "lunar_date", day=got, extra={"lm": str(mo), "ld": str(d)})
-
-
-def next_workday(m: re.Match[str], ctx: Ctx) -> Piece:
-    return Piece("date", m.start(), m.end(), "next_workday", day=cal.next_workday(ctx.today))
-
-
 def _alt(words: object) -> str:
     return "|".join(sorted(map(str, words), key=len, reverse=True))  # type: ignore[call-overload]
 
 
 WD = "(?:[一二三四五六日天末]|[1-7](?!\\d))"
-LDAY = r"初[一二三四五六七八九十]|廿[一二三四五六七八九]?|三十|十[一二三四五六七八九]?|[一二三四五六七八九]|[12]?\d"
-HOL = "|".join(n for n in cal.NAMES if n not in ("十一", "六一", "七一", "八一", "三八"))
 RULES: list[tuple[str, str, Handler]] = [
     ("date_ymd", rf"(?:{YEAR})?(?:的)?(?:{MONTH})"
                  rf"(?:的? ?{DAYN} ?(?P<ds>日|号)?(?(ds)|(?![\d点时:.个天年月分秒小周{CN}]))|{EDGE})?",
@@ -265,13 +211,6 @@ RULES: list[tuple[str, str, Handler]] = [
     ("date_md_dot", r"(?<![\d.A-Za-z])(?P<m>1[0-2]|0?[1-9])\.(?P<d>3[01]|[12]\d|0?[1-9])"
                     r"(?![\d.%A-Za-z版倍元米度个斤克块件人次岁楼层栋升吨亿万千百磅折])",
      numeric),
-    ("lunar_date", rf"(?:{YEAR})?(?:的)?(?:大年(?P<big>初[一二三四五六七八九十]|三十)|(?P<nl>农历|阴历)?"
-                   rf"(?P<lm>正|腊|冬|闰?十[一二]?|闰?[一二三四五六七八九]|1[0-2]|[1-9])月(?P<ld>{LDAY})(?:日|号)?)",
-     lunar),
-    ("holiday", rf"(?:{YEAR})?(?:五一)?(?:国际)?(?P<name>{HOL})(?:节|日)?"
-                rf"(?P<adj>前一天|后一天|前夕|小?长?假期|长假|黄金周|放假)?"
-                rf"(?![点时:号日月\d个])", holiday),
-    ("next_workday", r"下一?个?工作日", next_workday),
     ("month_edge", r"(?<![\d一二三四五六七八九十个])(?:本月|这个月|这月)?(?P<e>月底|月末|月初)",
      lambda m, c: _edge(m, c)),
 ]

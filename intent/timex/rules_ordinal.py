@@ -10,15 +10,15 @@ from intent.timex.lexicon import WD_INDEX, WEEKWORD
 from intent.timex.numerals import cn_int
 from intent.timex.piece import Ctx, Handler, Piece
 from intent.timex.resolve import add_months
-from intent.timex.rules_date import MONTH, MONTH_REL, YEAR, _month, _year
+from intent.timex.rules_date import MONTH, MONTH_REL, YEAR, month_of, year_of
 
 N = r"[\d零一二两三四五六七八九十百]+"
 
 
 def _anchor(m: re.Match[str], ctx: Ctx) -> tuple[int, int | None] | None:
     """(year, month or None) named before the ordinal."""
-    y = _year(m, ctx.today)
-    mo = _month(m)
+    y = year_of(m, ctx.today)
+    mo = month_of(m)
     if m.group("mr"):
         yy, mo = add_months(ctx.today.year, ctx.today.month, MONTH_REL[m.group("mr")])
         y = y or yy
@@ -88,7 +88,7 @@ def first_n(m: re.Match[str], ctx: Ctx) -> Piece | None:
 
 
 def quarter(m: re.Match[str], ctx: Ctx) -> Piece | None:
-    y = _year(m, ctx.today) or ctx.today.year
+    y = year_of(m, ctx.today) or ctx.today.year
     q = cn_int(m.group("q")) if m.group("q") else (ctx.today.month - 1) // 3 + 1
     shift = {"上": -1, "下": 1}.get(m.group("rel") or "", 0)
     if q is None or not 1 <= q <= 4:

@@ -45,7 +45,7 @@ def run(command: str, *, now: str | None, tz: str | None, stdin: TextIO, stdout:
     ref = _reference(now, zone)
     handle = _timex if command == "timex" else _parse
     for raw in iter(stdin.readline, ""):
-        line = raw[:-1] if raw.endswith("\n") else raw
+        line = raw[:-2] if raw.endswith("\r\n") else raw[:-1] if raw.endswith("\n") else raw
         stdout.write(json.dumps(handle(line, ref, zone), ensure_ascii=False) + "\n")
         stdout.flush()
     return 0

@@ -23,3 +23,17 @@ def test_timex_command_streams_json_lines() -> None:
     assert out[1]["times"] == []
     assert out[2]["times"][0]["type"] == "set"
     assert out[2]["times"][0]["rrule"] == "FREQ=WEEKLY;BYDAY=MO"
+
+
+def test_run_keeps_each_line_text_and_order() -> None:
+    import io
+
+    from bot.intent_cli import run
+
+    out = io.StringIO()
+    rc = run("timex", now="2026-06-18T10:00:00+08:00", tz="Asia/Shanghai",
+             stdin=io.StringIO("明天\r\n\n  下午三点  \n最后一行没有换行"), stdout=out)
+    got = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert rc == 0
+    assert [o["text"] for o in got] == ["明天", "", "  下午三点  ", "最后一行没有换行"]
+    assert got[2]["times"][0]["start"] == "2026-06-18T15:00:00+08:00"

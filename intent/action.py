@@ -19,6 +19,7 @@ _STATEMENT = re.compile(
     r"真(?:好|快|棒|美|累|烦|热|冷|舒服)|好(?:累|无聊|烦|困|饿|开心|难受|热|冷)|太.{0,3}了$|还没|才(?:下班|到|起|醒|回)|"
     r"过得|感觉|觉得|心情"
 )
+_PAGE_ASK = re.compile(r"用页面|页面展示|网页|行程页|好看一?点|好看些|做成页面|生成.{0,4}页|发个?链接")
 _STOP = re.compile(r"不用|不要|别|取消|停止|停掉|关闭|关掉|退订|暂停")
 _SUB_RECUR = re.compile(r"每天|每日|每早|每晚|每个?工作日|工作日|每周|每星期|每礼拜|每个?月|周一到周五")
 _SUB_SEND = re.compile(
@@ -128,7 +129,7 @@ def _lead_for_existing(text: str, slots: Slots) -> bool:
 
 
 def _is_query(text: str, slots: Slots) -> bool:
-    if _QUERY_ASK.search(text):
+    if _QUERY_ASK.search(text) or _PAGE_ASK.search(text):
         return True
     rest = text
     for b, e in sorted(slots.spans, reverse=True):

@@ -64,7 +64,23 @@ def next_workday(m: re.Match[str], ctx: Ctx) -> Piece:
 
 LDAY = r"初[一二三四五六七八九十]|廿[一二三四五六七八九]?|三十|十[一二三四五六七八九]?|[一二三四五六七八九]|[12]?\d"
 HOL = "|".join(n for n in cal.NAMES if n not in ("十一", "六一", "七一", "八一", "三八"))
+def workdays_ahead(m: re.Match[str], ctx: Ctx) -> Piece | None:
+    """N个工作日内 → [now, end of the Nth workday); N个工作日后 → that workday."""
+    n = cn_int(m.group("n"))
+    if not n or n > 366:
+        return None
+    day = ctx.today
+    for _ in range(n):
+        day = cal.next_workday(day)
+    if m.group("post").endswith("后"):
+        return Piece("date", m.start(), m.end(), "workdays_after", day=day)
+    return Piece("span", m.start(), m.end(), "within_workdays", start=ctx.now,
+                 end=ctx.at(day + timedelta(days=1)), grain="day")
+
+
 RULES: list[tuple[str, str, Handler]] = [
+    ("workdays_ahead", r"(?P<n>\d{1,3}|[零一二两三四五六七八九十百]+)个?工作日(?P<post>以内|之内|内|以后|之后|后)",
+     workdays_ahead),
     ("lunar_date", rf"(?:{YEAR})?(?:的)?(?:大年(?P<big>初[一二三四五六七八九十]|三十)|(?P<nl>农历|阴历)?"
                    rf"(?P<lm>正|腊|冬|闰?十[一二]?|闰?[一二三四五六七八九]|1[0-2]|[1-9])月(?P<ld>{LDAY})(?:日|号)?)",
      lunar),

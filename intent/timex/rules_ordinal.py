@@ -75,6 +75,12 @@ def first_n(m: re.Match[str], ctx: Ctx) -> Piece | None:
         return None
     y, mo = anchor
     u = m.group("unit")
+    if m.group("side") == "最后":  # 上月最后五天: the tail of the month (or year)
+        if u != "天":
+            return None
+        end = date(*add_months(y, mo or 12, 1), 1)
+        return Piece("span", m.start(), m.end(), "last_n_days", start=ctx.at(end - timedelta(days=n)),
+                     end=ctx.at(end), grain="day")
     if u in ("周", "星期", "礼拜"):
         start = _first_monday(y, mo)
         end = start + timedelta(weeks=n)
@@ -106,7 +112,7 @@ RULES: list[tuple[str, str, Handler]] = [
     ("nth", rf"{PREFIX}(?:第(?P<n>{N})个?(?P<unit>{WEEKWORD}|月|天)(?P<wd>[一二三四五六日天1-7])?|"
             rf"(?P<last>最后一)个?{WEEKWORD}(?P<wd2>[一二三四五六日天1-7])?|(?P<first_month>首月))",
      lambda m, c: ordinal(_fix_wd(m), c)),
-    ("first_n", rf"{PREFIX}前(?P<n>{N})个?(?P<unit>{WEEKWORD}|天|月)", first_n),
+    ("first_n", rf"{PREFIX}(?P<side>前|最后)(?P<n>{N})个?(?P<unit>{WEEKWORD}|天|月)", first_n),
     ("quarter", rf"(?:{YEAR})?(?P<rel>上|下|本|这)?个?(?P<q>[一二三四1-4])?季度(?P<edge>末|初)?", quarter),
 ]
 

@@ -89,6 +89,8 @@ def resolve(g: Group, ctx: Ctx, base: tuple[Group, Res] | None = None) -> Res | 
         return Res(ctx.now, None, "second", rule, has_date=True, has_clock=True)
     if c is not None and c.weak and d is None and any(p.weak for p in g.pieces if p.kind == "period"):
         return None  # 差一点, 晚一点: not a clock time
+    if c is not None and "needs_context" in c.extra and d is None and period is None and base is None:
+        return None
     if c is not None and c.h is not None:
         explicit = _explicit(c)
         if period is None and base is not None and not explicit and day is not None:

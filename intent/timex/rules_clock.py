@@ -46,7 +46,10 @@ def clock_cn(m: re.Match[str], ctx: Ctx) -> Piece | None:
     before = text[m.start() - 1:m.start()]
     if weak and ((after and after in "都也儿不些点小东事") or (before and before in "差有多少快慢好些")):
         return None
-    return Piece("clock", m.start(), m.end(), "clock_hms", h=h, mi=mi, s=s, weak=weak)
+    p = Piece("clock", m.start(), m.end(), "clock_hms", h=h, mi=mi, s=s, weak=weak)
+    if "时" in m.group(0) and len(m.group("h")) == 1 and not m.group("h").isdigit() and mi == 0:
+        p.extra["needs_context"] = "1"  # 同一时间, 一时半会: 时 after a lone 一..九 needs a day or period
+    return p
 
 
 def clock_colon(m: re.Match[str], ctx: Ctx) -> Piece | None:

@@ -94,6 +94,8 @@ def first_n(m: re.Match[str], ctx: Ctx) -> Piece | None:
 
 
 def quarter(m: re.Match[str], ctx: Ctx) -> Piece | None:
+    if not (m.group("q") or m.group("rel")):
+        return None  # 季度报告: the word, not a quarter
     y = year_of(m, ctx.today) or ctx.today.year
     q = cn_int(m.group("q")) if m.group("q") else (ctx.today.month - 1) // 3 + 1
     shift = {"上": -1, "下": 1}.get(m.group("rel") or "", 0)

@@ -178,7 +178,7 @@ async def run_backend(backend: str, rates: list[int], seconds: float, port: int,
                                                 "--workers", str(workers), env=env)
     try:
         await _wait_ready(port)
-        await load(port, 20, 2, prefix=f"warm{backend}")  # first parse loads the dictionaries
+        await load(port, 100, 2, prefix=f"warm{backend}")  # loads the dictionaries, creates the 200 users
         for rate in rates:
             before = runs_file.read_text().splitlines() if runs_file.exists() else []
             result = await load(port, rate, seconds, prefix=f"{backend[0]}{rate}x")

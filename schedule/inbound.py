@@ -9,8 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sqlalchemy import delete, insert, select, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.sql.dml import Insert
 
 from schedule.model import InboundMessageRow
 
@@ -22,23 +23,35 @@ class Claim:
     reply: str | None
 
 
-async def claim(sessions: async_sessionmaker[AsyncSession], dedupe_key: str, *, now_ms: int,
-                user_id: int | None = None) -> Claim:
-    """Insert the dedupe row in its own short transaction; on a duplicate, report the owner's state."""
-    try:
-        async with sessions.begin() as session:
-            await session.execute(insert(InboundMessageRow).values(
-                dedupe_key=dedupe_key, user_id=user_id, received_at=now_ms, status="processing", reply=None))
+def _insert_ignore(dialect: str) -> Insert:
+    if dialect == "sqlite":
+        return sqlite_insert(InboundMessageRow).on_conflict_do_nothing()
+    return insert(InboundMessageRow).prefix_with("IGNORE")  # MariaDB/MySQL
+
+
+async def claim_in(session: AsyncSession, dedupe_key: str, *, now_ms: int, user_id: int | None = None) -> Claim:
+    """Claim inside the caller's transaction: INSERT-or-ignore on the unique key, then read the owner's state.
+
+    On MariaDB a concurrent INSERT of the same key waits for the first transaction and then
+    inserts nothing; on SQLite writers are serialised. Either way exactly one caller wins.
+    """
+    statement = _insert_ignore(session.get_bind().dialect.name).values(
+        dedupe_key=dedupe_key, user_id=user_id, received_at=now_ms, status="processing", reply=None)
+    if (await session.execute(statement)).rowcount == 1:  # type: ignore[attr-defined]
         return Claim(fresh=True, status="processing", reply=None)
-    except IntegrityError:
-        pass
-    async with sessions() as session:
-        row = (await session.execute(
-            select(InboundMessageRow.status, InboundMessageRow.reply).where(InboundMessageRow.dedupe_key == dedupe_key)
-        )).first()
-    if row is None:  # deleted between our INSERT and SELECT (purge): treat as in flight
+    row = (await session.execute(
+        select(InboundMessageRow.status, InboundMessageRow.reply).where(InboundMessageRow.dedupe_key == dedupe_key)
+    )).first()
+    if row is None:  # purged between the two statements: treat as in flight
         return Claim(fresh=False, status="processing", reply=None)
     return Claim(fresh=False, status=row.status, reply=row.reply)
+
+
+async def claim(sessions: async_sessionmaker[AsyncSession], dedupe_key: str, *, now_ms: int,
+                user_id: int | None = None) -> Claim:
+    """`claim_in` in its own short transaction, committed before any work starts."""
+    async with sessions.begin() as session:
+        return await claim_in(session, dedupe_key, now_ms=now_ms, user_id=user_id)
 
 
 async def finish(session: AsyncSession, dedupe_key: str, *, reply: str | None, user_id: int | None) -> None:

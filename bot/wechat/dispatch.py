@@ -8,9 +8,9 @@ inbound row done, so a crash after the acknowledgement loses nothing.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Awaitable
+from functools import partial
 from typing import Any, Protocol
 
 from sqlalchemy import update
@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.handler import CAPABILITIES, Handler, Reply
 from bot.wechat.client import WeChatClient
+from bot.wechat.commit import committer_for
 from bot.wechat.messages import InboundMessage
 from bot.wechat.xml import split_utf8, strip_illegal, text_reply
 from schedule import inbound, outbox, window
@@ -43,18 +44,14 @@ class UserDirectory(Protocol):
 class Dispatcher:
     def __init__(self, *, sessions: async_sessionmaker[AsyncSession], clock: Clock, handler: Handler,
                  users: UserDirectory, client: WeChatClient | None = None, reply_budget_s: float = 4.0) -> None:
-        self._sessions = sessions
         self._clock = clock
         self._handler = handler
         self._users = users
         self._client = client
         self.reply_budget_s = reply_budget_s
         self._background: set[asyncio.Task[Any]] = set()
-        # SQLite takes its write lock at BEGIN: queue our transactions in-process instead of letting
-        # pooled connections spin in SQLite's busy handler (sleeps of up to 100 ms under load).
-        bind = sessions.kw.get("bind")
-        sqlite = bind is not None and bind.dialect.name == "sqlite"
-        self._gate: contextlib.AbstractAsyncContextManager[Any] = asyncio.Lock() if sqlite else _NoGate()
+        # SQLite: group commit (one writer, no busy-handler spinning); MariaDB: one short txn each.
+        self._writes = committer_for(sessions)
         self._user_ids: dict[str, int] = {}  # openid → users.id; ids never change (forgetting keeps the row)
 
     async def drain(self) -> None:
@@ -70,8 +67,7 @@ class Dispatcher:
     async def handle(self, message: InboundMessage) -> str:
         """The plaintext response body: a passive reply XML or `success`."""
         received = now_ms(self._clock)
-        async with self._gate:
-            claim = await inbound.claim(self._sessions, message.dedupe_key, now_ms=received)
+        claim = await self._writes.run(partial(inbound.claim_in, dedupe_key=message.dedupe_key, now_ms=received))
         if not claim.fresh:
             log.info("wechat retry of %s (%s)", message.dedupe_key, claim.status)
             return claim.reply if claim.status == "done" and claim.reply else SUCCESS
@@ -80,8 +76,8 @@ class Dispatcher:
         except Exception:
             log.exception("wechat message %s failed", message.dedupe_key)
             try:
-                async with self._sessions.begin() as session:
-                    await inbound.finish(session, message.dedupe_key, reply=None, user_id=message.user_id)
+                await self._writes.run(partial(inbound.finish, dedupe_key=message.dedupe_key, reply=None,
+                                               user_id=message.user_id))
             except Exception:
                 log.exception("could not close inbound row %s", message.dedupe_key)
             return SUCCESS
@@ -91,8 +87,7 @@ class Dispatcher:
         user_id = await self._user_id(message.openid)
         message = message.model_copy(update={"user_id": user_id})
         if event == "unsubscribe":
-            async with self._gate:
-                await self._users.forget_user(user_id)
+            await self._writes.exclusive(partial(self._users.forget_user, user_id))
             await self._finish(message, received, None, window_kind=None)
             return SUCCESS
         window_kind = "click" if event in CLICK_WINDOW_EVENTS else ("message" if not event else None)
@@ -109,8 +104,7 @@ class Dispatcher:
         cached = self._user_ids.get(openid)
         if cached is not None:
             return cached
-        async with self._gate:
-            user = await self._users.get_or_create_user(openid)
+        user = await self._writes.exclusive(partial(self._users.get_or_create_user, openid))
         if len(self._user_ids) >= 100_000:
             self._user_ids.clear()
         self._user_ids[openid] = int(user.id)
@@ -174,7 +168,9 @@ class Dispatcher:
             queued = "".join(parts[1:])
         elif parts:
             queued = text
-        async with self._gate, self._sessions.begin() as session:
+        stamp = now_ms(self._clock)
+
+        async def work(session: AsyncSession) -> None:
             if window_kind == "message":
                 await window.record_message(session, user_id, received)
             elif window_kind == "click":
@@ -182,18 +178,15 @@ class Dispatcher:
             if subscribed:
                 await session.execute(update(UserRow).where(UserRow.id == user_id).values(subscribed=True))
             if template_status is not None:
-                session.add(_template_log(message, template_status, now_ms(self._clock)))
+                session.add(_template_log(message, template_status, stamp))
             if queued:
                 await outbox.enqueue(session, user_id=user_id, idempotency_key=f"reply:{message.dedupe_key}",
                                      kind="agent_reply", payload={"text": queued, "openid": message.openid},
-                                     now_ms=now_ms(self._clock))
+                                     now_ms=stamp)
             await inbound.finish(session, message.dedupe_key, reply=body, user_id=user_id)
+
+        await self._writes.run(work)
         return body
-
-
-class _NoGate(contextlib.AbstractAsyncContextManager[None]):
-    async def __aexit__(self, *_exc: object) -> None:
-        return None
 
 
 def _template_log(message: InboundMessage, status: str, stamp: int) -> DeliveryLogRow:

@@ -1,0 +1,111 @@
+"""How the webhook's short write transactions reach the database.
+
+`DirectCommit` gives every unit of work its own transaction (MariaDB/MySQL: row locks let them
+run in parallel). `GroupCommit` (SQLite, one writer at a time) queues the units of work of
+concurrent requests and commits them together, one BEGIN IMMEDIATE/COMMIT for many messages;
+a failing unit is retried alone so it cannot take its neighbours down with it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+T = TypeVar("T")
+Work = Callable[[AsyncSession], Awaitable[T]]
+
+
+class Committer(Protocol):
+    async def run(self, work: Work[T]) -> T: ...
+    async def exclusive(self, call: Callable[[], Awaitable[T]]) -> T: ...
+
+
+class DirectCommit:
+    def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
+        self._sessions = sessions
+
+    async def run(self, work: Work[T]) -> T:
+        async with self._sessions.begin() as session:
+            return await work(session)
+
+    async def exclusive(self, call: Callable[[], Awaitable[T]]) -> T:
+        return await call()
+
+
+@dataclass
+class _Job:
+    work: Callable[[AsyncSession | None], Awaitable[Any]]
+    future: asyncio.Future[Any]
+    exclusive: bool
+
+
+class GroupCommit:
+    def __init__(self, sessions: async_sessionmaker[AsyncSession], *, max_batch: int = 64) -> None:
+        self._sessions = sessions
+        self._max_batch = max_batch
+        self._queue: deque[_Job] = deque()
+        self._runner: asyncio.Task[None] | None = None
+
+    async def run(self, work: Work[T]) -> T:
+        return await self._submit(work, exclusive=False)  # type: ignore[arg-type]
+
+    async def exclusive(self, call: Callable[[], Awaitable[T]]) -> T:
+        """Run `call` (which opens its own transactions) with no batch in flight."""
+        return await self._submit(lambda _session: call(), exclusive=True)
+
+    async def _submit(self, work: Callable[[AsyncSession | None], Awaitable[T]], *, exclusive: bool) -> T:
+        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        self._queue.append(_Job(work, future, exclusive))
+        if self._runner is None or self._runner.done():
+            self._runner = asyncio.create_task(self._drain())
+        return await future
+
+    async def _drain(self) -> None:
+        while self._queue:
+            if self._queue[0].exclusive:
+                job = self._queue.popleft()
+                try:
+                    _settle(job, await job.work(None))
+                except Exception as exc:
+                    _fail(job, exc)
+                continue
+            batch: list[_Job] = []
+            while self._queue and not self._queue[0].exclusive and len(batch) < self._max_batch:
+                batch.append(self._queue.popleft())
+            await self._commit(batch)
+
+    async def _commit(self, batch: list[_Job]) -> None:
+        try:
+            async with self._sessions.begin() as session:
+                results = [await job.work(session) for job in batch]
+        except Exception as exc:
+            if len(batch) == 1:
+                _fail(batch[0], exc)
+                return
+            for job in batch:  # isolate the unit of work that failed; the others commit alone
+                await self._commit([job])
+            return
+        for job, result in zip(batch, results, strict=True):
+            _settle(job, result)
+
+
+def _settle(job: _Job, result: Any) -> None:
+    if not job.future.done():
+        job.future.set_result(result)
+
+
+def _fail(job: _Job, exc: Exception) -> None:
+    if not job.future.done():
+        job.future.set_exception(exc)
+
+
+def committer_for(sessions: async_sessionmaker[AsyncSession]) -> Committer:
+    bind = sessions.kw.get("bind")
+    if bind is not None and bind.dialect.name == "sqlite":
+        return GroupCommit(sessions)
+    return DirectCommit(sessions)

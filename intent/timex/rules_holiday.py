@@ -62,7 +62,8 @@ def next_workday(m: re.Match[str], ctx: Ctx) -> Piece:
     return Piece("date", m.start(), m.end(), "next_workday", day=cal.next_workday(ctx.today))
 
 
-LDAY = r"初[一二三四五六七八九十]|廿[一二三四五六七八九]?|三十|十[一二三四五六七八九]?|[一二三四五六七八九]|[12]?\d"
+LDAY = (r"初[一二三四五六七八九十]|廿[一二三四五六七八九]?|三十|十[一二三四五六七八九]?|[一二三四五六七八九]"
+        r"|30|[12]\d|[1-9]")
 HOL = "|".join(n for n in cal.NAMES if n not in ("十一", "六一", "七一", "八一", "三八"))
 def workdays_ahead(m: re.Match[str], ctx: Ctx) -> Piece | None:
     """N个工作日内 → [now, end of the Nth workday); N个工作日后 → that workday."""
@@ -82,7 +83,7 @@ RULES: list[tuple[str, str, Handler]] = [
     ("workdays_ahead", r"(?P<n>\d{1,3}|[零一二两三四五六七八九十百]+)个?工作日(?P<post>以内|之内|内|以后|之后|后)",
      workdays_ahead),
     ("lunar_date", rf"(?:{YEAR})?(?:的)?(?:大年(?P<big>初[一二三四五六七八九十]|三十)|(?P<nl>农历|阴历)?"
-                   rf"(?P<lm>正|腊|冬|闰?十[一二]?|闰?[一二三四五六七八九]|1[0-2]|[1-9])月(?P<ld>{LDAY})(?:日|号)?)",
+                   rf"(?P<lm>正|腊|冬|闰?十[一二]?|闰?[一二三四五六七八九]|1[0-2]|[1-9])月(?P<ld>{LDAY})(?![\d])(?:日|号)?)",
      lunar),
     ("holiday", rf"(?:{YEAR})?(?:五一)?(?:国际)?(?P<name>{HOL})(?:节|日)?"
                 rf"(?P<adj>前一天|后一天|前夕|小?长?假期|长假|黄金周|放假)?"

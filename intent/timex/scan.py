@@ -21,7 +21,10 @@ def scan(text: str, ctx: Ctx) -> list[Piece]:
         for m in rx.finditer(text):
             if m.end() <= m.start():
                 continue
-            piece = fn(m, ctx)
+            try:
+                piece = fn(m, ctx)
+            except (OverflowError, ValueError):  # 一亿小时后, year 10000: not a representable time
+                continue
             if piece is not None:
                 found.append((piece.b, -(piece.e - piece.b), i, piece))
     found.sort(key=lambda t: t[:3])

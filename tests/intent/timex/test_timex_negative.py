@@ -18,3 +18,9 @@ NEGATIVE = [
 def test_nothing_extracted(text: str) -> None:
     got, rule = first(text)
     assert got == "nothing", f"{text!r} → {got} by rule {rule}, expected no time"
+
+
+@pytest.mark.parametrize("text", ["100000000小时后", "99999年前", "13月32日", "25:61", "每隔0分钟", "2月30日"])
+def test_out_of_range_values_extract_nothing_and_do_not_raise(text: str) -> None:
+    got, rule = first(text)
+    assert got == "nothing", f"{text!r} → {got} by rule {rule}, expected no time"

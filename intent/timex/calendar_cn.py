@@ -7,6 +7,7 @@ from datetime import date, timedelta
 
 import chinese_calendar
 import lunardate
+from dateutil.easter import easter
 
 SOLAR = {
     "元旦": (1, 1), "新年": (1, 1), "阳历新年": (1, 1), "情人节": (2, 14), "圣瓦伦丁节": (2, 14),
@@ -24,7 +25,8 @@ LUNAR = {
 EVE = ("除夕", "大年三十", "年三十")
 # nth weekday of month: (month, weekday, n)
 FLOATING = {"母亲节": (5, 6, 2), "父亲节": (6, 6, 3), "感恩节": (11, 3, 4)}
-NAMES = sorted([*SOLAR, *LUNAR, *EVE, *FLOATING, "清明", "寒食"], key=len, reverse=True)
+EASTER = {"复活节": 0, "耶稣受难日": -2, "复活节星期一": 1}
+NAMES = sorted([*SOLAR, *LUNAR, *EVE, *FLOATING, *EASTER, "清明", "寒食"], key=len, reverse=True)
 
 
 def lunar_to_solar(year: int, month: int, day: int, leap: bool = False) -> date | None:
@@ -70,6 +72,9 @@ def holiday_in(name: str, year: int) -> date | None:
     if name in FLOATING:
         month, wd, n = FLOATING[name]
         return nth_weekday(year, month, wd, n)
+    if name in EASTER:
+        sunday: date = easter(year)
+        return sunday + timedelta(days=EASTER[name])
     if name in ("清明", "寒食"):
         q = qingming(year)
         return q if name == "清明" else q - timedelta(days=1)

@@ -87,7 +87,9 @@ def clock_range(m: re.Match[str], ctx: Ctx) -> Piece | None:
     return Piece("clock", m.start(), m.end(), "clock_range", h=h1, extra={"h2": str(h2), "mi2": str(mi2)})
 
 
-def period(m: re.Match[str], ctx: Ctx) -> Piece:
+def period(m: re.Match[str], ctx: Ctx) -> Piece | None:
+    if m.string.startswith(("好", "茶", "觉"), m.end()):
+        return None  # 早上好, 下午茶, 午觉: greetings and things, not times
     return Piece("period", m.start(), m.end(), "period", period=m.group(0))
 
 

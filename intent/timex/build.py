@@ -58,6 +58,8 @@ def _clock_at(c: Piece, h: int, mi: int, period: str | None, day: date | None, c
     sec = c.s or 0
     if period is not None or explicit:
         hh, extra = hour24(h, period) if period is not None else (h % 24, h // 24)
+        if extra and day is None and ctx.now.hour < 5 and period is not None:
+            extra = 0  # said after midnight, 夜里两点 is tonight's, i.e. today's
         at = ctx.at(day or ctx.today, hh, mi, sec) + timedelta(days=extra)
         if day is None and at < ctx.now.replace(second=0, microsecond=0):
             return at + timedelta(days=1), True

@@ -85,7 +85,7 @@ def hour24(h: int, period: str | None) -> tuple[int, int]:
     if period in NIGHT:
         if h == 12:
             return (0, 1)
-        if h <= 4 and period not in ("晚上", "晚", "晚间", "今晚", "明晚", "昨晚", "当晚"):
+        if h <= 4:  # 晚上一点, 夜里两点: after midnight
             return (h, 1)
         return (h + 12 if h < 12 else h, 0)
     return (h + 12 if h < 12 else h, 0)  # 下午, 午后, 傍晚

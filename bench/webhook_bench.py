@@ -43,7 +43,8 @@ def build_app() -> Any:
 
     settings = Settings(_env_file=None, DATABASE_URL=os.environ["BENCH_DATABASE_URL"],  # type: ignore[call-arg]
                         WECHAT_APP_ID=APP_ID, WECHAT_APP_SECRET="s", WECHAT_TOKEN=TOKEN,
-                        WECHAT_API_BASE="http://127.0.0.1:9", H5_REMINDER_WORKER_ENABLED=False)
+                        WECHAT_API_BASE="http://127.0.0.1:9", H5_REMINDER_WORKER_ENABLED=False,
+                        DATABASE_AUTO_MIGRATE=False)  # migrated once by the bench, not by each worker
     clock = SystemClock()
     inner = IntentEchoHandler(clock)
     runs = os.open(os.environ["BENCH_RUNS_FILE"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
@@ -172,6 +173,9 @@ async def run_backend(backend: str, rates: list[int], seconds: float, port: int,
     if backend == "mariadb":
         await _mariadb(f"CREATE DATABASE `{db_name}` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci")
     url = f"{MARIADB}/{db_name}" if backend == "mariadb" else f"sqlite+aiosqlite:///{tmp}/bench.db"
+    from schedule.migrate import upgrade_url
+
+    await asyncio.to_thread(upgrade_url, url)
     runs_file = tmp / "handler_runs.txt"
     env = {**os.environ, "BENCH_DATABASE_URL": url, "BENCH_RUNS_FILE": str(runs_file)}
     proc = await asyncio.create_subprocess_exec(sys.executable, __file__, "--serve", "--port", str(port),
@@ -189,8 +193,9 @@ async def run_backend(backend: str, rates: list[int], seconds: float, port: int,
             if result["error_kinds"]:
                 print(f"  errors: {result['error_kinds']}", flush=True)
     finally:
-        proc.terminate()
-        await asyncio.wait_for(proc.wait(), 15)
+        if proc.returncode is None:
+            proc.terminate()
+            await asyncio.wait_for(proc.wait(), 15)
         if backend == "mariadb":
             await _mariadb(f"DROP DATABASE IF EXISTS `{db_name}`")
 

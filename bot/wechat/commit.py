@@ -1,9 +1,9 @@
 """How the webhook's short write transactions reach the database.
 
-`DirectCommit` gives every unit of work its own transaction (MariaDB/MySQL: row locks let them
-run in parallel). `GroupCommit` (SQLite, one writer at a time) queues the units of work of
-concurrent requests and commits them together, one BEGIN IMMEDIATE/COMMIT for many messages;
-a failing unit is retried alone so it cannot take its neighbours down with it.
+`GroupCommit` queues the units of work of concurrent requests and commits them together: one
+BEGIN/COMMIT (one SQLite writer-lock turn, one InnoDB log flush) for many messages. A failing
+batch (an error, a MariaDB deadlock between two processes' batches) is retried one unit at a time,
+so a unit cannot take its neighbours down with it. `DirectCommit` is one transaction per unit.
 """
 
 from __future__ import annotations
@@ -45,9 +45,11 @@ class _Job:
 
 
 class GroupCommit:
-    def __init__(self, sessions: async_sessionmaker[AsyncSession], *, max_batch: int = 64) -> None:
+    def __init__(self, sessions: async_sessionmaker[AsyncSession], *, max_batch: int = 64,
+                 serialize_exclusive: bool = True) -> None:
         self._sessions = sessions
         self._max_batch = max_batch
+        self._serialize_exclusive = serialize_exclusive  # SQLite: no batch may hold the lock meanwhile
         self._queue: deque[_Job] = deque()
         self._runner: asyncio.Task[None] | None = None
 
@@ -56,6 +58,8 @@ class GroupCommit:
 
     async def exclusive(self, call: Callable[[], Awaitable[T]]) -> T:
         """Run `call` (which opens its own transactions) with no batch in flight."""
+        if not self._serialize_exclusive:
+            return await call()
         return await self._submit(lambda _session: call(), exclusive=True)
 
     async def _submit(self, work: Callable[[AsyncSession | None], Awaitable[T]], *, exclusive: bool) -> T:
@@ -106,6 +110,5 @@ def _fail(job: _Job, exc: Exception) -> None:
 
 def committer_for(sessions: async_sessionmaker[AsyncSession]) -> Committer:
     bind = sessions.kw.get("bind")
-    if bind is not None and bind.dialect.name == "sqlite":
-        return GroupCommit(sessions)
-    return DirectCommit(sessions)
+    sqlite = bind is not None and bind.dialect.name == "sqlite"
+    return GroupCommit(sessions, serialize_exclusive=sqlite)

@@ -1,0 +1,94 @@
+"""Group commit: concurrent units share transactions, a failing unit is isolated, results stay per caller."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from sqlalchemy import event, func, insert, select
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+
+from bot.wechat.commit import DirectCommit, GroupCommit, committer_for
+from schedule import inbound
+from schedule.model import InboundMessageRow
+
+
+def count_commits(engine: AsyncEngine) -> list[int]:
+    commits = [0]
+
+    @event.listens_for(engine.sync_engine, "commit")
+    def _on_commit(_conn: object) -> None:
+        commits[0] += 1
+
+    return commits
+
+
+async def test_concurrent_units_share_transactions(engine: AsyncEngine,
+                                                   sessions: async_sessionmaker[AsyncSession]) -> None:
+    group = GroupCommit(sessions)
+    commits = count_commits(engine)
+    claims = await asyncio.gather(*(group.run(lambda s, i=i: inbound.claim_in(s, f"k{i % 10}", now_ms=i))
+                                    for i in range(40)))
+    assert sum(c.fresh for c in claims) == 10  # each key won exactly once
+    assert commits[0] < 40
+    async with sessions() as session:
+        assert await session.scalar(select(func.count()).select_from(InboundMessageRow)) == 10
+
+
+async def test_failing_unit_is_isolated(sessions: async_sessionmaker[AsyncSession]) -> None:
+    group = GroupCommit(sessions)
+
+    async def add(session: AsyncSession, key: str) -> str:
+        await session.execute(insert(InboundMessageRow).values(dedupe_key=key, received_at=0, status="processing"))
+        return key
+
+    async def boom(session: AsyncSession) -> str:
+        await add(session, "boom")
+        raise RuntimeError("unit failed")
+
+    results = await asyncio.gather(group.run(lambda s: add(s, "a")), group.run(boom), group.run(lambda s: add(s, "b")),
+                                   return_exceptions=True)
+    assert results[0] == "a" and results[2] == "b" and isinstance(results[1], RuntimeError)
+    async with sessions() as session:
+        keys = set((await session.scalars(select(InboundMessageRow.dedupe_key))).all())
+    assert keys == {"a", "b"}
+
+
+async def test_exclusive_calls_run_between_batches(sessions: async_sessionmaker[AsyncSession]) -> None:
+    group = GroupCommit(sessions)
+    order: list[str] = []
+
+    async def unit(session: AsyncSession, name: str) -> None:
+        order.append(name)
+
+    async def solo() -> str:
+        order.append("solo")
+        async with sessions.begin() as session:  # its own transaction: must not meet a batch's lock
+            await inbound.claim_in(session, "solo", now_ms=0)
+        return "done"
+
+    results = await asyncio.gather(group.run(lambda s: unit(s, "1")), group.exclusive(solo),
+                                   group.run(lambda s: unit(s, "2")))
+    assert results[1] == "done" and order == ["1", "solo", "2"]
+
+
+async def test_direct_commit_and_selection(sessions: async_sessionmaker[AsyncSession], database_url: str) -> None:
+    direct = DirectCommit(sessions)
+    assert (await direct.run(lambda s: inbound.claim_in(s, "d", now_ms=0))).fresh
+    assert not (await direct.run(lambda s: inbound.claim_in(s, "d", now_ms=0))).fresh
+    assert isinstance(committer_for(sessions), GroupCommit)
+
+
+@pytest.mark.parametrize("workers", [8])
+async def test_claims_from_two_engines_on_one_database(database_url: str, engine: AsyncEngine, workers: int) -> None:
+    from schedule.db import create_engine, session_factory
+
+    engines = [create_engine(database_url) for _ in range(2)]
+    groups = [GroupCommit(session_factory(e)) for e in engines]
+    try:
+        claims = await asyncio.gather(*(groups[i % 2].run(lambda s: inbound.claim_in(s, "shared", now_ms=0))
+                                        for i in range(workers)))
+    finally:
+        for e in engines:
+            await e.dispose()
+    assert sum(c.fresh for c in claims) == 1

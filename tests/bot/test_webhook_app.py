@@ -1,0 +1,81 @@
+"""End to end through `create_app` (middleware, lifespan migrations) with the fake WeChat API on loopback."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import httpx
+import xmltodict
+from asgi_lifespan import LifespanManager
+from fastapi import FastAPI
+from sqlalchemy import select
+from webhook_helpers import RecordingHandler, settings, signed
+
+from bot.app import create_app
+from bot.testing import FakeWeChatAPI, event_message, text_message
+from bot.webhook import WeChatRouter, build_wechat_router
+from bot.wechat.client import WeChatClient
+from schedule.db import create_engine
+from schedule.model import OutboundMessageRow, UserRow
+from schedule.testing import FrozenClock
+
+
+def mounted_router(app: FastAPI) -> WeChatRouter | None:
+    return getattr(app.state, "wechat_router", None)
+
+
+@asynccontextmanager
+async def wechat_app(database_url: str, clock: FrozenClock, handler: RecordingHandler, api: FakeWeChatAPI,
+                     reply_budget_s: float = 4.0) -> AsyncIterator[tuple[FastAPI, WeChatRouter]]:
+    config = settings(WECHAT_API_BASE=api.base_url, WECHAT_APP_ID=api.app_id, WECHAT_APP_SECRET=api.app_secret,
+                      DATABASE_URL=database_url)
+    engine = create_engine(database_url)
+    app = create_app(config, clock=clock, handler=handler, engine=engine)
+    client = WeChatClient(app_id=api.app_id, app_secret=api.app_secret, sessions=app.state.sessions, clock=clock,
+                          api_base=config.WECHAT_API_BASE, transport=app.state.transport)
+    router = mounted_router(app)
+    if router is None:  # until create_app mounts /wechat itself, wire it the way it will
+        router = build_wechat_router(settings=config, sessions=app.state.sessions, clock=clock, handler=handler,
+                                     client=client, users=app.state.service, reply_budget_s=reply_budget_s)
+        app.include_router(router)
+    try:
+        async with LifespanManager(app):
+            yield app, router
+    finally:
+        await router.dispatcher.drain()
+        await client.aclose()
+        await engine.dispose()
+
+
+async def test_conversation_through_the_real_app(database_url: str, clock: FrozenClock) -> None:
+    handler = RecordingHandler(reply="好的")
+    async with FakeWeChatAPI() as api, wechat_app(database_url, clock, handler, api) as (app, _router), \
+            httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as client:
+        greet = await client.post("/wechat", params=signed(clock),
+                                  content=event_message("o-e2e", "subscribe", create_time=1))
+        body = text_message("o-e2e", "明天下午三点开会", msg_id=777, create_time=2)
+        first, retry = [await client.post("/wechat", params=signed(clock, f"n{i}"), content=body) for i in range(2)]
+        big = await client.post("/wechat", params=signed(clock), content=b"<xml>" + b"x" * 70_000)
+        assert "日程助手" in xmltodict.parse(greet.text)["xml"]["Content"]
+        assert first.text == retry.text and xmltodict.parse(first.text)["xml"]["Content"] == "好的"
+        assert big.status_code == 413
+    assert len(handler.seen) == 1
+
+
+async def test_slow_answer_through_the_real_app(database_url: str, clock: FrozenClock) -> None:
+    handler = RecordingHandler(reply="想好了", delay_s=0.3)
+    async with FakeWeChatAPI() as api:
+        async with wechat_app(database_url, clock, handler, api, reply_budget_s=0.05) as (app, router), \
+                httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as client:
+            r = await client.post("/wechat", params=signed(clock),
+                                  content=text_message("o-slow-e2e", "慢", msg_id=778, create_time=1))
+            assert r.text == "success"
+            await router.dispatcher.drain()
+            async with app.state.sessions() as session:
+                row = (await session.scalars(select(OutboundMessageRow))).one()
+                user = await session.scalar(select(UserRow).where(UserRow.wechat_openid == "o-slow-e2e"))
+        assert row.payload["text"] == "想好了" and user is not None and row.user_id == user.id
+        await asyncio.sleep(0)
+        assert len(api.calls_to("message/custom/typing")) == 1

@@ -21,7 +21,7 @@ from intent.timex.types import LunarDate, TimeMention
 __all__ = ["LunarDate", "TimeMention", "extract", "to_timex_json"]
 
 _HINT = re.compile("[0-9０-９零〇一二两三四五六七八九十廿卅半今明昨前后後当本这上下周星礼月年天日号点时分秒"
-                   "早晚午夜凌晨节旦春除清端国现此每隔工提未近最过元宵秋腊正农阴季第首:/.-]|[A-Za-z]{3}|"
+                   "早晚午夜凌晨节旦春除清端国现此每隔工提未近最过元宵秋腊正农阴季第首暑寒:/.-]|[A-Za-z]{3}|"
                    + "|".join(NAMES))
 
 

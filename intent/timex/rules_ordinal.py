@@ -93,6 +93,17 @@ def first_n(m: re.Match[str], ctx: Ctx) -> Piece | None:
     return Piece("span", m.start(), m.end(), "first_n", start=ctx.at(start), end=ctx.at(end), grain="day")
 
 
+def school_break(m: re.Match[str], ctx: Ctx) -> Piece:
+    """暑假 July–August; 寒假 mid-January to the end of February (school calendars vary)."""
+    y = year_of(m, ctx.today)
+    summer = m.group("brk") == "暑假"
+    if y is None:
+        y = ctx.today.year if ctx.today < (date(ctx.today.year, 9, 1) if summer else date(ctx.today.year, 3, 1)) \
+            else ctx.today.year + 1
+    a, z = (date(y, 7, 1), date(y, 9, 1)) if summer else (date(y, 1, 15), date(y, 3, 1))
+    return Piece("span", m.start(), m.end(), "school_break", start=ctx.at(a), end=ctx.at(z), grain="day")
+
+
 def quarter(m: re.Match[str], ctx: Ctx) -> Piece | None:
     if not (m.group("q") or m.group("rel")):
         return None  # 季度报告: the word, not a quarter
@@ -115,6 +126,7 @@ RULES: list[tuple[str, str, Handler]] = [
             rf"(?P<last>最后一)个?{WEEKWORD}(?P<wd2>[一二三四五六日天1-7])?|(?P<first_month>首月))",
      lambda m, c: ordinal(_fix_wd(m), c)),
     ("first_n", rf"{PREFIX}(?P<side>前|最后)(?P<n>{N})个?(?P<unit>{WEEKWORD}|天|月)", first_n),
+    ("school_break", rf"(?:{YEAR})?(?P<brk>暑假|寒假)", lambda m, c: school_break(m, c)),
     ("quarter", rf"(?:{YEAR})?(?P<rel>上|下|本|这)?个?(?P<q>[一二三四1-4])?季度(?P<edge>末|初)?", quarter),
 ]
 

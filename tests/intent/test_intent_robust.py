@@ -20,10 +20,22 @@ for _warm in ("明天下午三点提醒我开会", "tomorrow 9am", "端午假期
     parse(_warm, now=NOW, tz=TZ)  # warm the lazy imports (dateparser, calendars) so timing measures parsing
 
 
+def _cpu_time_of_parse(text: str) -> float:
+    # CPU time of this thread, best of up to 3 runs: another process stealing the core (CI is a
+    # shared 2-core machine) must not fail the bound, a genuinely slow rule still does.
+    best = float("inf")
+    for _ in range(3):
+        started = time.thread_time()
+        parse(text, now=NOW, tz=TZ)
+        best = min(best, time.thread_time() - started)
+        if best < 0.05:
+            break
+    return best
+
+
 def _check(text: str) -> None:
-    started = time.perf_counter()
     it = parse(text, now=NOW, tz=TZ)
-    elapsed = time.perf_counter() - started
+    elapsed = _cpu_time_of_parse(text)
     assert isinstance(it, Intent)
     assert not it.rule.startswith("error."), f"{it.rule} for {text[:40]!r}"  # the intent rules never fail
     assert Intent.model_validate(it.model_dump()) == it

@@ -109,7 +109,7 @@ def bare_hour(h: int, mi: int, day: date | None, ctx: Ctx) -> tuple[datetime, bo
         cands = [h]
     for hh in cands:
         at = ctx.at(target, hh, mi)
-        if target != ctx.today or at >= ctx.now.replace(second=0, microsecond=0):
+        if target != ctx.today or at > ctx.now:  # the current minute is not "ahead"
             return at, False
     if day is not None:
         return ctx.at(target, cands[-1], mi), False

@@ -6,7 +6,9 @@ from datetime import datetime
 
 import pytest
 
-from tests.intent.timex.timex_helpers import LATE, NOW, YEAR_END, first
+from tests.intent.timex.timex_helpers import LATE, NOW, TZ, YEAR_END, first
+
+AT_NINE_PM = datetime(2026, 6, 18, 21, 0, tzinfo=TZ)
 
 CORPUS: list[tuple[datetime, str, list[str]]] = [
     # clock times, Thursday 2026-06-18 10:00
@@ -26,6 +28,8 @@ CORPUS: list[tuple[datetime, str, list[str]]] = [
     (NOW, "2026-06-18 15:30", ["三点半", "下午3:30", "下午三点三十分"]),
     (NOW, "2026-06-19 09:00", ["上午九点", "上午9点"]),  # passed today: rolls to tomorrow
     (NOW, "2026-06-18 21:00", ["九点", "9点"]),  # bare 6–11 today: the next future occurrence
+    (AT_NINE_PM, "2026-06-19 09:00", ["九点", "9点"]),  # the current minute is not ahead: tomorrow morning
+    (AT_NINE_PM, "2026-06-19 15:00", ["三点"]),
     # relative instants
     (NOW, "2026-06-18 10:30", ["半小时后", "30分钟后", "三十分钟以后", "半个小时后", "半个钟头后"]),
     (NOW, "2026-06-18 10:15", ["一刻钟后", "15分钟后", "十五分钟之后"]),

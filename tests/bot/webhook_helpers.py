@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 import httpx
+import xmltodict
 from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -61,3 +63,15 @@ def http(app: FastAPI) -> httpx.AsyncClient:
 
 def signed(clock: FrozenClock, nonce: str = "n1", token: str = TOKEN) -> dict[str, str]:
     return sign_request(token, timestamp=int(clock.now().timestamp()), nonce=nonce)
+
+
+def at(ts: str | int) -> FrozenClock:
+    return FrozenClock(datetime.fromtimestamp(int(ts), UTC))
+
+
+def content_of(reply_xml: str) -> str:
+    return str(xmltodict.parse(reply_xml, strip_whitespace=False)["xml"]["Content"])
+
+
+def now_s(clock: FrozenClock) -> int:
+    return int(clock.now().timestamp())

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import delete, insert, select, update
+from sqlalchemy import bindparam, delete, func, insert, select, update
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-from sqlalchemy.sql.dml import Insert
 
 from schedule.model import InboundMessageRow
 
@@ -23,10 +22,17 @@ class Claim:
     reply: str | None
 
 
-def _insert_ignore(dialect: str) -> Insert:
-    if dialect == "sqlite":
-        return sqlite_insert(InboundMessageRow).on_conflict_do_nothing()
-    return insert(InboundMessageRow).prefix_with("IGNORE")  # MariaDB/MySQL
+_CLAIM_VALUES: dict[str, object] = {"dedupe_key": bindparam("p_key"), "user_id": bindparam("p_user"),
+                 "received_at": bindparam("p_at"), "status": "processing", "reply": None}
+_CLAIM = {
+    "sqlite": sqlite_insert(InboundMessageRow).values(**_CLAIM_VALUES).on_conflict_do_nothing(),
+    "mysql": insert(InboundMessageRow).values(**_CLAIM_VALUES).prefix_with("IGNORE"),  # MariaDB/MySQL
+}
+_OWNER = select(InboundMessageRow.status, InboundMessageRow.reply).where(
+    InboundMessageRow.dedupe_key == bindparam("p_key"))
+_FINISH = (update(InboundMessageRow).where(InboundMessageRow.dedupe_key == bindparam("p_key"))
+           .values(status="done", reply=bindparam("p_reply"),
+                   user_id=func.coalesce(bindparam("p_user"), InboundMessageRow.user_id)))
 
 
 async def claim_in(session: AsyncSession, dedupe_key: str, *, now_ms: int, user_id: int | None = None) -> Claim:
@@ -35,13 +41,12 @@ async def claim_in(session: AsyncSession, dedupe_key: str, *, now_ms: int, user_
     On MariaDB a concurrent INSERT of the same key waits for the first transaction and then
     inserts nothing; on SQLite writers are serialised. Either way exactly one caller wins.
     """
-    statement = _insert_ignore(session.get_bind().dialect.name).values(
-        dedupe_key=dedupe_key, user_id=user_id, received_at=now_ms, status="processing", reply=None)
-    if (await session.execute(statement)).rowcount == 1:  # type: ignore[attr-defined]
+    conn = await session.connection()  # Core execution: prebuilt statements, a real rowcount
+    statement = _CLAIM["sqlite" if conn.dialect.name == "sqlite" else "mysql"]
+    params = {"p_key": dedupe_key, "p_user": user_id, "p_at": now_ms}
+    if (await conn.execute(statement, params)).rowcount == 1:
         return Claim(fresh=True, status="processing", reply=None)
-    row = (await session.execute(
-        select(InboundMessageRow.status, InboundMessageRow.reply).where(InboundMessageRow.dedupe_key == dedupe_key)
-    )).first()
+    row = (await conn.execute(_OWNER, {"p_key": dedupe_key})).first()
     if row is None:  # purged between the two statements: treat as in flight
         return Claim(fresh=False, status="processing", reply=None)
     return Claim(fresh=False, status=row.status, reply=row.reply)
@@ -56,10 +61,8 @@ async def claim(sessions: async_sessionmaker[AsyncSession], dedupe_key: str, *, 
 
 async def finish(session: AsyncSession, dedupe_key: str, *, reply: str | None, user_id: int | None) -> None:
     """Mark the message done with its stored passive reply, in the caller's transaction."""
-    values: dict[str, object] = {"status": "done", "reply": reply}
-    if user_id is not None:
-        values["user_id"] = user_id
-    await session.execute(update(InboundMessageRow).where(InboundMessageRow.dedupe_key == dedupe_key).values(**values))
+    conn = await session.connection()
+    await conn.execute(_FINISH, {"p_key": dedupe_key, "p_reply": reply, "p_user": user_id})
 
 
 async def purge(session: AsyncSession, *, received_before_ms: int) -> int:

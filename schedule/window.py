@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from sqlalchemy import and_, case, func, not_, select, update
+from sqlalchemy import BigInteger, BindParameter, and_, bindparam, case, func, not_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from schedule.model import UserRow
@@ -82,20 +82,25 @@ async def record_interaction(session: AsyncSession, user_id: int, kind: WindowKi
     return state
 
 
+# Built once: the webhook runs this per message; the condition sits in WHERE, not in per-column
+# CASEs, because MariaDB evaluates SET assignments left to right.
+_AT: BindParameter[int] = bindparam("p_at", type_=BigInteger)
+_UID: BindParameter[int] = bindparam("p_uid", type_=BigInteger)
+_RECORD_MESSAGE = (
+    update(UserRow)
+    .where(UserRow.id == _UID, not_(and_(func.coalesce(UserRow.window_kind, "") == "message",
+                                         func.coalesce(UserRow.window_opened_at, 0) >= _AT)))
+    .values(window_kind="message", window_opened_at=_AT, window_sent_count=0,
+            last_user_message_at=case((func.coalesce(UserRow.last_user_message_at, 0) >= _AT,
+                                       UserRow.last_user_message_at), else_=_AT))
+)
+
+
 async def record_message(session: AsyncSession, user_id: int, at_ms: int) -> None:
     """`record_interaction(…, "message", at_ms)` as one UPDATE (the webhook's hot path; same result:
     a user message opens a fresh 5/48 h window unless a newer message window is already open, in
     which case last_user_message_at is already at least as new)."""
-    newer = and_(func.coalesce(UserRow.window_kind, "") == "message",
-                 func.coalesce(UserRow.window_opened_at, 0) >= at_ms)
-    # The condition sits in WHERE, not in per-column CASEs: MariaDB evaluates SET left to right.
-    await session.execute(
-        update(UserRow).where(UserRow.id == user_id, not_(newer)).values(
-            window_kind="message", window_opened_at=at_ms, window_sent_count=0,
-            last_user_message_at=case((func.coalesce(UserRow.last_user_message_at, 0) >= at_ms,
-                                       UserRow.last_user_message_at), else_=at_ms),
-        )
-    )
+    await (await session.connection()).execute(_RECORD_MESSAGE, {"p_at": at_ms, "p_uid": user_id})
 
 
 async def record_send(session: AsyncSession, user_id: int, now_ms: int) -> bool:

@@ -16,7 +16,10 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from bot import api
+from bot.handler import Handler, IntentEchoHandler
+from bot.runtime import WorkerTask, delivery_worker, wechat_client
 from bot.settings import Settings
+from bot.webhook import build_wechat_router
 from schedule.clock import Clock, SystemClock
 from schedule.db import create_engine, session_factory
 from schedule.errors import InvalidChange, NotFound
@@ -91,15 +94,31 @@ def create_app(
     clock: Clock | None = None,
     transport: httpx.AsyncBaseTransport | None = None,
     agent: Any = None,
-    handler: Any = None,
+    handler: Handler | None = None,
     engine: AsyncEngine | None = None,
+    run_worker: bool | None = None,
+    reply_budget_s: float = 4.0,
 ) -> FastAPI:
-    """Build the web app. Ports not given get their production implementation."""
+    """Build the web app. Ports not given get their production implementation.
+
+    `run_worker` (default: H5_REMINDER_WORKER_ENABLED) runs the delivery worker in-process;
+    `reply_budget_s` is how long a WeChat answer may take before it goes through the outbox.
+    """
     clock = clock or SystemClock()
     owns_engine = engine is None
     engine = engine or create_engine(settings.DATABASE_URL)
     sessions: async_sessionmaker[AsyncSession] = session_factory(engine)
     service = ScheduleService(sessions, clock, default_timezone=settings.H5_DEFAULT_TIMEZONE)
+    client = wechat_client(settings, sessions, clock, transport)
+    handler = handler or IntentEchoHandler(clock, tz=settings.H5_DEFAULT_TIMEZONE)
+    worker = delivery_worker(settings, sessions, clock, client)
+    background = WorkerTask(worker)
+    if run_worker is None:
+        run_worker = settings.H5_REMINDER_WORKER_ENABLED
+    router = None
+    if settings.H5_WECHAT_MP_ENABLED:
+        router = build_wechat_router(settings=settings, sessions=sessions, clock=clock, handler=handler,
+                                     client=client, users=service, reply_budget_s=reply_budget_s)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -108,9 +127,16 @@ def create_app(
         if not settings.wechat_configured:
             log.info("WeChat is not configured: set %s to enable /wechat",
                      ", ".join(settings.missing_wechat_variables))
+        if run_worker:
+            background.start()
         try:
             yield
         finally:
+            await background.stop()
+            if router is not None:
+                await router.dispatcher.drain()
+            if client is not None:
+                await client.aclose()
             if owns_engine:
                 await engine.dispose()
 
@@ -118,9 +144,12 @@ def create_app(
     app.state.settings, app.state.clock, app.state.service = settings, clock, service
     app.state.sessions, app.state.engine, app.state.transport = sessions, engine, transport
     app.state.agent, app.state.handler = agent, handler
+    app.state.wechat_client, app.state.wechat_router, app.state.worker = client, router, worker
     _install_error_handlers(app)
     if settings.H5_SCHEDULE_ENABLED:
         app.include_router(api.router)
+    if router is not None:
+        app.include_router(router)
 
     @app.get("/healthz", tags=["ops"])
     async def healthz() -> JSONResponse:

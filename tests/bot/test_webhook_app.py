@@ -32,7 +32,7 @@ async def wechat_app(database_url: str, clock: FrozenClock, handler: RecordingHa
     config = settings(WECHAT_API_BASE=api.base_url, WECHAT_APP_ID=api.app_id, WECHAT_APP_SECRET=api.app_secret,
                       DATABASE_URL=database_url)
     engine = create_engine(database_url)
-    app = create_app(config, clock=clock, handler=handler, engine=engine)
+    app = create_app(config, clock=clock, handler=handler, engine=engine, reply_budget_s=reply_budget_s)
     client = WeChatClient(app_id=api.app_id, app_secret=api.app_secret, sessions=app.state.sessions, clock=clock,
                           api_base=config.WECHAT_API_BASE, transport=app.state.transport)
     router = mounted_router(app)

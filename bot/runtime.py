@@ -1,0 +1,70 @@
+"""Background parts the composition root wires: the WeChat client, delivery channels, the worker."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+
+import httpx
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from bot.delivery import WeChatCustomChannel, WeChatTemplateChannel
+from bot.settings import Settings
+from bot.wechat.client import WeChatClient
+from render.push import digest_text, reminder_text
+from schedule.channel import Channel
+from schedule.clock import Clock
+from schedule.firing import Scheduler
+from schedule.retry import RetryPolicy
+from schedule.worker import DeliveryWorker
+
+log = logging.getLogger(__name__)
+
+
+def wechat_client(settings: Settings, sessions: async_sessionmaker[AsyncSession], clock: Clock,
+                  transport: httpx.AsyncBaseTransport | None) -> WeChatClient | None:
+    """The outbound WeChat client, or None while credentials are missing."""
+    if not (settings.H5_WECHAT_MP_ENABLED and settings.WECHAT_APP_ID and settings.WECHAT_APP_SECRET):
+        return None
+    return WeChatClient(app_id=settings.WECHAT_APP_ID, app_secret=settings.WECHAT_APP_SECRET, sessions=sessions,
+                        clock=clock, api_base=settings.WECHAT_API_BASE, transport=transport)
+
+
+def delivery_worker(settings: Settings, sessions: async_sessionmaker[AsyncSession], clock: Clock,
+                    client: WeChatClient | None) -> DeliveryWorker:
+    """The worker with its channel ladder; without WeChat every push waits in the in-app queue."""
+    channels: dict[str, Channel] = {}
+    if client is not None:
+        channels["wechat"] = WeChatCustomChannel(client)
+        if settings.WECHAT_TEMPLATE_ID_REMINDER:
+            channels["template"] = WeChatTemplateChannel(client, settings.WECHAT_TEMPLATE_ID_REMINDER)
+    scheduler = Scheduler(sessions, clock, reminder_text=lambda item, at: reminder_text(item, remind_at=at),
+                          digest_text=lambda day, items, tz: digest_text(day, items, tz=tz),
+                          catchup_hours=settings.H5_REMINDER_CATCHUP_HOURS)
+    return DeliveryWorker(sessions, clock, channels, scheduler=scheduler,
+                          policy=RetryPolicy(max_attempts=settings.H5_REMINDER_MAX_ATTEMPTS),
+                          poll_interval_s=settings.H5_REMINDER_SCAN_INTERVAL_MS / 1000)
+
+
+class WorkerTask:
+    """Runs a worker loop in the background of the current event loop; stops it cleanly."""
+
+    def __init__(self, worker: DeliveryWorker) -> None:
+        self.worker = worker
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self.worker.run(), name="schedbot-delivery-worker")
+
+    async def stop(self) -> None:
+        if self._task is None:
+            return
+        self.worker.stop()
+        try:
+            await asyncio.wait_for(self._task, timeout=10)
+        except TimeoutError:
+            log.warning("delivery worker did not stop within 10 s; cancelling")
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task

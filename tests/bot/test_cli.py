@@ -70,3 +70,32 @@ def test_serve_answers_healthz_and_the_api_over_loopback(tmp_path: Path) -> None
         server.terminate()
         output = server.communicate(timeout=20)[0]
     assert "Traceback" not in output
+
+
+def test_worker_runs_until_sigterm(tmp_path: Path) -> None:
+    import signal
+
+    worker = subprocess.Popen([SCHEDBOT, "worker"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while not (tmp_path / "schedbot.db").exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(1.0)  # a few poll ticks on an empty database
+        assert worker.poll() is None, worker.communicate()[0]
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        output = worker.communicate(timeout=30)[0]
+    assert worker.returncode == 0, output
+    assert "delivery worker running" in output
+    assert "Traceback" not in output
+
+
+def test_chat_answers_each_line(tmp_path: Path) -> None:
+    result = subprocess.run([SCHEDBOT, "chat", "--user", "me"], cwd=tmp_path, input="明天下午三点开会\n你好\n",
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.strip().splitlines()
+    assert lines[0].startswith("schedbot chat")
+    assert "记录" in lines[1]
+    assert "我可以帮你" in lines[2]

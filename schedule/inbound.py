@@ -12,7 +12,10 @@ from sqlalchemy import bindparam, delete, func, insert, select, update
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from schedule import outbox
 from schedule.model import InboundMessageRow
+
+UNFINISHED_NOTICE = "抱歉，你刚才发的一条消息我没能处理完，请再发一次。"
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,36 @@ async def finish(session: AsyncSession, dedupe_key: str, *, reply: str | None, u
     """Mark the message done with its stored passive reply, in the caller's transaction."""
     conn = await session.connection()
     await conn.execute(_FINISH, {"p_key": dedupe_key, "p_reply": reply, "p_user": user_id})
+
+
+async def assign_user(session: AsyncSession, dedupe_key: str, *, user_id: int) -> None:
+    """Record the sender on a claimed row (before a slow answer), so recovery can reach them."""
+    await session.execute(update(InboundMessageRow).where(InboundMessageRow.dedupe_key == dedupe_key)
+                          .values(user_id=user_id).execution_options(synchronize_session=False))
+
+
+async def recover_unfinished(session: AsyncSession, *, received_before_ms: int, now_ms: int,
+                             limit: int = 500) -> int:
+    """Close messages a crashed process left `processing`; their senders get a notice through the outbox.
+
+    Run on start (and periodically) with a horizon well past the reply budget; never silently drops.
+    """
+    rows = (await session.execute(
+        select(InboundMessageRow.dedupe_key, InboundMessageRow.user_id)
+        .where(InboundMessageRow.status == "processing", InboundMessageRow.received_at < received_before_ms)
+        .order_by(InboundMessageRow.received_at).limit(limit).with_for_update(skip_locked=True)
+    )).all()
+    for row in rows:
+        if row.user_id is not None:
+            await outbox.enqueue(session, user_id=row.user_id, idempotency_key=f"recover:{row.dedupe_key}"[:191],
+                                 kind="notice", payload={"text": UNFINISHED_NOTICE}, now_ms=now_ms)
+    if rows:
+        await session.execute(
+            update(InboundMessageRow)
+            .where(InboundMessageRow.dedupe_key.in_([row.dedupe_key for row in rows]),
+                   InboundMessageRow.status == "processing")
+            .values(status="done", reply="success").execution_options(synchronize_session=False))
+    return len(rows)
 
 
 async def purge(session: AsyncSession, *, received_before_ms: int) -> int:

@@ -67,7 +67,9 @@ class Dispatcher:
     async def handle(self, message: InboundMessage) -> str:
         """The plaintext response body: a passive reply XML or `success`."""
         received = now_ms(self._clock)
-        claim = await self._writes.run(partial(inbound.claim_in, dedupe_key=message.dedupe_key, now_ms=received))
+        known_user = self._user_ids.get(message.openid)  # recorded with the claim so recovery can notify
+        claim = await self._writes.run(partial(inbound.claim_in, dedupe_key=message.dedupe_key, now_ms=received,
+                                               user_id=known_user))
         if not claim.fresh:
             log.info("wechat retry of %s (%s)", message.dedupe_key, claim.status)
             return claim.reply if claim.status == "done" and claim.reply else SUCCESS
@@ -129,6 +131,9 @@ class Dispatcher:
         except TimeoutError:
             log.info("wechat %s: handler over %.1fs budget, answering through the outbox",
                      message.dedupe_key, self.reply_budget_s)
+            assert message.user_id is not None
+            await self._writes.run(partial(inbound.assign_user, dedupe_key=message.dedupe_key,
+                                           user_id=message.user_id))
             self._spawn(self._late(task, message, received, window_kind))
             if self._client is not None:
                 self._spawn(self._typing(message.openid))

@@ -110,6 +110,9 @@ async def test_slow_handler_acknowledges_and_queues_the_answer(sessions: Session
             assert elapsed < 0.45
             retry = await http_client.post("/wechat", params=signed(clock, "r"), content=body)
             assert retry.text == "success"
+            async with sessions() as session:  # the sender is on the row before the answer is ready
+                pending = await session.scalar(select(InboundMessageRow).where(InboundMessageRow.dedupe_key == "msg:2001"))
+            assert pending is not None and pending.status == "processing" and pending.user_id is not None
             await router.dispatcher.drain()
             again = await http_client.post("/wechat", params=signed(clock, "r2"), content=body)
             assert again.text == "success"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any, Literal
 
@@ -42,7 +43,10 @@ class InboundMessage(BaseModel):
     def dedupe_key(self) -> str:
         if self.kind != "event" and self.msg_id:
             return f"msg:{self.msg_id}"
-        return f"evt:{self.openid}:{self.create_time}:{self.event or ''}:{self.event_key or ''}"[:191]
+        key = f"evt:{self.openid}:{self.create_time}:{self.event or ''}:{self.event_key or ''}"
+        if len(key) > 191:  # the column's limit: keep it unique with a digest of the whole key
+            key = key[:150] + ":" + hashlib.sha1(key.encode("utf-8")).hexdigest()
+        return key
 
     @property
     def event_lower(self) -> str:
@@ -79,6 +83,8 @@ def from_fields(fields: dict[str, Any]) -> InboundMessage:
     openid = _s(fields, "FromUserName")
     if not msg_type or not openid:
         raise XmlRejected("MsgType or FromUserName missing")
+    if len(openid) > 128 or len(_s(fields, "ToUserName") or "") > 128 or len(msg_type) > 64:
+        raise XmlRejected("FromUserName, ToUserName or MsgType too long")
     try:
         create_time = int(_s(fields, "CreateTime") or 0)
     except ValueError:

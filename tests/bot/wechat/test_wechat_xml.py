@@ -90,3 +90,20 @@ def test_split_prefers_line_breaks() -> None:
 
 def test_cdata_helper() -> None:
     assert cdata("x]]>y") == "<![CDATA[x]]]]><![CDATA[>y]]>"
+
+
+def test_overlong_identifiers_rejected() -> None:
+    body = ("<xml><ToUserName>gh</ToUserName><FromUserName>" + "u" * 129 + "</FromUserName>"
+            "<CreateTime>1</CreateTime><MsgType>text</MsgType><Content>x</Content><MsgId>1</MsgId></xml>")
+    with pytest.raises(XmlRejected):
+        messages.parse(body)
+
+
+def test_long_event_keys_keep_distinct_dedupe_keys() -> None:
+    def click(key: str) -> str:
+        return ("<xml><ToUserName>gh</ToUserName><FromUserName>u</FromUserName><CreateTime>1</CreateTime>"
+                f"<MsgType>event</MsgType><Event>CLICK</Event><EventKey>{key}</EventKey></xml>")
+
+    first, second = messages.parse(click("K" * 300 + "a")), messages.parse(click("K" * 300 + "b"))
+    assert first.dedupe_key != second.dedupe_key
+    assert len(first.dedupe_key) <= 191

@@ -94,7 +94,8 @@ def build_wechat_router(*, settings: Settings, sessions: async_sessionmaker[Asyn
         if not settings.wechat_configured:
             return _plain(503, "wechat not configured")
         try:
-            check_signed(request)
+            timestamp, _nonce = check_signed(request)
+            check_fresh(timestamp)
         except _Rejected as exc:
             log.warning("wechat verify rejected: %s", exc)
             return _plain(exc.status)

@@ -58,6 +58,14 @@ async def test_get_verify_negatives_never_echo(sessions: Sessions, case_id: str)
     assert r.status_code in (400, 403) and "ECHO" not in r.text
 
 
+async def test_get_verify_with_a_stale_timestamp_is_403(sessions: Sessions, clock: FrozenClock) -> None:
+    app, _ = bare_app(sessions, clock, RecordingHandler())
+    params = sign_request(TOKEN, timestamp=now_s(clock) - 3600, nonce="n") | {"echostr": "ECHO"}
+    async with http(app) as client:
+        r = await client.get("/wechat", params=params)
+    assert r.status_code == 403 and "ECHO" not in r.text
+
+
 async def test_unconfigured_wechat_answers_503(sessions: Sessions, clock: FrozenClock) -> None:
     app, _ = bare_app(sessions, clock, RecordingHandler(), config=settings(WECHAT_TOKEN="", WECHAT_APP_ID=""))
     async with http(app) as client:

@@ -45,6 +45,8 @@ def build_app() -> Any:
                         WECHAT_APP_ID=APP_ID, WECHAT_APP_SECRET="s", WECHAT_TOKEN=TOKEN,
                         WECHAT_API_BASE="http://127.0.0.1:9", H5_REMINDER_WORKER_ENABLED=False,
                         DATABASE_AUTO_MIGRATE=False)  # migrated once by the bench, not by each worker
+    if os.environ.get("BENCH_SWITCH_INTERVAL"):  # GIL hand-off to aiosqlite's threads under load
+        sys.setswitchinterval(float(os.environ["BENCH_SWITCH_INTERVAL"]))
     clock = SystemClock()
     inner = IntentEchoHandler(clock)
     try:  # load the parser's dictionaries now, not on some worker's first measured request

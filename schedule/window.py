@@ -9,6 +9,7 @@ from typing import Literal
 from sqlalchemy import BigInteger, BindParameter, and_, bindparam, case, func, not_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from schedule.inbound import sqlite_driver
 from schedule.model import UserRow
 
 WindowKind = Literal["message", "click"]
@@ -95,11 +96,21 @@ _RECORD_MESSAGE = (
                                        UserRow.last_user_message_at), else_=_AT))
 )
 
+_SQLITE_RECORD_MESSAGE = (
+    "UPDATE users SET window_kind = 'message', window_opened_at = ?, window_sent_count = 0, "
+    "last_user_message_at = CASE WHEN coalesce(last_user_message_at, 0) >= ? THEN last_user_message_at ELSE ? END "
+    "WHERE id = ? AND NOT (coalesce(window_kind, '') = 'message' AND coalesce(window_opened_at, 0) >= ?)"
+)
+
 
 async def record_message(session: AsyncSession, user_id: int, at_ms: int) -> None:
     """`record_interaction(…, "message", at_ms)` as one UPDATE (the webhook's hot path; same result:
     a user message opens a fresh 5/48 h window unless a newer message window is already open, in
     which case last_user_message_at is already at least as new)."""
+    driver = await sqlite_driver(session)
+    if driver is not None:  # same statement, one aiosqlite hop (see schedule.inbound)
+        await driver.execute(_SQLITE_RECORD_MESSAGE, (at_ms, at_ms, at_ms, user_id, at_ms))
+        return
     await (await session.connection()).execute(_RECORD_MESSAGE, {"p_at": at_ms, "p_uid": user_id})
 
 

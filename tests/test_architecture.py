@@ -14,8 +14,12 @@ CLOCK_READS = re.compile(r"datetime\.(now|utcnow|today)\(|\btime\.time\(|date\.t
 ALLOWED = {ROOT / "schedule" / "clock.py", ROOT / "bot" / "intent_cli.py"}  # CLI default for --now
 
 
+def _tool(name: str) -> str:
+    return shutil.which(name) or str(Path(sys.executable).parent / name)
+
+
 def test_import_contracts() -> None:
-    lint = shutil.which("lint-imports") or str(Path(sys.executable).parent / "lint-imports")
+    lint = _tool("lint-imports")
     result = subprocess.run([lint, str(ROOT / "pyproject.toml")], cwd=ROOT, capture_output=True,
                             text=True, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -31,3 +35,14 @@ def test_only_the_clock_module_reads_the_wall_clock() -> None:
                 if CLOCK_READS.search(line):
                     offenders.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
     assert offenders == []
+
+
+def test_ruff_clean() -> None:
+    result = subprocess.run([_tool("ruff"), "check", "--no-cache", "."], cwd=ROOT, capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_mypy_strict_on_the_packages() -> None:
+    result = subprocess.run([_tool("mypy")], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout + result.stderr

@@ -46,12 +46,13 @@ class _Job:
 
 class GroupCommit:
     def __init__(self, sessions: async_sessionmaker[AsyncSession], *, max_batch: int = 64,
-                 serialize_exclusive: bool = True) -> None:
+                 serialize_exclusive: bool = True, max_in_flight: int = 1) -> None:
         self._sessions = sessions
         self._max_batch = max_batch
         self._serialize_exclusive = serialize_exclusive  # SQLite: no batch may hold the lock meanwhile
+        self._max_in_flight = 1 if serialize_exclusive else max_in_flight  # batches committing at once
         self._queue: deque[_Job] = deque()
-        self._runner: asyncio.Task[None] | None = None
+        self._runners: set[asyncio.Task[None]] = set()
 
     async def run(self, work: Work[T]) -> T:
         return await self._submit(work, exclusive=False)  # type: ignore[arg-type]
@@ -65,8 +66,10 @@ class GroupCommit:
     async def _submit(self, work: Callable[[AsyncSession | None], Awaitable[T]], *, exclusive: bool) -> T:
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
         self._queue.append(_Job(work, future, exclusive))
-        if self._runner is None or self._runner.done():
-            self._runner = asyncio.create_task(self._drain())
+        self._runners = {r for r in self._runners if not r.done()}  # done callbacks run a step late
+        if len(self._runners) < self._max_in_flight:
+            runner = asyncio.create_task(self._drain())
+            self._runners.add(runner)
         return await future
 
     async def _drain(self) -> None:
@@ -111,4 +114,4 @@ def _fail(job: _Job, exc: Exception) -> None:
 def committer_for(sessions: async_sessionmaker[AsyncSession]) -> Committer:
     bind = sessions.kw.get("bind")
     sqlite = bind is not None and bind.dialect.name == "sqlite"
-    return GroupCommit(sessions, serialize_exclusive=sqlite)
+    return GroupCommit(sessions, serialize_exclusive=sqlite, max_in_flight=4)

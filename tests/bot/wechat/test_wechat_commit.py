@@ -92,3 +92,12 @@ async def test_claims_from_two_engines_on_one_database(database_url: str, engine
         for e in engines:
             await e.dispose()
     assert sum(c.fresh for c in claims) == 1
+
+
+async def test_back_to_back_units_never_strand_in_the_queue(sessions: async_sessionmaker[AsyncSession]) -> None:
+    groups = (GroupCommit(sessions), GroupCommit(sessions, serialize_exclusive=False, max_in_flight=4))
+    for n, group in enumerate(groups):
+        for i in range(20):  # each submission arrives just as the previous runner finishes
+            key = f"b{n}:{i}"
+            claim = await asyncio.wait_for(group.run(lambda s, key=key: inbound.claim_in(s, key, now_ms=0)), 5)
+            assert claim.fresh

@@ -114,4 +114,4 @@ def _fail(job: _Job, exc: Exception) -> None:
 def committer_for(sessions: async_sessionmaker[AsyncSession]) -> Committer:
     bind = sessions.kw.get("bind")
     sqlite = bind is not None and bind.dialect.name == "sqlite"
-    return GroupCommit(sessions, serialize_exclusive=sqlite, max_in_flight=4)
+    return GroupCommit(sessions, serialize_exclusive=sqlite)  # more batches in flight contend on user rows

@@ -25,6 +25,7 @@ class WeChatCustomChannel:
     """Customer-service text message (only while the user's 48 h window is open)."""
 
     name = "wechat"
+    needs_window = True
 
     def __init__(self, client: WeChatClient) -> None:
         self._client = client

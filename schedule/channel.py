@@ -50,6 +50,9 @@ class DeliveryFailure(Exception):
 
 
 class Channel(Protocol):
+    """`needs_window` (optional attribute, default False): sends count against WeChat's customer-service
+    window, and the worker skips to the next rung of the ladder when it is closed."""
+
     name: str
 
     async def send(self, message: Outgoing) -> Receipt:

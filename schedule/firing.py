@@ -15,7 +15,7 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import and_, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from schedule import outbox
+from schedule import inbound, outbox
 from schedule.clock import Clock, from_ms, to_ms
 from schedule.convert import item_of, recurrence_of
 from schedule.digest import next_digest_run
@@ -24,6 +24,8 @@ from schedule.model import DigestSubscriptionRow, ReminderRow, ScheduleItemRow
 from schedule.occurrence import at_occurrence, in_range
 from schedule.recurrence import next_occurrence
 
+RECOVERY_AFTER_MS = 60_000  # far past the 4 s reply budget: a message still processing is orphaned
+DEDUPE_KEEP_MS = 2 * 86_400_000  # WeChat retries within seconds; two days is ample
 ReminderText = Callable[[Item, int], str]
 DigestText = Callable[[date, list[Item], str], str]
 
@@ -33,6 +35,7 @@ class FireReport:
     reminders_queued: int = 0
     reminders_expired: int = 0
     digests_queued: int = 0
+    inbound_recovered: int = 0
 
 
 class Scheduler:
@@ -46,12 +49,31 @@ class Scheduler:
         self._digest_text = digest_text
         self._catchup_ms = catchup_hours * 3_600_000
         self._batch = batch_size
+        self._last_recovery = self._last_purge = -(1 << 62)
 
     async def tick(self) -> FireReport:
         now = self._clock.now()
         queued, expired = await self.fire_reminders(now)
         digests = await self.fire_digests(now)
-        return FireReport(reminders_queued=queued, reminders_expired=expired, digests_queued=digests)
+        recovered = await self.housekeeping(now)
+        return FireReport(reminders_queued=queued, reminders_expired=expired, digests_queued=digests,
+                          inbound_recovered=recovered)
+
+    async def housekeeping(self, now: datetime) -> int:
+        """Close inbound messages a crashed process left unfinished (their senders get a notice), and
+        forget dedupe keys older than WeChat's retry horizon. Each runs at most once a minute / hour."""
+        stamp = to_ms(now)
+        recovered = 0
+        if stamp - self._last_recovery >= 60_000:
+            self._last_recovery = stamp
+            async with self._sessions.begin() as session:
+                recovered = await inbound.recover_unfinished(session, received_before_ms=stamp - RECOVERY_AFTER_MS,
+                                                             now_ms=stamp)
+        if stamp - self._last_purge >= 3_600_000:
+            self._last_purge = stamp
+            async with self._sessions.begin() as session:
+                await inbound.purge(session, received_before_ms=stamp - DEDUPE_KEEP_MS)
+        return recovered
 
     async def fire_reminders(self, now: datetime) -> tuple[int, int]:
         now_ms = to_ms(now)

@@ -29,8 +29,10 @@ class FrozenClock:
 class RecordingChannel:
     """A Channel double: records every message; scripted failures are raised first, in order."""
 
-    def __init__(self, name: str = "wechat", *, failures: list[DeliveryFailure] | None = None) -> None:
+    def __init__(self, name: str = "wechat", *, failures: list[DeliveryFailure] | None = None,
+                 needs_window: bool = False) -> None:
         self.name = name
+        self.needs_window = needs_window
         self.sent: list[Outgoing] = []
         self.attempts: list[Outgoing] = []
         self.failures = list(failures or [])

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from schedule import window
 from schedule.channel import Channel, DeliveryFailure, Outgoing, Receipt, parts_of
 from schedule.clock import Clock, now_ms
 from schedule.firing import Scheduler
@@ -168,6 +169,8 @@ class DeliveryWorker:
         try:
             if channel is None:
                 raise DeliveryFailure("window", f"channel {item.channel!r} is not configured")
+            if getattr(channel, "needs_window", False) and not await self._reserve_window(item):
+                raise DeliveryFailure("window", "customer-service window closed or used up")
             receipt = await channel.send(item.message)
         except DeliveryFailure as failure:
             return await self._failed(item, failure)
@@ -178,6 +181,11 @@ class DeliveryWorker:
         await self._finish(item.row_id, item.token, status="sent", receipt=Receipt(parts),
                            reminder_id=item.reminder_id, log=("success", item, None))
         return "sent"
+
+    async def _reserve_window(self, item: Claimed) -> bool:
+        """Count this send against the user's customer-service window (5 per 48 h, 3 per click minute)."""
+        async with self._sessions.begin() as session:
+            return await window.record_send(session, item.message.user_id, now_ms(self._clock))
 
     async def _mark_sending(self, item: Claimed) -> bool:
         now = now_ms(self._clock)

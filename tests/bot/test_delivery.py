@@ -15,7 +15,7 @@ from webhook_helpers import RecordingHandler, settings, signed
 
 from bot.app import create_app
 from bot.testing import FakeWeChatAPI, text_message
-from schedule import outbox
+from schedule import outbox, window
 from schedule.clock import now_ms, to_ms
 from schedule.domain import NewItem, NewReminder
 from schedule.model import DeliveryLogRow, OutboundMessageRow, UserRow
@@ -34,10 +34,18 @@ async def app_with(api: FakeWeChatAPI, database_url: str, clock: FrozenClock, ha
         yield app
 
 
-async def queue_text(app: FastAPI, clock: FrozenClock, openid: str, text: str) -> int:
+async def user_who_wrote(app: FastAPI, clock: FrozenClock, openid: str) -> int:
+    """A user who just sent a message: their 48 h customer-service window is open."""
     user = await app.state.service.get_or_create_user(openid)
     async with app.state.sessions.begin() as session:
-        row = await outbox.enqueue(session, user_id=user.id, idempotency_key=f"t:{openid}:{len(text)}",
+        await window.record_message(session, user.id, now_ms(clock))
+    return int(user.id)
+
+
+async def queue_text(app: FastAPI, clock: FrozenClock, openid: str, text: str) -> int:
+    user_id = await user_who_wrote(app, clock, openid)
+    async with app.state.sessions.begin() as session:
+        row = await outbox.enqueue(session, user_id=user_id, idempotency_key=f"t:{openid}:{len(text)}:{text[:8]}",
                                    kind="notice", payload={"text": text, "title": "通知"}, now_ms=now_ms(clock))
         return int(row.id)
 
@@ -65,9 +73,9 @@ async def test_slow_answer_is_acked_then_delivered_by_the_worker(database_url: s
 
 async def test_due_reminder_is_pushed_as_a_custom_message(database_url: str, clock: FrozenClock) -> None:
     async with FakeWeChatAPI() as api, app_with(api, database_url, clock) as app:
-        user = await app.state.service.get_or_create_user("o-remind")
+        user_id = await user_who_wrote(app, clock, "o-remind")
         start = to_ms(datetime(2026, 6, 18, 15, 0, tzinfo=SH))
-        await app.state.service.create_item(user.id, NewItem(
+        await app.state.service.create_item(user_id, NewItem(
             kind="event", title="会议", timezone="Asia/Shanghai", start_at=start,
             reminders=(NewReminder(remind_at=start - 3_600_000, offset_minutes=60),)))
         assert (await app.state.worker.run_once()).sent == 0
@@ -117,6 +125,26 @@ async def test_closed_window_falls_back_to_the_template_message(database_url: st
     assert (row.status, row.channel) == ("sent", "template")
     assert [(log.channel, log.status, log.error_code) for log in logs] == [
         ("wechat", "failed", "45015"), ("template", "success", None)]
+
+
+async def test_no_message_for_48_hours_skips_the_custom_message(database_url: str, clock: FrozenClock) -> None:
+    async with FakeWeChatAPI() as api, app_with(api, database_url, clock, WECHAT_TEMPLATE_ID_REMINDER="tpl-1") as app:
+        row_id = await queue_text(app, clock, "o-quiet", "会议提醒")
+        clock.advance(hours=48, seconds=1)
+        await app.state.worker.run_once()
+        await app.state.worker.run_once()
+        row = await outbox_row(app, row_id)
+    assert api.calls_to("message/custom/send") == []  # closed window: no doomed platform call
+    assert (row.status, row.channel) == ("sent", "template")
+
+
+async def test_sixth_push_in_a_window_goes_to_the_next_rung(database_url: str, clock: FrozenClock) -> None:
+    async with FakeWeChatAPI() as api, app_with(api, database_url, clock) as app:
+        ids = [await queue_text(app, clock, "o-chatty", f"第{n}条") for n in range(6)]
+        await app.state.worker.run_once()
+        rows = [await outbox_row(app, row_id) for row_id in ids]
+    assert len(api.calls_to("message/custom/send")) == 5
+    assert sorted(r.channel for r in rows if r.status == "pending") == ["inapp"]
 
 
 async def test_closed_window_without_template_waits_in_the_inapp_queue(database_url: str,

@@ -154,3 +154,23 @@ async def test_one_digest_per_day_whatever_the_number_of_workers(database_url: s
     finally:
         for e in engines:
             await e.dispose()
+
+
+async def test_orphaned_inbound_messages_are_closed_with_a_notice(
+        service: ScheduleService, sessions: async_sessionmaker[AsyncSession], clock: FrozenClock) -> None:
+    from schedule.clock import now_ms
+    from schedule.model import InboundMessageRow
+
+    user = await service.get_or_create_user("oU")
+    async with sessions.begin() as session:  # a process crashed while handling this message
+        session.add(InboundMessageRow(dedupe_key="msg:1", user_id=user.id, received_at=now_ms(clock),
+                                      status="processing"))
+    s = scheduler(sessions, clock)
+    assert (await s.tick()).inbound_recovered == 0  # still within the reply budget's horizon
+    clock.advance(minutes=2)
+    assert (await s.tick()).inbound_recovered == 1
+    [notice] = await outbox_rows(sessions)
+    assert (notice.kind, notice.user_id) == ("notice", user.id)
+    async with sessions() as session:
+        row = (await session.scalars(select(InboundMessageRow))).one()
+    assert row.status == "done"

@@ -114,4 +114,9 @@ def _fail(job: _Job, exc: Exception) -> None:
 def committer_for(sessions: async_sessionmaker[AsyncSession]) -> Committer:
     bind = sessions.kw.get("bind")
     sqlite = bind is not None and bind.dialect.name == "sqlite"
-    return GroupCommit(sessions, serialize_exclusive=sqlite)  # more batches in flight contend on user rows
+    if not sqlite:
+        # MariaDB/MySQL: InnoDB already groups the log flushes of concurrent commits, and app-level
+        # batches made a retried MsgId wait on (and deadlock with) its original's open batch; measured
+        # at 300 req/s: p50 5–6 ms / p99 25–103 ms direct vs p50 9–16 ms / p99 130–460 ms batched.
+        return DirectCommit(sessions)
+    return GroupCommit(sessions, serialize_exclusive=True)  # SQLite: one writer-lock turn for many messages

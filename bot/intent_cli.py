@@ -8,12 +8,14 @@ from datetime import datetime
 from typing import Any, TextIO
 from zoneinfo import ZoneInfo
 
+from schedule.clock import SystemClock
+
 DEFAULT_TZ = "Asia/Shanghai"
 
 
 def _reference(now: str | None, tz: ZoneInfo) -> datetime:
     if now is None:
-        return datetime.now(tz)  # the one clock read of these commands: the edge of the system
+        return SystemClock().now().astimezone(tz)
     ref = datetime.fromisoformat(now.replace("Z", "+00:00"))
     return ref.replace(tzinfo=tz) if ref.tzinfo is None else ref.astimezone(tz)
 

@@ -11,7 +11,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("bot", "intent", "schedule", "render")
 CLOCK_READS = re.compile(r"datetime\.(now|utcnow|today)\(|\btime\.time\(|date\.today\(|time\.monotonic\(")
-ALLOWED = {ROOT / "schedule" / "clock.py", ROOT / "bot" / "intent_cli.py"}  # CLI default for --now
+ALLOWED = {ROOT / "schedule" / "clock.py"}
 
 
 def _tool(name: str) -> str:

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+import asyncio
+import random
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 from sqlalchemy import event
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///./schedbot.db"
+T = TypeVar("T")
 
 
 def is_sqlite(url: str) -> bool:
@@ -55,3 +60,29 @@ def _configure_sqlite(engine: AsyncEngine) -> None:
 
 def session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
     return async_sessionmaker(engine, expire_on_commit=False)
+
+
+# MySQL/MariaDB: 1213 deadlock (InnoDB rolled the transaction back), 1205 lock wait timeout.
+_RETRYABLE_MYSQL = {1213, 1205}
+
+
+def is_retryable(exc: BaseException) -> bool:
+    """A transaction the database aborted for concurrency reasons: running it again is safe."""
+    orig = getattr(exc, "orig", None)
+    args: tuple[Any, ...] = tuple(getattr(orig, "args", ()) or ())
+    return isinstance(exc, OperationalError) and bool(args) and args[0] in _RETRYABLE_MYSQL
+
+
+async def in_transaction(sessions: async_sessionmaker[AsyncSession], work: Callable[[AsyncSession], Awaitable[T]],
+                         *, attempts: int = 5) -> T:
+    """Run `work` in one transaction, running it again (with a short jittered pause) when InnoDB
+    aborts it as a deadlock victim; concurrent workers claiming rows do collide now and then."""
+    for attempt in range(1, attempts + 1):
+        try:
+            async with sessions.begin() as session:
+                return await work(session)
+        except OperationalError as exc:
+            if not is_retryable(exc) or attempt == attempts:
+                raise
+            await asyncio.sleep(random.uniform(0.005, 0.02) * attempt)
+    raise AssertionError("unreachable")  # pragma: no cover

@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from schedule import inbound, outbox
 from schedule.clock import Clock, from_ms, to_ms
 from schedule.convert import item_of, recurrence_of
+from schedule.db import in_transaction
 from schedule.digest import next_digest_run
 from schedule.domain import Item
 from schedule.model import DigestSubscriptionRow, ReminderRow, ScheduleItemRow
@@ -66,43 +67,43 @@ class Scheduler:
         recovered = 0
         if stamp - self._last_recovery >= 60_000:
             self._last_recovery = stamp
-            async with self._sessions.begin() as session:
-                recovered = await inbound.recover_unfinished(session, received_before_ms=stamp - RECOVERY_AFTER_MS,
-                                                             now_ms=stamp)
+            recovered = await in_transaction(self._sessions, lambda session: inbound.recover_unfinished(
+                session, received_before_ms=stamp - RECOVERY_AFTER_MS, now_ms=stamp))
         if stamp - self._last_purge >= 3_600_000:
             self._last_purge = stamp
-            async with self._sessions.begin() as session:
-                await inbound.purge(session, received_before_ms=stamp - DEDUPE_KEEP_MS)
+            await in_transaction(self._sessions,
+                                 lambda session: inbound.purge(session, received_before_ms=stamp - DEDUPE_KEEP_MS))
         return recovered
 
     async def fire_reminders(self, now: datetime) -> tuple[int, int]:
-        now_ms = to_ms(now)
+        return await in_transaction(self._sessions, lambda session: self._fire_reminders(session, to_ms(now)))
+
+    async def _fire_reminders(self, session: AsyncSession, now_ms: int) -> tuple[int, int]:
         queued = expired = 0
-        async with self._sessions.begin() as session:
-            rows = (await session.execute(
-                select(ReminderRow, ScheduleItemRow)
-                .join(ScheduleItemRow, ScheduleItemRow.id == ReminderRow.item_id)
-                .where(ReminderRow.status == "pending", ReminderRow.remind_at <= now_ms)
-                .order_by(ReminderRow.remind_at, ReminderRow.id)
-                .limit(self._batch)
-                .with_for_update(skip_locked=True))).all()
-            for reminder, item_row in rows:
-                if item_row.status != "active":
-                    reminder.status, reminder.updated_at = "cancelled", now_ms
-                    continue
-                await self._schedule_next(session, reminder, item_row, now_ms)
-                if now_ms - reminder.remind_at > self._catchup_ms:
-                    reminder.status, reminder.updated_at = "expired", now_ms
-                    expired += 1
-                    continue
-                item = self._item_at(item_row, reminder)
-                await outbox.enqueue(
-                    session, user_id=reminder.user_id, idempotency_key=f"reminder:{reminder.id}:{reminder.remind_at}",
-                    kind="reminder", reminder_id=reminder.id, now_ms=now_ms, channel=reminder.channel,
-                    payload={"text": self._reminder_text(item, reminder.remind_at), "title": item.title,
-                             "when": _when(item)})
-                reminder.status, reminder.updated_at = "locked", now_ms
-                queued += 1
+        rows = (await session.execute(
+            select(ReminderRow, ScheduleItemRow)
+            .join(ScheduleItemRow, ScheduleItemRow.id == ReminderRow.item_id)
+            .where(ReminderRow.status == "pending", ReminderRow.remind_at <= now_ms)
+            .order_by(ReminderRow.remind_at, ReminderRow.id)
+            .limit(self._batch)
+            .with_for_update(skip_locked=True))).all()
+        for reminder, item_row in rows:
+            if item_row.status != "active":
+                reminder.status, reminder.updated_at = "cancelled", now_ms
+                continue
+            await self._schedule_next(session, reminder, item_row, now_ms)
+            if now_ms - reminder.remind_at > self._catchup_ms:
+                reminder.status, reminder.updated_at = "expired", now_ms
+                expired += 1
+                continue
+            item = self._item_at(item_row, reminder)
+            await outbox.enqueue(
+                session, user_id=reminder.user_id, idempotency_key=f"reminder:{reminder.id}:{reminder.remind_at}",
+                kind="reminder", reminder_id=reminder.id, now_ms=now_ms, channel=reminder.channel,
+                payload={"text": self._reminder_text(item, reminder.remind_at), "title": item.title,
+                         "when": _when(item)})
+            reminder.status, reminder.updated_at = "locked", now_ms
+            queued += 1
         return queued, expired
 
     def _item_at(self, row: ScheduleItemRow, reminder: ReminderRow) -> Item:
@@ -135,32 +136,34 @@ class Scheduler:
                 created_at=now_ms, updated_at=now_ms))
 
     async def fire_digests(self, now: datetime) -> int:
+        return await in_transaction(self._sessions, lambda session: self._fire_digests(session, now))
+
+    async def _fire_digests(self, session: AsyncSession, now: datetime) -> int:
         now_ms = to_ms(now)
         queued = 0
-        async with self._sessions.begin() as session:
-            subs = (await session.scalars(
-                select(DigestSubscriptionRow)
-                .where(DigestSubscriptionRow.status == "active", DigestSubscriptionRow.next_run_at <= now_ms)
-                .order_by(DigestSubscriptionRow.next_run_at)
-                .limit(self._batch)
-                .with_for_update(skip_locked=True))).all()
-            for sub in subs:
-                tz = ZoneInfo(sub.timezone)
-                run_at = from_ms(sub.next_run_at or now_ms)
-                day = run_at.astimezone(tz).date()
-                fresh = now_ms - to_ms(run_at) <= self._catchup_ms
-                if fresh and sub.last_run_local_date != day.isoformat():
-                    items = await agenda(session, sub.user_id, day, tz)
-                    await outbox.enqueue(
-                        session, user_id=sub.user_id, idempotency_key=f"digest:{sub.id}:{day.isoformat()}",
-                        kind="digest", now_ms=now_ms, channel=sub.channel,
-                        payload={"text": self._digest_text(day, items, sub.timezone), "title": "今日待办",
-                                 "when": day.isoformat()})
-                    sub.last_run_local_date = day.isoformat()
-                    queued += 1
-                sub.next_run_at = to_ms(next_digest_run(sub.local_time, tz=tz, after=max(now, run_at),
-                                                        workdays=sub.workdays))
-                sub.updated_at = now_ms
+        subs = (await session.scalars(
+            select(DigestSubscriptionRow)
+            .where(DigestSubscriptionRow.status == "active", DigestSubscriptionRow.next_run_at <= now_ms)
+            .order_by(DigestSubscriptionRow.next_run_at)
+            .limit(self._batch)
+            .with_for_update(skip_locked=True))).all()
+        for sub in subs:
+            tz = ZoneInfo(sub.timezone)
+            run_at = from_ms(sub.next_run_at or now_ms)
+            day = run_at.astimezone(tz).date()
+            fresh = now_ms - to_ms(run_at) <= self._catchup_ms
+            if fresh and sub.last_run_local_date != day.isoformat():
+                items = await agenda(session, sub.user_id, day, tz)
+                await outbox.enqueue(
+                    session, user_id=sub.user_id, idempotency_key=f"digest:{sub.id}:{day.isoformat()}",
+                    kind="digest", now_ms=now_ms, channel=sub.channel,
+                    payload={"text": self._digest_text(day, items, sub.timezone), "title": "今日待办",
+                             "when": day.isoformat()})
+                sub.last_run_local_date = day.isoformat()
+                queued += 1
+            sub.next_run_at = to_ms(next_digest_run(sub.local_time, tz=tz, after=max(now, run_at),
+                                                    workdays=sub.workdays))
+            sub.updated_at = now_ms
         return queued
 
 

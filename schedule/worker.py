@@ -15,13 +15,15 @@ import random
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import and_, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from schedule import window
 from schedule.channel import Channel, DeliveryFailure, Outgoing, Receipt, parts_of
 from schedule.clock import Clock, now_ms
+from schedule.db import in_transaction
 from schedule.firing import Scheduler
 from schedule.model import DeliveryLogRow, OutboundMessageRow, ReminderRow, UserRow
 from schedule.retry import RetryPolicy
@@ -110,26 +112,38 @@ class DeliveryWorker:
     async def release_stale(self) -> int:
         """Expired claims go back to pending; expired sends become unknown and are replayed (at-least-once)."""
         now = now_ms(self._clock)
-        async with self._sessions.begin() as session:
-            back = await session.execute(
-                update(OutboundMessageRow)
-                .where(OutboundMessageRow.status == "claimed", OutboundMessageRow.locked_until < now)
-                .values(status="pending", lock_token=None, locked_until=None, updated_at=now))
-            unknown = await session.execute(
-                update(OutboundMessageRow)
-                .where(OutboundMessageRow.status == "sending", OutboundMessageRow.locked_until < now)
-                .values(status="unknown", lock_token=None, locked_until=None, updated_at=now))
-            # A custom message cannot be reconciled with WeChat: replay the parts without a receipt.
-            await session.execute(
-                update(OutboundMessageRow)
-                .where(OutboundMessageRow.status == "unknown")
-                .values(status="pending", next_attempt_at=now, updated_at=now))
-        return int(getattr(back, "rowcount", 0)) + int(getattr(unknown, "rowcount", 0))
+
+        async def work(session: AsyncSession) -> int:
+            # Pick rows first, skipping those another worker holds, then update by primary key:
+            # a range UPDATE over the status index would wait on (and deadlock with) live claims.
+            expired = (await session.execute(
+                select(OutboundMessageRow.id, OutboundMessageRow.status)
+                .where(or_(and_(OutboundMessageRow.status.in_(("claimed", "sending")),
+                                OutboundMessageRow.locked_until < now),
+                           OutboundMessageRow.status == "unknown"))
+                .with_for_update(skip_locked=True))).all()
+            back = [row.id for row in expired if row.status == "claimed"]
+            # A custom message cannot be reconciled with WeChat: an expired send is `unknown`, and the
+            # parts without a receipt are replayed (a duplicate beats a lost reminder).
+            replay = [row.id for row in expired if row.status in ("sending", "unknown")]
+            if back:
+                await session.execute(
+                    update(OutboundMessageRow).where(OutboundMessageRow.id.in_(back))
+                    .values(status="pending", lock_token=None, locked_until=None, updated_at=now))
+            if replay:
+                await session.execute(
+                    update(OutboundMessageRow).where(OutboundMessageRow.id.in_(replay))
+                    .values(status="pending", failure_class="unknown", lock_token=None, locked_until=None,
+                            next_attempt_at=now, updated_at=now))
+            return sum(1 for row in expired if row.status != "unknown")
+
+        return await in_transaction(self._sessions, work)
 
     async def claim(self) -> list[Claimed]:
         now = now_ms(self._clock)
         token = str(uuid.uuid4())
-        async with self._sessions.begin() as session:
+
+        async def work(session: AsyncSession) -> list[Any]:
             ids: Sequence[int] = (await session.scalars(
                 select(OutboundMessageRow.id)
                 .where(OutboundMessageRow.status == "pending", OutboundMessageRow.next_attempt_at <= now,
@@ -144,10 +158,12 @@ class DeliveryWorker:
                 .where(OutboundMessageRow.id.in_(ids), OutboundMessageRow.status == "pending")
                 .values(status="claimed", lock_token=token, locked_until=now + self._lease_ms,
                         attempts=OutboundMessageRow.attempts + 1, updated_at=now))
-            rows = (await session.execute(
+            return list((await session.execute(
                 select(OutboundMessageRow, UserRow.wechat_openid, UserRow.timezone, UserRow.subscribed)
                 .join(UserRow, UserRow.id == OutboundMessageRow.user_id)
-                .where(OutboundMessageRow.id.in_(ids), OutboundMessageRow.lock_token == token))).all()
+                .where(OutboundMessageRow.id.in_(ids), OutboundMessageRow.lock_token == token))).all())
+
+        rows = await in_transaction(self._sessions, work)
         claimed = []
         for row, openid, timezone, subscribed in rows:
             if not subscribed:
@@ -184,18 +200,22 @@ class DeliveryWorker:
 
     async def _reserve_window(self, item: Claimed) -> bool:
         """Count this send against the user's customer-service window (5 per 48 h, 3 per click minute)."""
-        async with self._sessions.begin() as session:
-            return await window.record_send(session, item.message.user_id, now_ms(self._clock))
+        stamp = now_ms(self._clock)
+        return await in_transaction(self._sessions,
+                                    lambda session: window.record_send(session, item.message.user_id, stamp))
 
     async def _mark_sending(self, item: Claimed) -> bool:
         now = now_ms(self._clock)
-        async with self._sessions.begin() as session:
+
+        async def work(session: AsyncSession) -> bool:
             result = await session.execute(
                 update(OutboundMessageRow)
                 .where(OutboundMessageRow.id == item.row_id, OutboundMessageRow.lock_token == item.token,
                        OutboundMessageRow.status == "claimed")
                 .values(status="sending", locked_until=now + self._lease_ms, updated_at=now))
             return bool(getattr(result, "rowcount", 0))
+
+        return await in_transaction(self._sessions, work)
 
     async def _failed(self, item: Claimed, failure: DeliveryFailure) -> str:
         now = now_ms(self._clock)
@@ -233,35 +253,44 @@ class DeliveryWorker:
             values["next_attempt_at"] = next_attempt_at
         if failure is not None:
             values["failure_class"] = failure
-        async with self._sessions.begin() as session:
-            result = await session.execute(
-                update(OutboundMessageRow)
-                .where(OutboundMessageRow.id == row_id, OutboundMessageRow.lock_token == token)
-                .values(**values))
-            if not getattr(result, "rowcount", 0):
-                return  # fenced out: another worker holds the row
-            if log is not None:
-                outcome, item, error = log
-                session.add(DeliveryLogRow(
-                    outbox_id=row_id, reminder_id=item.reminder_id, user_id=item.message.user_id,
-                    channel=item.channel, status=outcome,
-                    provider_message_id=_first_id(receipt) if outcome == "success" else None,
-                    error_code=(error.code or error.failure) if error else None,
-                    error_message=str(error)[:500] if error else None, created_at=now))
-            if reminder_id is not None and status in ("sent", "failed", "cancelled"):
-                await session.execute(
-                    update(ReminderRow).where(ReminderRow.id == reminder_id)
-                    .values(status=status, sent_at=now if status == "sent" else None, updated_at=now))
+        await in_transaction(self._sessions, lambda session: self._commit_outcome(
+            session, row_id, token, values, status=status, receipt=receipt, reminder_id=reminder_id, log=log,
+            now=now))
+
+    async def _commit_outcome(self, session: AsyncSession, row_id: int, token: str, values: dict[str, object], *,
+                              status: str, receipt: Receipt | None, reminder_id: int | None,
+                              log: tuple[str, Claimed, DeliveryFailure | None] | None, now: int) -> None:
+        result = await session.execute(
+            update(OutboundMessageRow)
+            .where(OutboundMessageRow.id == row_id, OutboundMessageRow.lock_token == token)
+            .values(**values))
+        if not getattr(result, "rowcount", 0):
+            return  # fenced out: another worker holds the row
+        if log is not None:
+            outcome, item, error = log
+            session.add(DeliveryLogRow(
+                outbox_id=row_id, reminder_id=item.reminder_id, user_id=item.message.user_id,
+                channel=item.channel, status=outcome,
+                provider_message_id=_first_id(receipt) if outcome == "success" else None,
+                error_code=(error.code or error.failure) if error else None,
+                error_message=str(error)[:500] if error else None, created_at=now))
+        if reminder_id is not None and status in ("sent", "failed", "cancelled"):
+            await session.execute(
+                update(ReminderRow).where(ReminderRow.id == reminder_id)
+                .values(status=status, sent_at=now if status == "sent" else None, updated_at=now))
 
     async def _stop_user(self, user_id: int) -> None:
         """The user is unreachable (unfollowed/blocked): stop every queued push to them."""
         now = now_ms(self._clock)
-        async with self._sessions.begin() as session:
+
+        async def work(session: AsyncSession) -> None:
             await session.execute(update(UserRow).where(UserRow.id == user_id).values(subscribed=False))
             await session.execute(
                 update(OutboundMessageRow)
                 .where(OutboundMessageRow.user_id == user_id, OutboundMessageRow.status == "pending")
                 .values(status="cancelled", updated_at=now))
+
+        await in_transaction(self._sessions, work)
 
 
 def _first_id(receipt: Receipt | None) -> str | None:

@@ -16,6 +16,8 @@ from typing import Any, Protocol, TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from schedule.db import in_transaction
+
 T = TypeVar("T")
 Work = Callable[[AsyncSession], Awaitable[T]]
 
@@ -30,8 +32,7 @@ class DirectCommit:
         self._sessions = sessions
 
     async def run(self, work: Work[T]) -> T:
-        async with self._sessions.begin() as session:
-            return await work(session)
+        return await in_transaction(self._sessions, work)  # a deadlock victim is run again
 
     async def exclusive(self, call: Callable[[], Awaitable[T]]) -> T:
         return await call()

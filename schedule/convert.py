@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from schedule.clock import from_ms
@@ -47,9 +46,3 @@ def digest_of(row: DigestSubscriptionRow) -> DigestSubscription:
 def local_date_of(ms: int, tz: str) -> str:
     return from_ms(ms).astimezone(ZoneInfo(tz)).date().isoformat()
 
-
-def local_midnight_ms(moment: datetime, tz: str) -> int:
-    from schedule.clock import to_ms
-
-    local = moment.astimezone(ZoneInfo(tz))
-    return to_ms(local.replace(hour=0, minute=0, second=0, microsecond=0))

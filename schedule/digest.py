@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
-from schedule.recurrence import _localize, is_cn_workday
+from schedule.recurrence import is_cn_workday, localize
 
 
 def parse_local_time(value: str) -> time:
@@ -18,7 +18,7 @@ def next_digest_run(local_time: str, *, tz: ZoneInfo, after: datetime, workdays:
     at = parse_local_time(local_time)
     day = after.astimezone(tz).date()
     for _ in range(40):
-        candidate = _localize(datetime.combine(day, at), tz)
+        candidate = localize(datetime.combine(day, at), tz)
         if candidate > after and (workdays != "cn" or is_cn_workday(day)):
             return candidate
         day += timedelta(days=1)

@@ -28,7 +28,7 @@ def is_cn_workday(day: date) -> bool:
         return day.weekday() < 5
 
 
-def _localize(naive: datetime, tz: ZoneInfo) -> datetime:
+def localize(naive: datetime, tz: ZoneInfo) -> datetime:
     """Wall-clock → aware; a wall time skipped by DST moves forward by the gap."""
     aware = naive.replace(tzinfo=tz, fold=0)
     roundtrip = aware.astimezone(ZoneInfo("UTC")).astimezone(tz).replace(tzinfo=None)
@@ -45,7 +45,7 @@ def _lunar_next(lunar: Lunar, dtstart_local: datetime, after_local: datetime, tz
             continue
         moment = datetime.combine(solar, dtstart_local.time())
         if moment > after_local and moment >= dtstart_local:
-            return _localize(moment, tz)
+            return localize(moment, tz)
     return None
 
 
@@ -85,7 +85,7 @@ def next_occurrence(recurrence: Recurrence, *, dtstart: datetime, after: datetim
         if recurrence.workdays == "cn" and not is_cn_workday(candidate.date()):
             cursor = candidate
             continue
-        aware = _localize(candidate, tz)
+        aware = localize(candidate, tz)
         if aware > after:
             return aware
         cursor = candidate

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from datetime import timedelta
+from datetime import datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import and_, select, update
@@ -27,6 +27,7 @@ from schedule.domain import (
 from schedule.errors import InvalidChange, NotFound
 from schedule.model import DigestSubscriptionRow, ReminderRow, ScheduleItemRow, UserRow
 from schedule.occurrence import at_occurrence, in_range
+from schedule.recurrence import localize
 
 OPEN_REMINDER = ("pending", "locked")
 
@@ -257,10 +258,9 @@ def _check_times(start_at: int | None, end_at: int | None) -> None:
 
 
 def _next_local_midnight(ms: int, tz: str) -> int:
-    local = from_ms(ms).astimezone(ZoneInfo(tz))
-    following = (local + timedelta(days=1)).date()
-    return to_ms(local.replace(year=following.year, month=following.month, day=following.day,
-                               hour=0, minute=0, second=0, microsecond=0))
+    zone = ZoneInfo(tz)
+    following = from_ms(ms).astimezone(zone).date() + timedelta(days=1)
+    return to_ms(localize(datetime.combine(following, time()), zone))
 
 
 async def _owned_item(session: AsyncSession, user_id: int, item_id: int, *, include_deleted: bool) -> ScheduleItemRow:

@@ -195,3 +195,16 @@ class AccessTokenRow(Base):
     expires_at: Mapped[int] = mapped_column(BigInteger, default=0)
     lease_until: Mapped[int] = mapped_column(BigInteger, default=0)
     lease_token: Mapped[str | None] = mapped_column(String(36))
+
+
+class AgentMessageRow(Base):
+    """A short per-user conversation history for the agent fallback (oldest trimmed)."""
+
+    __tablename__ = "agent_messages"
+    __table_args__ = (Index("ix_agent_messages_user_id_id", "user_id", "id"),)
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    role: Mapped[str] = mapped_column(String(16))  # user | assistant
+    content: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[int] = mapped_column(BigInteger)

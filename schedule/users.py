@@ -10,6 +10,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from schedule.model import (
+    AgentMessageRow,
     DialogStateRow,
     DigestSubscriptionRow,
     OutboundMessageRow,
@@ -55,6 +56,7 @@ async def forget(session: AsyncSession, user_id: int, *, now_ms: int) -> None:
     await session.execute(delete(ScheduleItemRow).where(ScheduleItemRow.user_id == user_id))
     await session.execute(delete(DigestSubscriptionRow).where(DigestSubscriptionRow.user_id == user_id))
     await session.execute(delete(DialogStateRow).where(DialogStateRow.user_id == user_id))
+    await session.execute(delete(AgentMessageRow).where(AgentMessageRow.user_id == user_id))
     await session.execute(
         update(UserRow).where(UserRow.id == user_id).values(subscribed=False, api_token_hash=None)
     )

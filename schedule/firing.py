@@ -92,11 +92,17 @@ class Scheduler:
                 reminder.status, reminder.updated_at = "cancelled", now_ms
                 continue
             await self._schedule_next(session, reminder, item_row, now_ms)
+            item = self._item_at(item_row, reminder)
             if now_ms - reminder.remind_at > self._catchup_ms:
                 reminder.status, reminder.updated_at = "expired", now_ms
                 expired += 1
+                # Too late to push, never silently dropped: the in-app queue reports it on the next reply.
+                await outbox.enqueue(
+                    session, user_id=reminder.user_id, idempotency_key=f"expired:{reminder.id}:{reminder.remind_at}",
+                    kind="notice", reminder_id=reminder.id, now_ms=now_ms, channel="inapp",
+                    payload={"text": self._reminder_text(item, reminder.remind_at), "title": item.title,
+                             "when": _when(item), "expired": True})
                 continue
-            item = self._item_at(item_row, reminder)
             await outbox.enqueue(
                 session, user_id=reminder.user_id, idempotency_key=f"reminder:{reminder.id}:{reminder.remind_at}",
                 kind="reminder", reminder_id=reminder.id, now_ms=now_ms, channel=reminder.channel,

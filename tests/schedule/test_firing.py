@@ -174,3 +174,14 @@ async def test_orphaned_inbound_messages_are_closed_with_a_notice(
     async with sessions() as session:
         row = (await session.scalars(select(InboundMessageRow))).one()
     assert row.status == "done"
+
+
+async def test_expired_reminder_waits_in_the_in_app_queue(
+        service: ScheduleService, sessions: async_sessionmaker[AsyncSession], clock: FrozenClock) -> None:
+    user = await service.get_or_create_user("oU")
+    await meeting(service, user.id, ms(2026, 6, 18, 15, 0))
+    clock.set(datetime(2026, 6, 19, 3, 0, tzinfo=SH))  # 13 h late: past the catch-up window
+    await scheduler(sessions, clock).tick()
+    rows = await outbox_rows(sessions)
+    assert [(r.kind, r.channel, r.status) for r in rows] == [("notice", "inapp", "pending")]
+    assert rows[0].payload["expired"] is True and "会议" in rows[0].payload["text"]

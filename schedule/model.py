@@ -208,3 +208,26 @@ class AgentMessageRow(Base):
     role: Mapped[str] = mapped_column(String(16))  # user | assistant
     content: Mapped[str] = mapped_column(Text)
     created_at: Mapped[int] = mapped_column(BigInteger)
+
+
+class PageShareRow(Base):
+    """A public, read-only itinerary share link; the token signs `nonce`, revoking sets revoked_at."""
+
+    __tablename__ = "page_shares"
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    nonce: Mapped[str] = mapped_column(String(32), unique=True)
+    created_at: Mapped[int] = mapped_column(BigInteger)
+    expires_at: Mapped[int] = mapped_column(BigInteger)
+    revoked_at: Mapped[int | None] = mapped_column(BigInteger)
+
+
+class AppSecretRow(Base):
+    """Process-wide secrets generated once and shared by every process (SECRET_KEY when unset)."""
+
+    __tablename__ = "app_secrets"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[str] = mapped_column(String(128))
+    created_at: Mapped[int] = mapped_column(BigInteger)

@@ -22,7 +22,13 @@ def recurrence_of(row: ScheduleItemRow) -> Recurrence | None:
     if not (row.rrule or row.workdays or row.lunar):
         return None
     lunar = Lunar(**row.lunar) if row.lunar else None
-    return Recurrence(rrule=row.rrule, workdays=row.workdays, lunar=lunar)
+    return Recurrence(rrule=row.rrule, workdays=row.workdays, lunar=lunar, skipped=skipped_of(row))
+
+
+def skipped_of(row: ScheduleItemRow) -> tuple[str, ...]:
+    """Cancelled occurrences of a series (local ISO dates), kept in metadata_json["skipped"]."""
+    found = (row.metadata_json or {}).get("skipped") or ()
+    return tuple(sorted(str(d) for d in found))
 
 
 def item_of(row: ScheduleItemRow, reminders: list[ReminderRow] | None = None) -> Item:

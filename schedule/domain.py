@@ -23,6 +23,7 @@ class Recurrence:
     rrule: str | None = None
     workdays: str | None = None  # "cn": official Chinese workdays with 调休
     lunar: Lunar | None = None  # yearly on a lunar month/day
+    skipped: tuple[str, ...] = ()  # local ISO dates of cancelled occurrences (RFC 5545 EXDATE)
 
 
 @dataclass(frozen=True, slots=True)

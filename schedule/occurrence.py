@@ -43,9 +43,10 @@ def occurrence_in_range(row: ScheduleItemRow, anchor: int, lo: int, hi: int
                          ) -> tuple[ScheduleItemRow, int | None] | None:
     tz = ZoneInfo(row.timezone)
     dtstart = from_ms(anchor)
-    if lo <= anchor < hi:
-        return row, None
     recurrence = recurrence_of(row)
+    if lo <= anchor < hi and (recurrence is None or dtstart.astimezone(tz).date().isoformat()
+                              not in recurrence.skipped):
+        return row, None
     after = from_ms(max(lo, anchor) - 1)
     occurrence = next_occurrence(recurrence, dtstart=dtstart, after=after, tz=tz) if recurrence else None
     if occurrence is None or to_ms(occurrence) >= hi:

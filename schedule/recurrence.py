@@ -69,6 +69,15 @@ def next_occurrence(recurrence: Recurrence, *, dtstart: datetime, after: datetim
 
     `dtstart` (aware) gives the series' first day and its local time of day.
     """
+    for _ in range(_MAX_SCAN):
+        found = _next_unskipped(recurrence, dtstart=dtstart, after=after, tz=tz)
+        if found is None or found.astimezone(tz).date().isoformat() not in recurrence.skipped:
+            return found
+        after = found  # a cancelled occurrence (EXDATE): the series goes on after it
+    return None
+
+
+def _next_unskipped(recurrence: Recurrence, *, dtstart: datetime, after: datetime, tz: ZoneInfo) -> datetime | None:
     start_local = dtstart.astimezone(tz).replace(tzinfo=None)
     after_local = after.astimezone(tz).replace(tzinfo=None)
     if recurrence.lunar is not None:

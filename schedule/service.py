@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from datetime import datetime, time, timedelta
+from collections.abc import AsyncIterator, Iterable, Sequence
+from contextlib import asynccontextmanager
+from contextvars import ContextVar
+from dataclasses import replace
+from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import and_, select, update
@@ -12,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from schedule import users
 from schedule.clock import Clock, from_ms, now_ms, to_ms
-from schedule.convert import digest_of, item_of, local_date_of, reminder_of, user_of
+from schedule.convert import digest_of, item_of, local_date_of, recurrence_of, reminder_of, user_of
 from schedule.digest import next_digest_run
 from schedule.domain import (
     DigestSubscription,
@@ -27,9 +30,10 @@ from schedule.domain import (
 from schedule.errors import InvalidChange, NotFound
 from schedule.model import DigestSubscriptionRow, ReminderRow, ScheduleItemRow, UserRow
 from schedule.occurrence import at_occurrence, in_range
-from schedule.recurrence import localize
+from schedule.recurrence import localize, next_occurrence
 
 OPEN_REMINDER = ("pending", "locked")
+_UNIT: ContextVar[AsyncSession | None] = ContextVar("schedule_unit_of_work", default=None)
 
 
 class ScheduleService:
@@ -39,15 +43,38 @@ class ScheduleService:
         self._clock = clock
         self._default_tz = default_timezone
 
+    # ----------------------------------------------------------- unit of work
+    @asynccontextmanager
+    async def unit_of_work(self) -> AsyncIterator[AsyncSession]:
+        """One transaction for several service calls (a whole chat message): every call made inside
+        the block joins it, and everything commits together at the end or rolls back together."""
+        if _UNIT.get() is not None:
+            raise RuntimeError("unit of work already open")
+        async with self._sessions.begin() as session:
+            marker = _UNIT.set(session)
+            try:
+                yield session
+            finally:
+                _UNIT.reset(marker)
+
+    @asynccontextmanager
+    async def _tx(self) -> AsyncIterator[AsyncSession]:
+        ambient = _UNIT.get()
+        if ambient is not None:
+            yield ambient
+            return
+        async with self._sessions.begin() as session:
+            yield session
+
     # ------------------------------------------------------------------ users
     async def get_or_create_user(self, openid: str, *, timezone: str | None = None) -> User:
-        async with self._sessions.begin() as session:
+        async with self._tx() as session:
             row = await users.get_or_create(session, openid, timezone=timezone or self._default_tz,
                                             now_ms=now_ms(self._clock))
             return user_of(row)
 
     async def get_user(self, user_id: int) -> User:
-        async with self._sessions.begin() as session:
+        async with self._tx() as session:
             row = await session.get(UserRow, user_id)
             if row is None:
                 raise NotFound(f"user {user_id}")
@@ -56,18 +83,18 @@ class ScheduleService:
     async def issue_api_token(self, openid: str) -> tuple[User, str]:
         """A fresh bearer token for the user (created if missing); only its hash is stored."""
         token = users.new_token()
-        async with self._sessions.begin() as session:
+        async with self._tx() as session:
             row = await users.get_or_create(session, openid, timezone=self._default_tz, now_ms=now_ms(self._clock))
             row.api_token_hash = users.hash_token(token)
             return user_of(row), token
 
     async def user_for_token(self, token: str) -> User | None:
-        async with self._sessions.begin() as session:
+        async with self._tx() as session:
             row = await session.scalar(select(UserRow).where(UserRow.api_token_hash == users.hash_token(token)))
             return user_of(row) if row is not None else None
 
     async def forget_user(self, user_id: int) -> None:
-        async with self._sessions.begin() as session:
+        async with self._tx() as session:
             await users.forget(session, user_id, now_ms=now_ms(self._clock))
 
     # ------------------------------------------------------------------ items
@@ -81,7 +108,7 @@ class ScheduleService:
         if new.all_day and new.kind == "event" and new.start_at is not None and end_at is None:
             end_at = _next_local_midnight(new.start_at, new.timezone)
         recurrence = new.recurrence
-        async with self._sessions.begin() as session:
+        async with self._tx() as session:
             await self._owned_user(session, user_id)
             row = ScheduleItemRow(
                 user_id=user_id, kind=new.kind, title=new.title, description=new.description, status="active",
@@ -102,7 +129,7 @@ class ScheduleService:
             return item_of(row, reminders)
 
     async def get_item(self, user_id: int, item_id: int) -> Item:
-        async with self._sessions.begin() as session:
+        async with self._tx() as session:
             row = await _owned_item(session, user_id, item_id, include_deleted=False)
             return item_of(row, await _reminders_of(session, [row.id]))
 
@@ -113,7 +140,7 @@ class ScheduleService:
     ) -> list[Item]:
         """Items in [start_ms, end_ms): events overlapping it, tasks due in it, recurring items
         with an occurrence in it (reported at that occurrence). Ordered by time."""
-        async with self._sessions.begin() as session:
+        async with self._tx() as session:
             query = select(ScheduleItemRow).where(ScheduleItemRow.user_id == user_id,
                                                   ScheduleItemRow.status.in_(tuple(statuses)))
             if kind is not None:
@@ -134,7 +161,7 @@ class ScheduleService:
     async def update_item(self, user_id: int, item_id: int, changes: ItemChanges) -> Item:
         """Apply a partial change; moving an event or deadline moves its open reminders (offset kept)."""
         stamp = now_ms(self._clock)
-        async with self._sessions.begin() as session:
+        async with self._tx() as session:
             row = await _owned_item(session, user_id, item_id, include_deleted=False)
             old_anchor = row.start_at if row.kind == "event" else row.due_at
             for name in ("title", "description", "location", "start_at", "end_at", "due_at", "all_day", "timezone"):
@@ -172,7 +199,7 @@ class ScheduleService:
 
     async def _close(self, user_id: int, item_id: int, status: str) -> Item:
         stamp = now_ms(self._clock)
-        async with self._sessions.begin() as session:
+        async with self._tx() as session:
             row = await _owned_item(session, user_id, item_id, include_deleted=False)
             row.status = status
             row.updated_at = stamp
@@ -185,18 +212,76 @@ class ScheduleService:
             )
             return item_of(row, await _reminders_of(session, [row.id]))
 
+    async def skip_occurrence(self, user_id: int, item_id: int, on: date) -> Item:
+        """Cancel one occurrence of a series (an EXDATE): the series itself goes on, and a reminder
+        planned for that day moves on to the next occurrence with the same lead time."""
+        stamp = now_ms(self._clock)
+        async with self._tx() as session:
+            row = await _owned_item(session, user_id, item_id, include_deleted=False)
+            recurrence = recurrence_of(row)
+            anchor = row.start_at if row.kind == "event" else row.due_at
+            if recurrence is None or anchor is None:
+                raise InvalidChange(f"item {item_id} is not recurring")
+            zone = ZoneInfo(row.timezone)
+            skipped = sorted({*recurrence.skipped, on.isoformat()})
+            row.metadata_json = {**(row.metadata_json or {}), "skipped": skipped}
+            row.updated_at = stamp
+            moved = replace(recurrence, skipped=tuple(skipped))
+            reminders = await _reminders_of(session, [row.id])
+            for rem in reminders:
+                lead = (rem.offset_minutes or 0) * 60_000
+                occurrence = from_ms(rem.remind_at + lead)
+                if rem.status != "pending" or occurrence.astimezone(zone).date() != on:
+                    continue
+                rem.status, rem.updated_at = "cancelled", stamp
+                nxt = next_occurrence(moved, dtstart=from_ms(anchor), after=occurrence, tz=zone)
+                if nxt is not None:
+                    await _insert_reminder(session, row, NewReminder(remind_at=to_ms(nxt) - lead,
+                                                                     offset_minutes=rem.offset_minutes,
+                                                                     channel=rem.channel), stamp)
+            await session.flush()
+            return item_of(row, await _reminders_of(session, [row.id]))
+
+    async def set_reminder_lead(self, user_id: int, item_id: int, minutes: int) -> Item:
+        """Replace the item's open reminders by one `minutes` before its time (周会提醒改成提前15分钟)."""
+        stamp = now_ms(self._clock)
+        async with self._tx() as session:
+            row = await _owned_item(session, user_id, item_id, include_deleted=False)
+            anchor = row.start_at if row.kind == "event" else row.due_at
+            if anchor is None:
+                raise InvalidChange(f"item {item_id} has no time to count back from")
+            for rem in await _reminders_of(session, [row.id]):
+                if rem.status in OPEN_REMINDER:
+                    rem.status, rem.updated_at, rem.locked_until = "cancelled", stamp, None
+            await _insert_reminder(session, row, NewReminder(remind_at=anchor - minutes * 60_000,
+                                                             offset_minutes=minutes), stamp)
+            await session.flush()
+            return item_of(row, await _reminders_of(session, [row.id]))
+
+    async def last_delivered_reminder(self, user_id: int, *, since_ms: int) -> tuple[Reminder, Item] | None:
+        """The reminder most recently delivered to the user (sent since `since_ms`), with its item."""
+        async with self._tx() as session:
+            rem = await session.scalar(
+                select(ReminderRow).where(ReminderRow.user_id == user_id, ReminderRow.status == "sent",
+                                          ReminderRow.sent_at >= since_ms)
+                .order_by(ReminderRow.sent_at.desc(), ReminderRow.id.desc()).limit(1))
+            if rem is None:
+                return None
+            row = await _owned_item(session, user_id, rem.item_id, include_deleted=False)
+            return reminder_of(rem), item_of(row)
+
     # -------------------------------------------------------------- reminders
     async def create_reminder(self, user_id: int, item_id: int, new: NewReminder) -> Reminder:
         """Idempotent on (item, remind_at, channel): asking twice returns the same reminder."""
         stamp = now_ms(self._clock)
-        async with self._sessions.begin() as session:
+        async with self._tx() as session:
             row = await _owned_item(session, user_id, item_id, include_deleted=False)
             if row.status != "active":
                 raise InvalidChange(f"item {item_id} is {row.status}")
             return reminder_of(await _insert_reminder(session, row, new, stamp))
 
     async def cancel_reminder(self, user_id: int, reminder_id: int) -> Reminder:
-        async with self._sessions.begin() as session:
+        async with self._tx() as session:
             rem = await session.scalar(select(ReminderRow).where(ReminderRow.id == reminder_id,
                                                                  ReminderRow.user_id == user_id))
             if rem is None:
@@ -210,7 +295,7 @@ class ScheduleService:
     async def subscribe_digest(self, user_id: int, *, local_time: str, kind: str = "todo_day",
                                channel: str = "wechat", workdays: str | None = None) -> DigestSubscription:
         """Subscribe (or re-time) the user's digest; next run computed in the user's timezone."""
-        async with self._sessions.begin() as session:
+        async with self._tx() as session:
             user = await self._owned_user(session, user_id)
             now = self._clock.now()
             next_run = to_ms(next_digest_run(local_time, tz=ZoneInfo(user.timezone), after=now, workdays=workdays))
@@ -229,7 +314,7 @@ class ScheduleService:
 
     async def unsubscribe_digest(self, user_id: int, kind: str = "todo_day") -> bool:
         """Stop the digest; False when there was none active."""
-        async with self._sessions.begin() as session:
+        async with self._tx() as session:
             result = await session.execute(
                 update(DigestSubscriptionRow)
                 .where(DigestSubscriptionRow.user_id == user_id, DigestSubscriptionRow.kind == kind,
@@ -239,7 +324,7 @@ class ScheduleService:
             return bool(getattr(result, "rowcount", 0))
 
     async def list_digests(self, user_id: int) -> list[DigestSubscription]:
-        async with self._sessions.begin() as session:
+        async with self._tx() as session:
             rows = await session.scalars(select(DigestSubscriptionRow).where(
                 DigestSubscriptionRow.user_id == user_id, DigestSubscriptionRow.status == "active"))
             return [digest_of(r) for r in rows]

@@ -1,0 +1,217 @@
+"""Which of a user's items a complete/cancel/update request means (SPEC §3 rule 10): title words, date, time.
+
+The target text is cut into words with jieba once its dictionary is loaded, the user's own titles added as words.
+Loading takes about a second, so it happens in a background thread, never on a request: until then the target is
+cut at generic words instead (a character matcher that agrees with jieba on the cases that matter).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import unicodedata
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+from intent.lexicon import is_meeting
+
+_log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One of the user's items as the matcher sees it; `on`/`at_minute` are local (the occurrence's for series)."""
+
+    id: int
+    title: str
+    on: date | None = None
+    at_minute: int | None = None
+    kind: str = "task"  # task | event
+
+
+# Words that name no item: pointers, the item types themselves, particles. They carry no weight.
+_GENERIC = (
+    r"那个|这个|那条|这条|那件|这件|那场|这场|那次|这次|提醒|事情|的事|日程|待办|安排|行程|任务|计划|一下|我的|"
+    r"帮我|给我|的|了|吧|呢|啊|和|跟|与|把|将"
+)
+_GENERIC_ONLY = re.compile(rf"(?:{_GENERIC})+")
+_FRAGMENT_GAP = re.compile(rf"(?:{_GENERIC}|[\W_])+")
+_WORDLIKE = re.compile(r"[^\W_]")
+_PUNCTUATION = re.compile(r"[\W_]+")
+_MEETING_TERM = re.compile(
+    r"电话会议|视频会议|评审会|项目会|部门会|开会|会议|例会|周会|晨会|组会|早会|夕会|月会|站会|会"
+)
+_FULL, _RELATED = 4, 3  # per character: the word itself in the title / another meeting word for a meeting
+
+
+def _normal(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).lower()
+
+
+def _bare(text: str) -> str:
+    return _FRAGMENT_GAP.sub("", text)
+
+
+def _fragments(text: str) -> list[str]:
+    """The character matcher's words: the text cut at generic words and punctuation."""
+    return [part for part in _FRAGMENT_GAP.split(_normal(text)) if part]
+
+
+class _Segmenter:
+    """jieba behind a lock: loaded once (lazily, off the request path), then the user's titles learnt as words."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._tokenizer: Any = None
+        self._started = False
+        self._learnt: set[str] = set()
+        self._pending: set[str] = set()
+
+    @property
+    def ready(self) -> bool:
+        return self._tokenizer is not None
+
+    def load(self) -> None:
+        """Import jieba and build its prefix dictionary (seconds, the first time: from its cache after)."""
+        if self.ready:
+            return
+        import tempfile
+
+        import jieba  # deferred: importing it costs ~150 ms, building the dictionary ~1 s
+
+        jieba.setLogLevel(logging.WARNING)  # it logs "Building prefix dict…" to stderr on every load
+        tokenizer = jieba.Tokenizer()
+        tokenizer.tmp_dir = tempfile.gettempdir()  # the cache must go somewhere writable, whatever the cwd
+        tokenizer.initialize()
+        with self._lock:
+            if self._tokenizer is None:
+                for word in sorted(self._pending):
+                    tokenizer.add_word(word)
+                self._learnt |= self._pending
+                self._pending.clear()
+                self._tokenizer = tokenizer
+
+    def start(self) -> None:
+        """Load in a daemon thread, once; a failure leaves the character matcher in charge."""
+        with self._lock:
+            if self._started or self.ready:
+                return
+            self._started = True
+        threading.Thread(target=self._load_quietly, name="jieba-warm-up", daemon=True).start()
+
+    def _load_quietly(self) -> None:
+        try:
+            self.load()
+        except Exception:  # a missing/corrupt dictionary must not take requests down with it
+            _log.exception("jieba failed to load; target matching stays character-based")
+
+    def learn(self, titles: Iterable[str]) -> None:
+        words = {w for t in titles for w in _PUNCTUATION.split(_normal(t)) if 2 <= len(w) <= 20}
+        with self._lock:
+            new = words - self._learnt - self._pending
+            if self._tokenizer is None:
+                self._pending |= new
+                return
+            for word in sorted(new):
+                self._tokenizer.add_word(word)
+            self._learnt |= new
+
+    def words(self, text: str) -> list[str]:
+        with self._lock:  # add_word mutates the dictionary the cut reads
+            tokens: list[str] = self._tokenizer.lcut(_normal(text))
+        return [t for t in tokens if _WORDLIKE.search(t) and not _GENERIC_ONLY.fullmatch(t.strip())]
+
+
+_SEGMENTER = _Segmenter()
+
+
+def warm_up() -> None:
+    """Load jieba's dictionary now (the app calls this in a background thread at start)."""
+    _SEGMENTER.load()
+
+
+def ready() -> bool:
+    return _SEGMENTER.ready
+
+
+def learn(titles: Iterable[str]) -> None:
+    """Add the user's item titles to jieba's dictionary (idempotent, thread-safe; queued until it is loaded)."""
+    _SEGMENTER.learn(titles)
+
+
+def rank(
+    target_text: str | None, candidates: Sequence[Candidate], *, target_date: date | None = None,
+    target_minute: int | None = None,
+) -> list[Candidate]:
+    """The best-matching candidates (all those tied at the best score), best first; [] when nothing matches."""
+    if _SEGMENTER.ready:
+        split: Callable[[str], list[str]] = _SEGMENTER.words
+    else:
+        _SEGMENTER.start()
+        split = _fragments
+    return _rank(target_text, candidates, target_date, target_minute, split)
+
+
+def _rank(
+    target_text: str | None, candidates: Sequence[Candidate], target_date: date | None, target_minute: int | None,
+    split: Callable[[str], list[str]],
+) -> list[Candidate]:
+    """Text first (at least half the target's words found), then the date and the time narrow what is left."""
+    units = split(target_text) if target_text else []
+    scored: list[tuple[tuple[int, bool], Candidate]]
+    if units:
+        whole = "".join(units)
+        scored = []
+        for candidate in candidates:
+            title = _normal(candidate.title)
+            meeting = is_meeting(title)
+            found = sum(_unit_score(unit, title, meeting) for unit in units)
+            if found and 2 * found >= _FULL * len(whole):
+                scored.append(((found, _bare(title) == _bare(whole)), candidate))
+        hard = False
+    elif target_date is not None or target_minute is not None:
+        scored = [((0, False), c) for c in candidates]  # "明天的日程": the date alone picks
+        hard = True
+    else:
+        return []
+    if target_date is not None:
+        scored = _narrow(scored, lambda c: c.on == target_date, hard)
+    if target_minute is not None:
+        scored = _narrow(scored, lambda c: c.at_minute == target_minute, hard)
+    if not scored:
+        return []
+    best = max(score for score, _ in scored)
+    return sorted((c for score, c in scored if score == best), key=_chronological)
+
+
+def _narrow(
+    scored: list[tuple[tuple[int, bool], Candidate]], keep: Callable[[Candidate], bool], hard: bool
+) -> list[tuple[tuple[int, bool], Candidate]]:
+    """Those that fit win; when none fits, the words alone decide (hard: when there are no words, nothing)."""
+    fitting = [pair for pair in scored if keep(pair[1])]
+    return fitting if fitting or hard else scored
+
+
+def _unit_score(unit: str, title: str, title_is_meeting: bool) -> int:
+    """Characters of `unit` found in `title`: the whole word, or runs of two or more, or a related meeting word."""
+    if unit in title:
+        # 会 inside 聚会/学会/会员 is not the meeting the user means.
+        single_meeting = len(unit) == 1 and _MEETING_TERM.fullmatch(unit) is not None
+        return _FULL * len(unit) if title_is_meeting or not single_meeting else 0
+    covered = [0] * len(unit)
+    for i in range(len(unit) - 1):
+        if unit[i:i + 2] in title:
+            covered[i] = covered[i + 1] = _FULL
+    if title_is_meeting and is_meeting(unit):  # 开会/例会/周会/会议 are the same kind of thing
+        for term in _MEETING_TERM.finditer(unit):
+            for i in range(*term.span()):
+                covered[i] = max(covered[i], _RELATED)
+    return sum(covered)
+
+
+def _chronological(candidate: Candidate) -> tuple[bool, date, bool, int, int]:
+    return (candidate.on is None, candidate.on or date.min, candidate.at_minute is None, candidate.at_minute or 0,
+            candidate.id)

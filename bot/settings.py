@@ -40,6 +40,10 @@ class Settings(BaseSettings):
     AGENT_BASE_URL: str = ""
     AGENT_API_KEY: str = ""
     AGENT_MODEL: str = ""
+    AGENT_TIMEOUT_S: float = Field(20.0, gt=0, le=300)  # per request; the SDK retries within AGENT_MAX_RETRIES
+    AGENT_MAX_RETRIES: int = Field(2, ge=0, le=10)
+    AGENT_HISTORY_MESSAGES: int = Field(10, ge=0, le=100)
+    AGENT_MAX_TOOL_ROUNDS: int = Field(4, ge=1, le=10)
     PUBLIC_BASE_URL: str = "http://127.0.0.1:8000"
     SECRET_KEY: str = ""
 
@@ -57,6 +61,13 @@ class Settings(BaseSettings):
     def _aes_key_shape(cls, value: str) -> str:
         if value and len(value) != 43:
             raise ValueError("EncodingAESKey must be 43 characters (base64 without the trailing '=')")
+        return value
+
+    @field_validator("AGENT_BASE_URL")
+    @classmethod
+    def _agent_url(cls, value: str) -> str:
+        if value and not value.startswith(("http://", "https://")):
+            raise ValueError("use the service's OpenAI-compatible base URL, e.g. https://api.deepseek.com/v1")
         return value
 
     @field_validator("DATABASE_URL")

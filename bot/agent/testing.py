@@ -1,0 +1,157 @@
+"""`FakeLLM`: an OpenAI-compatible chat-completions server on real loopback HTTP, for agent tests.
+
+Like `FakeWeChatAPI`, uvicorn runs in a background thread. `POST /v1/chat/completions` answers with
+the real response JSON (id, object, created, model, choices[].message with content and/or tool_calls,
+finish_reason, usage); replies, tool calls, delays and HTTP errors (OpenAI's error JSON) are scripted
+in order, and every request body is recorded so tests can assert the messages and tools sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import socket
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+CREATED = 1_781_748_000  # a fixed `created` stamp: the fake never reads the clock
+ERROR_TYPES = {400: "invalid_request_error", 401: "invalid_request_error", 404: "invalid_request_error",
+               429: "rate_limit_exceeded"}
+
+
+@dataclass(frozen=True)
+class Scripted:
+    """One scripted answer: text, tool calls `(name, arguments)`, an HTTP error, or a raw body."""
+
+    content: str | None = None
+    tool_calls: tuple[tuple[str, dict[str, Any] | str], ...] = ()
+    status: int = 200
+    error: str = ""
+    raw: str | None = None
+    delay_s: float = 0.0
+
+
+@dataclass
+class FakeLLM:
+    api_key: str = "sk-test"
+    default_reply: str = "好的。"
+    latency_s: float = 0.0
+    retry_after_ms: int | None = 10  # sent with errors so the SDK's retries do not back off for seconds
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    port: int = 0
+    _script: deque[Scripted] = field(default_factory=deque)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _serial: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    _server: uvicorn.Server | None = None
+    _thread: threading.Thread | None = None
+
+    # --- scripting ------------------------------------------------------------------------
+    def reply(self, content: str, *, delay_s: float = 0.0) -> FakeLLM:
+        return self._push(Scripted(content=content, delay_s=delay_s))
+
+    def call_tools(self, *calls: tuple[str, dict[str, Any] | str], content: str | None = None) -> FakeLLM:
+        """Answer with tool calls; arguments given as a str are sent verbatim (e.g. broken JSON)."""
+        return self._push(Scripted(content=content, tool_calls=calls))
+
+    def fail(self, status: int, message: str = "scripted failure", *, times: int = 1) -> FakeLLM:
+        for _ in range(times):
+            self._push(Scripted(status=status, error=message))
+        return self
+
+    def raw(self, body: str, *, status: int = 200) -> FakeLLM:
+        return self._push(Scripted(raw=body, status=status))
+
+    def _push(self, answer: Scripted) -> FakeLLM:
+        with self._lock:
+            self._script.append(answer)
+        return self
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    # --- the API ----------------------------------------------------------------------------
+    async def _completions(self, request: Request) -> Response:
+        try:
+            body = json.loads(await request.body())
+        except ValueError:
+            return _error(400, "could not parse the JSON body", "invalid_request_error")
+        with self._lock:
+            self.requests.append(body)
+            scripted = self._script.popleft() if self._script else Scripted(content=self.default_reply)
+        if self.latency_s or scripted.delay_s:
+            await asyncio.sleep(self.latency_s + scripted.delay_s)
+        if request.headers.get("authorization") != f"Bearer {self.api_key}":
+            return _error(401, "Incorrect API key provided.", "invalid_request_error", "invalid_api_key")
+        if scripted.raw is not None:
+            return Response(scripted.raw, status_code=scripted.status, media_type="application/json")
+        if scripted.status != 200:
+            response = _error(scripted.status, scripted.error, ERROR_TYPES.get(scripted.status, "server_error"))
+            if self.retry_after_ms is not None:
+                response.headers["retry-after-ms"] = str(self.retry_after_ms)
+            return response
+        return JSONResponse(self._completion(body, scripted))
+
+    def _completion(self, body: dict[str, Any], scripted: Scripted) -> dict[str, Any]:
+        serial = next(self._serial)
+        message: dict[str, Any] = {"role": "assistant", "content": scripted.content, "refusal": None}
+        if scripted.tool_calls:
+            message["tool_calls"] = [
+                {"id": f"call_fake_{serial}_{i}", "type": "function",
+                 "function": {"name": name, "arguments": args if isinstance(args, str)
+                              else json.dumps(args, ensure_ascii=False)}}
+                for i, (name, args) in enumerate(scripted.tool_calls)]
+        prompt_tokens = len(json.dumps(body.get("messages", []), ensure_ascii=False)) // 4
+        completion_tokens = len(json.dumps(message, ensure_ascii=False)) // 4
+        return {
+            "id": f"chatcmpl-fake-{serial}", "object": "chat.completion", "created": CREATED + serial,
+            "model": body.get("model", ""), "system_fingerprint": "fp_fake",
+            "choices": [{"index": 0, "message": message, "logprobs": None,
+                         "finish_reason": "tool_calls" if scripted.tool_calls else "stop"}],
+            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                      "total_tokens": prompt_tokens + completion_tokens},
+        }
+
+    # --- lifecycle ----------------------------------------------------------------------------
+    def start(self) -> FakeLLM:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.bind(("127.0.0.1", 0))
+        self.port = sock.getsockname()[1]
+        app = Starlette(routes=[Route("/v1/chat/completions", self._completions, methods=["POST"])])
+        config = uvicorn.Config(app, log_level="warning", lifespan="off", ws="none", http="h11",
+                                timeout_graceful_shutdown=1)
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]}, daemon=True)
+        self._thread.start()
+        for _ in range(500):
+            if self._server.started:
+                return self
+            time.sleep(0.01)
+        raise RuntimeError("fake LLM did not start")
+
+    def stop(self) -> None:
+        if self._server is not None and self._thread is not None:
+            self._server.should_exit = True
+            self._thread.join(timeout=5)
+
+    async def __aenter__(self) -> FakeLLM:
+        return await asyncio.to_thread(self.start)
+
+    async def __aexit__(self, *_exc: object) -> None:
+        await asyncio.to_thread(self.stop)
+
+
+def _error(status: int, message: str, kind: str, code: str | None = None) -> JSONResponse:
+    """OpenAI's error body: {"error": {"message", "type", "param", "code"}}."""
+    return JSONResponse({"error": {"message": message, "type": kind, "param": None, "code": code}},
+                        status_code=status)

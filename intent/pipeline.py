@@ -48,18 +48,33 @@ def parse(
         return NoneIntent(confidence=0.0, rule=f"error.{type(exc).__name__}")
 
 
-def _parse(
-    text: str, now: datetime, tz: ZoneInfo, pending: Intent | None, offset: int, engine: Extract | None
+def parse_prepared(
+    norm: str, mentions: list[TimeMention], degraded: bool, *, now: datetime, tz: ZoneInfo,
+    pending: Intent | None, meeting_offset_minutes: int,
 ) -> Intent:
-    norm = normalise(text)
+    """`parse` for text already normalised and analysed (`intent.multi` reuses one extraction)."""
+    try:
+        return _parse(norm, now, tz, pending, meeting_offset_minutes, None, (norm, mentions, degraded))
+    except Exception as exc:
+        return NoneIntent(confidence=0.0, rule=f"error.{type(exc).__name__}")
+
+
+def analyse(norm: str, now: datetime, tz: ZoneInfo, engine: Extract | None) -> tuple[list[TimeMention], bool]:
+    """The refined mentions of normalised text, and whether the time engine failed (then none)."""
+    try:
+        return _extract(norm, now, tz, engine), False
+    except Exception:  # a time-engine failure must not lose the request: go on without time words
+        return [], True
+
+
+def _parse(
+    text: str, now: datetime, tz: ZoneInfo, pending: Intent | None, offset: int, engine: Extract | None,
+    analysed: tuple[str, list[TimeMention], bool] | None = None,
+) -> Intent:
+    norm = normalise(text) if analysed is None else analysed[0]
     if not norm:
         return NoneIntent(rule="none.empty", confidence=0.9)
-    try:
-        mentions = _extract(norm, now, tz, engine)
-    except Exception:  # a time-engine failure must not lose the request: go on without time words
-        mentions, degraded = [], True
-    else:
-        degraded = False
+    mentions, degraded = analyse(norm, now, tz, engine) if analysed is None else analysed[1:]
     slots = collect(mentions, norm)
     if pending is not None and pending.needs_clarification:
         from intent.dialogue import merge

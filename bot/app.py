@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -16,10 +17,16 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from bot import api
-from bot.handler import Handler, IntentEchoHandler
+from bot.agent import build_agent
+from bot.conversation import ConversationHandler
+from bot.handler import Handler
+from bot.logging_setup import RequestLog
+from bot.pages.links import PageLinks
+from bot.pages.routes import pages_router
 from bot.runtime import WorkerTask, delivery_worker, wechat_client
 from bot.settings import Settings
 from bot.webhook import build_wechat_router
+from intent import target
 from schedule.clock import Clock, SystemClock
 from schedule.db import create_engine, session_factory
 from schedule.errors import InvalidChange, NotFound
@@ -110,8 +117,15 @@ def create_app(
     sessions: async_sessionmaker[AsyncSession] = session_factory(engine)
     service = ScheduleService(sessions, clock, default_timezone=settings.H5_DEFAULT_TIMEZONE)
     client = wechat_client(settings, sessions, clock, transport)
-    handler = handler or IntentEchoHandler(clock, tz=settings.H5_DEFAULT_TIMEZONE)
+    owns_agent = agent is None
+    if agent is None:
+        agent = build_agent(settings, service=service, sessions=sessions, clock=clock)
+    handler = handler or ConversationHandler(
+        service, clock, agent=agent, links=None,
+        meeting_offset_minutes=settings.H5_REMINDER_DEFAULT_MEETING_OFFSET_MINUTES,
+        dialog_ttl_minutes=settings.H5_DIALOG_TTL_MINUTES)
     worker = delivery_worker(settings, sessions, clock, client)
+    page_links = PageLinks(settings, sessions, clock)
     background = WorkerTask(worker)
     if run_worker is None:
         run_worker = settings.H5_REMINDER_WORKER_ENABLED
@@ -124,6 +138,8 @@ def create_app(
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         if settings.DATABASE_AUTO_MIGRATE:
             await upgrade(engine)
+        # jieba's dictionary loads in a background thread, off the request path
+        threading.Thread(target=target.warm_up, name="jieba-warm-up", daemon=True).start()
         if not settings.wechat_configured:
             log.info("WeChat is not configured: set %s to enable /wechat",
                      ", ".join(settings.missing_wechat_variables))
@@ -137,6 +153,8 @@ def create_app(
                 await router.dispatcher.drain()
             if client is not None:
                 await client.aclose()
+            if owns_agent and hasattr(agent, "aclose"):
+                await agent.aclose()
             if owns_engine:
                 await engine.dispose()
 
@@ -145,9 +163,11 @@ def create_app(
     app.state.sessions, app.state.engine, app.state.transport = sessions, engine, transport
     app.state.agent, app.state.handler = agent, handler
     app.state.wechat_client, app.state.wechat_router, app.state.worker = client, router, worker
+    app.state.page_links = page_links
     _install_error_handlers(app)
     if settings.H5_SCHEDULE_ENABLED:
         app.include_router(api.router)
+        app.include_router(pages_router(page_links, service, sessions, clock))
     if router is not None:
         app.include_router(router)
 
@@ -162,4 +182,5 @@ def create_app(
         return JSONResponse({"status": "ok", "database": "ok"})
 
     app.add_middleware(BodyLimit)
+    app.add_middleware(RequestLog)  # outermost: every answer, 413s included, gets an id and an access line
     return app

@@ -1,4 +1,4 @@
-"""The `schedbot` command line: serve, worker, migrate, chat, parse, timex, user token.
+"""The `schedbot` command line: serve, worker, migrate, chat, parse, timex, user token, wechat, doctor.
 
 Subcommands import their dependencies lazily so that `schedbot parse` and
 `schedbot timex` start fast and work offline without touching a database.
@@ -18,12 +18,19 @@ def _build_parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="run the web app (webhook, API, pages) and the in-process worker")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--workers", type=int, default=1,
+                       help="web processes (uvicorn's process manager); more than 1 needs MariaDB/MySQL")
+    serve.add_argument("--proxy-headers", action="store_true",
+                       help="trust X-Forwarded-For/-Proto from --forwarded-allow-ips (behind nginx)")
+    serve.add_argument("--forwarded-allow-ips", default=None,
+                       help="comma-separated proxy addresses to trust (default 127.0.0.1)")
 
     sub.add_parser("worker", help="run the delivery worker only (scale-out)")
     sub.add_parser("migrate", help="upgrade the database to the latest migration")
 
     chat = sub.add_parser("chat", help="talk to the bot in the terminal")
     chat.add_argument("--user", required=True, help="user name (a WeChat openid or any local name)")
+    chat.add_argument("--now", default=None, help="pin the clock (ISO 8601 with offset); then /wait 30m moves it")
 
     for name, text in (("parse", "utterances → intent JSON lines"), ("timex", "texts → time expressions")):
         p = sub.add_parser(name, help=f"stdin {text}")
@@ -34,6 +41,18 @@ def _build_parser() -> argparse.ArgumentParser:
     user_sub = user.add_subparsers(dest="user_command", required=True)
     token = user_sub.add_parser("token", help="issue a fresh API token for NAME (created if missing)")
     token.add_argument("name")
+
+    wechat = sub.add_parser("wechat", help="set up the WeChat service account (menu, reminder template)")
+    wechat_sub = wechat.add_subparsers(dest="wechat_command", required=True)
+    menu = wechat_sub.add_parser("menu", help="create the custom menu (default, or --file menu.toml/.json)")
+    action = menu.add_mutually_exclusive_group()
+    action.add_argument("--file", default=None, help="a TOML or JSON menu replacing the default")
+    action.add_argument("--show", action="store_true", help="print the account's current menu")
+    action.add_argument("--delete", action="store_true", help="remove the account's menu")
+    menu.add_argument("--dry-run", action="store_true", help="print the menu JSON without calling WeChat")
+    wechat_sub.add_parser("template", help="check WECHAT_TEMPLATE_ID_REMINDER against the account's templates")
+
+    sub.add_parser("doctor", help="check configuration, database, WeChat, agent, public URL and clock")
     return parser
 
 

@@ -1,4 +1,5 @@
-"""Implementations of the database-backed `schedbot` subcommands (serve, migrate, user token)."""
+"""Implementations of the database-backed `schedbot` subcommands (serve, worker, migrate, user token, wechat,
+doctor). Database failures end as one line naming DATABASE_URL and exit status 2 (bot/preflight.py)."""
 
 from __future__ import annotations
 
@@ -7,33 +8,60 @@ import asyncio
 import logging
 import sys
 
+from bot.logging_setup import configure_logging
+from bot.preflight import DatabaseProblem, check_database
 from bot.settings import ConfigError, Settings, load_settings
 
 
 def run(args: argparse.Namespace) -> int:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    logging.getLogger("alembic").setLevel(logging.WARNING)
     try:
         settings = load_settings()
     except ConfigError as exc:
         print(f"schedbot: {exc}", file=sys.stderr)
         return 2
-    if args.command == "serve":
-        return _serve(settings, args.host, args.port)
-    if args.command == "migrate":
-        from schedule.migrate import upgrade_url
+    configure_logging(settings.LOG_FORMAT)
+    try:
+        return _dispatch(args, settings)
+    except DatabaseProblem as exc:
+        print(f"schedbot: {exc}", file=sys.stderr)
+        return 2
 
-        upgrade_url(settings.DATABASE_URL)
-        print(f"database is at the latest revision ({_safe_url(settings.DATABASE_URL)})")
+
+def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
+    if args.command == "serve":
+        return _serve(settings, args)
+    if args.command == "migrate":
+        revision = asyncio.run(_prepare(settings, migrate=True))
+        print(f"database is at the latest revision {revision} ({_safe_url(settings.DATABASE_URL)})")
         return 0
     if args.command == "user" and args.user_command == "token":
         return asyncio.run(_issue_token(settings, args.name))
     if args.command == "worker":
         return asyncio.run(_worker(settings))
+    if args.command == "wechat":
+        from bot import wechat_admin
+
+        return asyncio.run(wechat_admin.run(settings, args, sys.stdout))
+    if args.command == "doctor":
+        from bot import doctor
+
+        return asyncio.run(doctor.run(settings, sys.stdout))
     if args.command == "chat":
-        return asyncio.run(_chat(settings, args.user))
+        return _chat(settings, args)
     print(f"schedbot: unknown command {args.command!r}", file=sys.stderr)
     return 2
+
+
+async def _prepare(settings: Settings, *, migrate: bool | None = None) -> str | None:
+    """Reach the database and bring or check its schema (DatabaseProblem on failure)."""
+    from schedule.db import create_engine
+
+    engine = create_engine(settings.DATABASE_URL)
+    try:
+        return await check_database(engine, settings.DATABASE_URL,
+                                    migrate=settings.DATABASE_AUTO_MIGRATE if migrate is None else migrate)
+    finally:
+        await engine.dispose()
 
 
 async def _worker(settings: Settings) -> int:
@@ -43,8 +71,8 @@ async def _worker(settings: Settings) -> int:
     from bot.runtime import delivery_worker, wechat_client
     from schedule.clock import SystemClock
     from schedule.db import create_engine, session_factory
-    from schedule.migrate import upgrade
 
+    await _prepare(settings)
     engine = create_engine(settings.DATABASE_URL)
     clock = SystemClock()
     sessions = session_factory(engine)
@@ -53,13 +81,13 @@ async def _worker(settings: Settings) -> int:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, worker.stop)
+    log = logging.getLogger("schedbot")
     try:
-        if settings.DATABASE_AUTO_MIGRATE:
-            await upgrade(engine)
         if client is None:
-            logging.getLogger("schedbot").info("WeChat is not configured: pushes wait in the in-app queue")
-        logging.getLogger("schedbot").info("delivery worker running (%s)", _safe_url(settings.DATABASE_URL))
+            log.info("WeChat is not configured: pushes wait in the in-app queue")
+        log.info("delivery worker running (%s)", _safe_url(settings.DATABASE_URL))
         await worker.run()
+        log.info("delivery worker stopped")
     finally:
         if client is not None:
             await client.aclose()
@@ -67,49 +95,43 @@ async def _worker(settings: Settings) -> int:
     return 0
 
 
-async def _chat(settings: Settings, name: str) -> int:
-    """A terminal conversation through the same message handler WeChat messages reach."""
-    from bot.handler import IntentEchoHandler
-    from bot.wechat.messages import InboundMessage
-    from schedule.clock import SystemClock
+def _chat(settings: Settings, args: argparse.Namespace) -> int:
+    """A terminal conversation through the same message handler WeChat messages reach (bot/chat.py)."""
+    from bot.chat import parse_now, run_chat
 
-    clock = SystemClock()
-    handler = IntentEchoHandler(clock, tz=settings.H5_DEFAULT_TIMEZONE)
-    print("schedbot chat — 输入消息，回车发送；Ctrl-D 退出。")
-    for serial, line in enumerate(iter(sys.stdin.readline, ""), 1):
-        text = line.strip()
-        if not text:
-            continue
-        message = InboundMessage(kind="text", msg_type="text", openid=name, to_user="schedbot",
-                                 create_time=int(clock.now().timestamp()), msg_id=f"chat-{serial}", content=text)
-        reply = await handler(message)
-        print(reply or "（没有回复）", flush=True)
-    return 0
+    try:
+        now = parse_now(args.now) if args.now else None
+    except ValueError as exc:
+        print(f"schedbot: {exc}", file=sys.stderr)
+        return 2
+    return asyncio.run(run_chat(settings, args.user, now=now))
 
 
-def _serve(settings: Settings, host: str, port: int) -> int:
-    import uvicorn
+def _serve(settings: Settings, args: argparse.Namespace) -> int:
+    from bot import serve
 
-    from bot.app import create_app
-
-    uvicorn.run(create_app(settings), host=host, port=port, log_level="info")
-    return 0
+    options = serve.ServeOptions(host=args.host, port=args.port, workers=args.workers,
+                                 proxy_headers=args.proxy_headers, forwarded_allow_ips=args.forwarded_allow_ips)
+    problem = serve.refusal(settings, options)
+    if problem:
+        print(f"schedbot: {problem}", file=sys.stderr)
+        return 2
+    asyncio.run(_prepare(settings))
+    return serve.run(settings, options)
 
 
 async def _issue_token(settings: Settings, name: str) -> int:
     from schedule.clock import SystemClock
     from schedule.db import create_engine, session_factory
-    from schedule.migrate import upgrade
     from schedule.service import ScheduleService
 
     name = name.strip()
     if not name or len(name) > 128:
         print("schedbot: NAME must be 1–128 characters", file=sys.stderr)
         return 2
+    await _prepare(settings)
     engine = create_engine(settings.DATABASE_URL)
     try:
-        if settings.DATABASE_AUTO_MIGRATE:
-            await upgrade(engine)
         service = ScheduleService(session_factory(engine), SystemClock(), default_timezone=settings.H5_DEFAULT_TIMEZONE)
         user, token = await service.issue_api_token(name)
     finally:
@@ -120,6 +142,6 @@ async def _issue_token(settings: Settings, name: str) -> int:
 
 
 def _safe_url(url: str) -> str:
-    from sqlalchemy.engine import make_url
+    from bot.preflight import masked
 
-    return make_url(url).render_as_string(hide_password=True)
+    return masked(url)

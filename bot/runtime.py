@@ -10,6 +10,7 @@ import httpx
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.delivery import WeChatCustomChannel, WeChatTemplateChannel
+from bot.logging_setup import LoggedChannel
 from bot.settings import Settings
 from bot.wechat.client import WeChatClient
 from render.push import digest_text, reminder_text
@@ -36,9 +37,9 @@ def delivery_worker(settings: Settings, sessions: async_sessionmaker[AsyncSessio
     """The worker with its channel ladder; without WeChat every push waits in the in-app queue."""
     channels: dict[str, Channel] = {}
     if client is not None:
-        channels["wechat"] = WeChatCustomChannel(client)
+        channels["wechat"] = LoggedChannel(WeChatCustomChannel(client))
         if settings.WECHAT_TEMPLATE_ID_REMINDER:
-            channels["template"] = WeChatTemplateChannel(client, settings.WECHAT_TEMPLATE_ID_REMINDER)
+            channels["template"] = LoggedChannel(WeChatTemplateChannel(client, settings.WECHAT_TEMPLATE_ID_REMINDER))
     scheduler = Scheduler(sessions, clock, reminder_text=lambda item, at: reminder_text(item, remind_at=at),
                           digest_text=lambda day, items, tz: digest_text(day, items, tz=tz),
                           catchup_hours=settings.H5_REMINDER_CATCHUP_HOURS)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from typing import Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import Field, ValidationError, field_validator
@@ -36,6 +37,7 @@ class Settings(BaseSettings):
     WECHAT_PREVIOUS_ENCODING_AES_KEY: str = ""
     WECHAT_TEMPLATE_ID_REMINDER: str = ""
     WECHAT_TIMESTAMP_TOLERANCE_S: int = Field(300, ge=0)
+    WECHAT_ACCEPT_PLAINTEXT: bool = False  # 1: plaintext posts still accepted while an AES key is set (mode switch)
     WECHAT_API_BASE: str = "https://api.weixin.qq.com"
     AGENT_BASE_URL: str = ""
     AGENT_API_KEY: str = ""
@@ -46,6 +48,7 @@ class Settings(BaseSettings):
     AGENT_MAX_TOOL_ROUNDS: int = Field(4, ge=1, le=10)
     PUBLIC_BASE_URL: str = "http://127.0.0.1:8000"
     SECRET_KEY: str = ""
+    LOG_FORMAT: Literal["text", "json"] = "text"
 
     @field_validator("H5_DEFAULT_TIMEZONE")
     @classmethod

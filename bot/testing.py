@@ -1,8 +1,9 @@
 """Test doubles for the WeChat edge: a fake WeChat API served over real loopback HTTP, and signing helpers.
 
 `FakeWeChatAPI` runs uvicorn in a background thread (usable from sync benches and async tests),
-implements stable_token, custom/send, custom/typing and template/send with the official JSON
-shapes, records every call, and can be scripted per endpoint with errcodes and latency.
+implements stable_token, custom/send, custom/typing, template/send, menu/create|get|delete,
+template/get_all_private_template and get_api_domain_ip with the official JSON shapes, records every
+call, and can be scripted per endpoint with errcodes and latency.
 """
 
 from __future__ import annotations
@@ -26,7 +27,12 @@ from bot.wechat import signature
 from bot.wechat.crypto import MessageCrypto
 from bot.wechat.xml import cdata
 
-ENDPOINTS = ("stable_token", "message/custom/send", "message/custom/typing", "message/template/send")
+ENDPOINTS = ("stable_token", "message/custom/send", "message/custom/typing", "message/template/send",
+             "menu/create", "template/get_all_private_template", "menu/get", "menu/delete", "get_api_domain_ip")
+GET_ENDPOINTS = frozenset({"menu/get", "menu/delete", "template/get_all_private_template", "get_api_domain_ip"})
+# errmsg WeChat sends with a scripted errcode, where its wording matters to the caller.
+ERRMSG = {40164: "invalid ip {ip} ipv6 ::ffff:{ip}, not in whitelist", 46003: "menu no exist",
+          48001: "api unauthorized", 40018: "invalid button name size"}
 
 
 @dataclass(frozen=True)
@@ -50,6 +56,8 @@ class FakeWeChatAPI:
         self._valid: set[str] = set()
         self._serial = itertools.count(1)
         self._templates: dict[tuple[str, str], int] = {}
+        self.menu: dict[str, Any] | None = None  # as last created through menu/create
+        self.private_templates: list[dict[str, str]] = []  # answered by template/get_all_private_template
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self.port = 0
@@ -80,27 +88,29 @@ class FakeWeChatAPI:
     # --- the API ----------------------------------------------------------------------------
     async def _endpoint(self, request: Request) -> JSONResponse:
         endpoint = request.url.path.removeprefix("/cgi-bin/")
-        if endpoint not in ENDPOINTS:
+        if endpoint not in ENDPOINTS or (request.method == "GET") != (endpoint in GET_ENDPOINTS):
             return JSONResponse({"errcode": 404, "errmsg": "not found"}, status_code=404)
         try:
-            body = await request.json()
+            body = {} if request.method == "GET" else await request.json()
         except ValueError:
             body = None
         if not isinstance(body, dict):
             return JSONResponse({"errcode": 47001, "errmsg": "data format error"})
+        client_ip = request.client.host if request.client else "127.0.0.1"
         delay = self._latency.get(endpoint, 0.0)
         if delay:
             await asyncio.sleep(delay)
         token = request.query_params.get("access_token")
         with self._lock:
-            answer = self._answer(endpoint, token, body)
+            answer = self._answer(endpoint, token, body, client_ip)
             self.calls.append(Call(endpoint, token, body, answer))
         return JSONResponse(answer)
 
-    def _answer(self, endpoint: str, token: str | None, body: dict[str, Any]) -> dict[str, Any]:
+    def _answer(self, endpoint: str, token: str | None, body: dict[str, Any], client_ip: str) -> dict[str, Any]:
         scripted = self._scripts[endpoint].popleft() if self._scripts[endpoint] else 0
         if scripted:
-            return {"errcode": scripted, "errmsg": f"scripted error rid: fake-{next(self._serial)}"}
+            meaning = ERRMSG.get(scripted, "scripted error").format(ip=client_ip)
+            return {"errcode": scripted, "errmsg": f"{meaning} rid: fake-{next(self._serial)}"}
         if endpoint == "stable_token":
             return self._stable_token(body)
         if token not in self._valid:
@@ -117,7 +127,32 @@ class FakeWeChatAPI:
             key = (str(body.get("touser")), str(body.get("client_msg_id") or next(self._serial)))
             msgid = self._templates.setdefault(key, 1_000_000 + next(self._serial))
             return {"errcode": 0, "errmsg": "ok", "msgid": msgid}
+        if endpoint.startswith(("menu/", "template/get_all", "get_api")):
+            return self._account_api(endpoint, body)
         return {"errcode": 0, "errmsg": "ok"}
+
+    def _account_api(self, endpoint: str, body: dict[str, Any]) -> dict[str, Any]:
+        if endpoint == "menu/create":
+            buttons = body.get("button")
+            if not isinstance(buttons, list) or not 1 <= len(buttons) <= 3:
+                return {"errcode": 40016, "errmsg": "invalid button size"}
+            for button in buttons:
+                if not isinstance(button, dict) or not 1 <= len(str(button.get("name", "")).encode()) <= 16:
+                    return {"errcode": 40018, "errmsg": "invalid button name size"}
+                if len(button.get("sub_button") or []) > 5:
+                    return {"errcode": 40023, "errmsg": "invalid sub button size"}
+            self.menu = {"button": buttons}
+            return {"errcode": 0, "errmsg": "ok"}
+        if endpoint == "menu/get":
+            if self.menu is None:
+                return {"errcode": 46003, "errmsg": "menu no exist"}
+            return {"menu": {**self.menu, "menuid": 100}}
+        if endpoint == "menu/delete":
+            self.menu = None
+            return {"errcode": 0, "errmsg": "ok"}
+        if endpoint == "get_api_domain_ip":
+            return {"ip_list": ["101.89.47.18", "101.91.34.103"]}
+        return {"template_list": list(self.private_templates)}
 
     def _stable_token(self, body: dict[str, Any]) -> dict[str, Any]:
         if body.get("grant_type") != "client_credential" or body.get("appid") != self.app_id:
@@ -136,7 +171,7 @@ class FakeWeChatAPI:
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.bind(("127.0.0.1", 0))
         self.port = sock.getsockname()[1]
-        app = Starlette(routes=[Route("/cgi-bin/{path:path}", self._endpoint, methods=["POST"])])
+        app = Starlette(routes=[Route("/cgi-bin/{path:path}", self._endpoint, methods=["GET", "POST"])])
         config = uvicorn.Config(app, log_level="warning", lifespan="off", ws="none", http="h11",
                                 timeout_graceful_shutdown=1)
         self._server = uvicorn.Server(config)

@@ -88,6 +88,7 @@ def test_worker_runs_until_sigterm(tmp_path: Path) -> None:
         output = worker.communicate(timeout=30)[0]
     assert worker.returncode == 0, output
     assert "delivery worker running" in output
+    assert "delivery worker stopped" in output
     assert "Traceback" not in output
 
 

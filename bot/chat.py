@@ -1,0 +1,97 @@
+"""`schedbot chat`: a terminal conversation through the same handler and database as WeChat.
+
+Without WeChat, pushes that come due while you chat land in the in-app queue and are shown at the
+top of the next reply, as they would be for a WeChat user whose window is closed. `--now` pins the
+clock (demos, tests); then a line `/wait 90m` (or `2h`, `1d`) moves it forward.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from datetime import datetime, timedelta
+from typing import TextIO
+
+from bot.settings import Settings
+
+PROMPT, ANSWER = "你：", "助手："
+_WAIT = re.compile(r"^/wait\s+(\d+)\s*([mhd])$")
+_UNITS = {"m": "minutes", "h": "hours", "d": "days"}
+
+
+def parse_now(value: str) -> datetime:
+    """An ISO 8601 instant with its UTC offset (a naive time is refused: which timezone would it be?)."""
+    moment = datetime.fromisoformat(value)
+    if moment.tzinfo is None:
+        raise ValueError("--now needs a UTC offset, e.g. 2026-12-01T10:00:00+08:00")
+    return moment
+
+
+async def run_chat(settings: Settings, name: str, *, now: datetime | None = None, stdin: TextIO = sys.stdin,
+                   stdout: TextIO = sys.stdout) -> int:
+    from bot.agent import build_agent
+    from bot.conversation import ConversationHandler
+    from bot.runtime import delivery_worker
+    from bot.wechat.messages import InboundMessage
+    from schedule.clock import Clock, SystemClock
+    from schedule.db import create_engine, session_factory
+    from schedule.migrate import upgrade
+    from schedule.service import ScheduleService
+    from schedule.testing import FrozenClock
+
+    interactive = stdin.isatty()
+    if interactive:
+        import readline  # noqa: F401 - line editing and history for input()
+    pinned = FrozenClock(now) if now is not None else None
+    clock: Clock = pinned or SystemClock()
+    engine = create_engine(settings.DATABASE_URL)
+    try:
+        if settings.DATABASE_AUTO_MIGRATE:
+            await upgrade(engine)
+        sessions = session_factory(engine)
+        service = ScheduleService(sessions, clock, default_timezone=settings.H5_DEFAULT_TIMEZONE)
+        agent = build_agent(settings, service=service, sessions=sessions, clock=clock)
+        handler = ConversationHandler(service, clock, agent=agent,
+                                      meeting_offset_minutes=settings.H5_REMINDER_DEFAULT_MEETING_OFFSET_MINUTES,
+                                      dialog_ttl_minutes=settings.H5_DIALOG_TTL_MINUTES)
+        worker = delivery_worker(settings, sessions, clock, None)  # no WeChat here: pushes wait in-app
+        user = await service.get_or_create_user(name)
+        print("schedbot chat — 输入消息回车发送，Ctrl-D 退出。", file=stdout, flush=True)
+        serial = 0
+        while True:
+            text = _read(stdin, interactive)
+            if text is None:
+                break
+            text = text.strip()
+            if not text:
+                continue
+            if not interactive:
+                print(f"{PROMPT}{text}", file=stdout)
+            wait = _WAIT.match(text)
+            if wait and pinned is not None:
+                pinned.advance(timedelta(**{_UNITS[wait.group(2)]: int(wait.group(1))}))
+                print(f"（时间前进到 {pinned.now().astimezone().isoformat(timespec='minutes')}）", file=stdout)
+                continue
+            await worker.run_once()  # reminders and digests now due go to the in-app queue
+            serial += 1
+            stamp = int(clock.now().timestamp())
+            message = InboundMessage(kind="text", msg_type="text", openid=name, to_user="schedbot",
+                                     create_time=stamp, msg_id=f"chat-{stamp}-{serial}", content=text,
+                                     user_id=user.id)
+            answer = await handler(message)
+            print(f"{ANSWER}{answer or '（没有回复）'}\n", file=stdout, flush=True)
+        if hasattr(agent, "aclose"):
+            await agent.aclose()
+    finally:
+        await engine.dispose()
+    return 0
+
+
+def _read(stdin: TextIO, interactive: bool) -> str | None:
+    if interactive:
+        try:
+            return input(PROMPT)
+        except EOFError:
+            return None
+    line = stdin.readline()
+    return line if line else None

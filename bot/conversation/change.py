@@ -1,0 +1,148 @@
+"""Complete, cancel and update by text (rules 10, 11): find the target, ask which when several match."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from datetime import date, datetime, time, timedelta
+
+from bot.conversation.context import Context
+from intent.model import CancelIntent, Changes, CompleteIntent, UpdateIntent
+from intent.target import Candidate, learn, rank
+from intent.timex import extract
+from render.outcome import Ambiguous, Asked, Changed, Failed, NoMatch, Outcome
+from schedule.clock import from_ms, to_ms
+from schedule.domain import Item, ItemChanges
+from schedule.errors import InvalidChange, NotFound
+from schedule.recurrence import localize
+
+Targeted = UpdateIntent | CancelIntent | CompleteIntent
+MAX_CHOICES = 9
+_CHANGE_VERB = re.compile(r"改到|改成|改为|改在|挪到|换到|推迟|推到|延后|延期|提前|调到|调整")
+_DATE_WORDS = re.compile(
+    r"[今明后]天|明早|今晚|明晚|周|星期|礼拜|号|[0-9一二三四五六七八九十]+月|[0-9]+[./-][0-9]+|下个?月")
+
+
+async def run(intent: Targeted, ctx: Context) -> Outcome:
+    if "changes" in intent.needs_clarification or (isinstance(intent, UpdateIntent) and intent.changes is None):
+        ctx.ask(intent)
+        return Asked(intent.question or "要改成什么？比如“改到明天下午四点”或“提前15分钟提醒”。")
+    items = await _chosen(intent, ctx)
+    if items is None:
+        items = await _matches(intent, ctx)
+    if not items:
+        return NoMatch(intent.action, intent.target_text or "")
+    if len(items) > 1:
+        shown = tuple(items[:MAX_CHOICES])
+        ask = intent.model_copy(update={"needs_clarification": ["target"], "choice": None,
+                                        "question": "要选哪一个？回复序号就行。"})
+        ctx.ask(ask, candidates=tuple(i.id for i in shown))
+        return Ambiguous(intent.action, shown)
+    try:
+        return await _apply(intent, items[0], ctx)
+    except (NotFound, InvalidChange) as exc:
+        return Failed(f"这条没改成：{_why(exc)}。")
+
+
+async def _chosen(intent: Targeted, ctx: Context) -> list[Item] | None:
+    """The item picked by number from the list offered before ("2", "第二个", "后面那个")."""
+    if intent.choice is None or not ctx.candidates:
+        return None
+    index = len(ctx.candidates) - 1 if intent.choice == -1 else intent.choice - 1
+    if not 0 <= index < len(ctx.candidates):
+        return []
+    try:
+        return [await ctx.service.get_item(ctx.user.id, ctx.candidates[index])]
+    except NotFound:
+        return []
+
+
+async def _matches(intent: Targeted, ctx: Context) -> list[Item]:
+    day = intent.target_date
+    if day is not None:  # occurrences on that day (recurring items at that occurrence)
+        lo = localize(datetime.combine(day, time()), ctx.tz)
+        items = await ctx.service.list_items(ctx.user.id, start_ms=to_ms(lo), end_ms=to_ms(lo + timedelta(days=1)))
+    else:
+        items = await ctx.service.list_items(ctx.user.id, include_undated_tasks=True)
+    if not items:
+        return []
+    learn(i.title for i in items)
+    by_id = {i.id: i for i in items}
+    candidates = [_candidate(i, ctx) for i in items]
+    minute, said_day = _target_moment(intent, ctx)
+    ranked = rank(intent.target_text, candidates, target_date=day or said_day, target_minute=minute)
+    found = [by_id[c.id] for c in ranked]
+    if len(found) > 1:  # prefer what is still ahead over what is past
+        upcoming = [i for i in found if i.anchor_at is None or i.anchor_at >= to_ms(ctx.now) - 3_600_000]
+        found = upcoming or found
+    return found
+
+
+def _target_moment(intent: Targeted, ctx: Context) -> tuple[int | None, date | None]:
+    """The clock time (minute of day) and date said about the target: "下午三点的会改到四点" → 15:00.
+    For an update only the words before 改/挪/推 describe the target; the rest is the change."""
+    text = _CHANGE_VERB.split(ctx.text, maxsplit=1)[0] if isinstance(intent, UpdateIntent) else ctx.text
+    for mention in extract(text, now=ctx.now, tz=ctx.tz):
+        if mention.start is not None and mention.has_clock and not mention.relative and not mention.lead:
+            at = mention.start.astimezone(ctx.tz)
+            return at.hour * 60 + at.minute, at.date()  # no date said: today's (or the rolled) date leads
+    return None, None
+
+
+def _candidate(item: Item, ctx: Context) -> Candidate:
+    anchor = item.anchor_at
+    if anchor is None:
+        return Candidate(id=item.id, title=item.title, kind=item.kind)
+    at = from_ms(anchor).astimezone(ctx.tz)
+    return Candidate(id=item.id, title=item.title, on=at.date(),
+                     at_minute=None if item.all_day else at.hour * 60 + at.minute, kind=item.kind)
+
+
+async def _apply(intent: Targeted, item: Item, ctx: Context) -> Outcome:
+    service, uid = ctx.service, ctx.user.id
+    if isinstance(intent, CompleteIntent):
+        return Changed("complete", await service.complete_item(uid, item.id), before=item)
+    if isinstance(intent, CancelIntent):
+        if item.recurrence is not None and intent.target_date is not None:
+            await service.skip_occurrence(uid, item.id, intent.target_date)
+            return Changed("cancel", item, before=item, occurrence_on=intent.target_date.isoformat())
+        return Changed("cancel", await service.cancel_item(uid, item.id), before=item)
+    changes = intent.changes or Changes()
+    updated = item
+    stored = await service.get_item(uid, item.id)  # the series as stored, not the occurrence shown
+    move = _moved_anchor(changes, stored, ctx)
+    title = changes.title.strip()[:200] if changes.title else None
+    if move is not None or title:
+        event = stored.kind == "event"
+        update = ItemChanges(title=title, start_at=move if event else None, due_at=None if event else move)
+        if move is not None and stored.all_day and changes.start_at is not None:
+            update = replace(update, all_day=False)
+        updated = await service.update_item(uid, item.id, update)
+    if changes.offset_minutes is not None:
+        updated = await service.set_reminder_lead(uid, item.id, changes.offset_minutes)
+    if updated is item:
+        return Failed("没听出要改成什么，没有做任何改动。可以说“改到明天下午四点”或“提前15分钟提醒”。")
+    return Changed("update", updated, before=item)
+
+
+def _moved_anchor(changes: Changes, item: Item, ctx: Context) -> int | None:
+    """The new instant for the item's time, keeping what the user did not mention (date or clock)."""
+    anchor = item.anchor_at
+    current = from_ms(anchor).astimezone(ctx.tz) if anchor is not None else None
+    if changes.shift_minutes is not None and anchor is not None:
+        return anchor + changes.shift_minutes * 60_000
+    new = changes.start_at or changes.due_at
+    if new is not None:
+        new = new.astimezone(ctx.tz)
+        if current is not None and not _DATE_WORDS.search(ctx.text):  # "改到四点": same day, new time
+            return to_ms(localize(datetime.combine(current.date(), new.time().replace(tzinfo=None)), ctx.tz))
+        return to_ms(new)
+    if changes.date is not None:
+        clock = current.time().replace(tzinfo=None) if current is not None else time()
+        return to_ms(localize(datetime.combine(changes.date, clock), ctx.tz))
+    return None
+
+
+def _why(exc: Exception) -> str:
+    return "找不到这一条了" if isinstance(exc, NotFound) else "时间不对（结束早于开始，或这一条已经关闭）"
+

@@ -1,0 +1,46 @@
+"""What every conversation step gets: the user, `now` in their timezone, the ports, the dialogue."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Protocol
+from zoneinfo import ZoneInfo
+
+from intent.model import Intent
+from schedule.domain import User
+from schedule.service import ScheduleService
+
+
+class PageLinks(Protocol):
+    """Links to the user's itinerary page, public share page and calendar feed (bot/pages)."""
+
+    async def itinerary_url(self, user_id: int, *, start_ms: int | None = None, end_ms: int | None = None) -> str: ...
+    async def share_url(self, user_id: int) -> str: ...
+    async def revoke_share(self, user_id: int) -> bool: ...
+    async def feed_url(self, user_id: int) -> str: ...
+
+
+@dataclass
+class Ask:
+    """A question left open: the intent to complete and, for "which one?", the numbered item ids."""
+
+    intent: Intent
+    candidates: tuple[int, ...] = ()
+
+
+@dataclass
+class Context:
+    user: User
+    tz: ZoneInfo
+    now: datetime  # aware, in the user's timezone
+    text: str
+    service: ScheduleService
+    links: PageLinks | None = None
+    message_id: str | None = None
+    meeting_offset: int = 60
+    candidates: tuple[int, ...] = ()  # numbered choices offered by the pending question
+    asks: list[Ask] = field(default_factory=list)  # questions this message leaves open (the last one is kept)
+
+    def ask(self, intent: Intent, candidates: tuple[int, ...] = ()) -> None:
+        self.asks.append(Ask(intent, candidates))

@@ -1,0 +1,57 @@
+"""Create an item from a `CreateIntent` (rules 1–5, 11, 15): ask when a time is missing, else store it."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta
+
+from bot.conversation.context import Context
+from intent.model import CreateIntent
+from render.outcome import Asked, Created, Outcome
+from schedule.clock import to_ms
+from schedule.domain import Lunar, NewItem, NewReminder, Recurrence
+
+# Any day word in the text: without one, a date of tomorrow means a past clock time rolled over.
+_DAY_WORDS = re.compile(r"[今明后昨前]|周|星期|礼拜|号|日|月|天|节|[0-9]+[./-][0-9]+|tomorrow|tmr", re.IGNORECASE)
+
+
+async def run(intent: CreateIntent, ctx: Context) -> Outcome:
+    if intent.needs_clarification:
+        ctx.ask(intent)
+        return Asked(intent.question or "这件事大概什么时候？")
+    now_ms = to_ms(ctx.now)
+    reminders: tuple[NewReminder, ...] = ()
+    due_now = False
+    if intent.reminder is not None and not intent.explicit_no_reminder:
+        remind_at = to_ms(intent.reminder.remind_at)
+        if remind_at <= now_ms:  # rule 15: an explicit past time is accepted and delivered at once
+            remind_at, due_now = now_ms, True
+        reminders = (NewReminder(remind_at=remind_at, offset_minutes=intent.reminder.offset_minutes),)
+    item = await ctx.service.create_item(ctx.user.id, NewItem(
+        kind=intent.kind, title=(intent.title or "待办")[:200], timezone=ctx.user.timezone,
+        start_at=_ms(intent.start_at), end_at=_ms(intent.end_at) if intent.kind == "event" else None,
+        due_at=_ms(intent.due_at), all_day=intent.all_day, recurrence=_recurrence(intent),
+        source_channel="wechat", source_message_id=ctx.message_id, source_text=ctx.text[:2000],
+        reminders=reminders,
+    ))
+    anchor = intent.start_at if intent.kind == "event" else intent.due_at
+    rolled = (anchor is not None and not intent.all_day and intent.recurrence is None
+              and anchor.astimezone(ctx.tz).date() == ctx.now.date() + timedelta(days=1)
+              and not _DAY_WORDS.search(ctx.text))
+    meeting = bool(reminders) and intent.reminder is not None and intent.reminder.offset_minutes == ctx.meeting_offset
+    return Created(item=item, meeting=meeting, reminder_due_now=due_now,
+                   hint_lead=intent.kind == "event" and not reminders and not intent.explicit_no_reminder
+                   and not intent.all_day,
+                   explicit_no_reminder=intent.explicit_no_reminder, rolled=rolled)
+
+
+def _ms(moment: datetime | None) -> int | None:
+    return to_ms(moment) if moment is not None else None
+
+
+def _recurrence(intent: CreateIntent) -> Recurrence | None:
+    rec = intent.recurrence
+    if rec is None:
+        return None
+    lunar = Lunar(month=rec.lunar.month, day=rec.lunar.day, leap=rec.lunar.leap) if rec.lunar else None
+    return Recurrence(rrule=rec.rrule, workdays=rec.workdays, lunar=lunar)

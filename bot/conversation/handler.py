@@ -1,0 +1,140 @@
+"""The conversation handler: one user message → stored changes → one reply.
+
+    user → open question (dialog_states) → intent.parse_all(text, now, tz, pending)
+         → one small step per intent (create, query, change, digest, snooze) through ScheduleService
+         → dialogue saved, in-app notices taken → reply text from render/
+
+Everything a message writes (items, reminders, the dialogue, notices marked shown) commits in one
+unit of work, or nothing does and the reply says so. Messages that are not schedule requests go to
+the agent after that transaction, so a slow LLM never holds a database lock.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from bot.agent.port import Agent
+from bot.conversation import change, create, dialog, digest, query, shortcut, snooze
+from bot.conversation.context import Context, PageLinks
+from bot.wechat.messages import InboundMessage
+from intent import parse_all
+from intent.model import (
+    CancelIntent,
+    CompleteIntent,
+    CreateIntent,
+    Intent,
+    NoneIntent,
+    QueryIntent,
+    SnoozeIntent,
+    SubscribeDigestIntent,
+    UnsubscribeDigestIntent,
+    UpdateIntent,
+)
+from render import outcome as o
+from render.reply import reply
+from schedule import inbox
+from schedule.clock import Clock, to_ms
+from schedule.db import is_retryable
+from schedule.domain import User
+from schedule.service import ScheduleService
+
+log = logging.getLogger(__name__)
+Step = Callable[[Any, Context], Awaitable[o.Outcome]]
+STEPS: dict[type[Intent], Step] = {
+    CreateIntent: create.run,
+    QueryIntent: query.run,
+    UpdateIntent: change.run,
+    CancelIntent: change.run,
+    CompleteIntent: change.run,
+    SnoozeIntent: snooze.run,
+    SubscribeDigestIntent: digest.subscribe,
+    UnsubscribeDigestIntent: digest.unsubscribe,
+}
+NOT_SAVED = "抱歉，刚才出了点问题，这条消息没有保存任何内容，请再发一次。"
+
+
+class ConversationHandler:
+    """The webhook's and `schedbot chat`'s message handler (the `Handler` port)."""
+
+    def __init__(self, service: ScheduleService, clock: Clock, *, agent: Agent, links: PageLinks | None = None,
+                 meeting_offset_minutes: int = 60, dialog_ttl_minutes: int = 30) -> None:
+        self._service = service
+        self._clock = clock
+        self._agent = agent
+        self._links = links
+        self._offset = meeting_offset_minutes
+        self._ttl_ms = dialog_ttl_minutes * 60_000
+
+    async def __call__(self, message: InboundMessage) -> str | None:
+        text = (message.content or "").strip()
+        if not text:
+            return None
+        for attempt in range(3):
+            try:
+                turn, user, to_agent = await self._turn(message, text)
+                break
+            except Exception as exc:
+                if is_retryable(exc) and attempt < 2:
+                    continue  # an InnoDB deadlock victim: nothing was committed, run the message again
+                log.exception("conversation failed on %s (text length %d)", message.dedupe_key, len(text))
+                return NOT_SAVED
+        if to_agent:
+            answer = await self._agent.answer(user, text, now=self._clock.now())
+            turn = o.Turn(outcomes=(*turn.outcomes, o.Said(answer)), notices=turn.notices, expired=turn.expired)
+        return reply(turn)
+
+    async def _turn(self, message: InboundMessage, text: str) -> tuple[o.Turn, User, bool]:
+        """One unit of work: the steps' writes, the dialogue and the notices commit together."""
+        async with self._service.unit_of_work() as session:
+            user = await self._user(message)
+            now = self._clock.now().astimezone(ZoneInfo(user.timezone))
+            now_ms = to_ms(now)
+            pending = await dialog.load(session, user.id, now_ms=now_ms)
+            ctx = Context(user=user, tz=ZoneInfo(user.timezone), now=now, text=text, service=self._service,
+                          links=self._links, message_id=message.msg_id, meeting_offset=self._offset,
+                          candidates=pending.candidates if pending else ())
+            outcomes, to_agent = await self._steps(ctx, pending, text)
+            if ctx.asks:
+                await dialog.save(session, user.id, ctx.asks[-1], expires_at_ms=now_ms + self._ttl_ms)
+            elif pending is not None and outcomes:
+                await dialog.clear(session, user.id)  # answered, replaced by a new request, or called off
+            notices = await inbox.take(session, user.id, now_ms=now_ms)
+        turn = o.Turn(outcomes=tuple(outcomes), notices=tuple(n.text for n in notices),
+                      expired=sum(n.expired for n in notices))
+        return turn, user, to_agent
+
+    async def _steps(self, ctx: Context, pending: dialog.Pending | None, text: str) -> tuple[list[o.Outcome], bool]:
+        if pending is not None and shortcut.drops(text):
+            label = pending.intent.pending.label if pending.intent.pending else ""
+            return [o.Dropped(label)], False
+        link = shortcut.link_request(text)
+        if link is not None:
+            return [await self._link(link, ctx)], False
+        pending_intent = pending.intent if pending else None
+        picked = shortcut.position(text) if pending is not None and pending.candidates else None
+        if picked is not None and isinstance(pending_intent, UpdateIntent | CancelIntent | CompleteIntent):
+            intents: list[Intent] = [pending_intent.model_copy(update={"choice": picked, "needs_clarification": []})]
+        else:
+            intents = parse_all(text, now=ctx.now, tz=ctx.tz, pending=pending_intent,
+                                meeting_offset_minutes=self._offset)
+        outcomes = [await STEPS[type(intent)](intent, ctx) for intent in intents if not isinstance(intent, NoneIntent)]
+        return outcomes, not outcomes
+
+    async def _link(self, what: str, ctx: Context) -> o.Outcome:
+        if self._links is None:
+            return o.Linked("page", None)
+        uid = ctx.user.id
+        if what == "share":
+            return o.Linked("share", await self._links.share_url(uid))
+        if what == "unshare":
+            return o.Linked("unshare", done=await self._links.revoke_share(uid))
+        return o.Linked("feed", await self._links.feed_url(uid))
+
+    async def _user(self, message: InboundMessage) -> User:
+        if message.user_id is not None:
+            return await self._service.get_user(message.user_id)
+        return await self._service.get_or_create_user(message.openid)
+

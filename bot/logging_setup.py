@@ -1,0 +1,135 @@
+"""Log set-up (LOG_FORMAT text|json), a request-id middleware that logs one line per request,
+and a channel wrapper that logs one line per delivery attempt.
+
+Lines carry ids, routes, statuses and durations — never a user's text, and never the secret part of
+a page or calendar link (`/p/<token>` is logged as `/p/…`).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import logging
+import re
+import sys
+import time
+import uuid
+from typing import Any
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from schedule.channel import Channel, DeliveryFailure, Outgoing, Receipt
+
+request_id: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="-")
+_SAFE_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+_SECRET_PATH = re.compile(r"^/(p|ics)/[^/]+")
+_FIELDS = ("request_id", "method", "path", "status", "ms", "client", "channel", "outbox_id", "user_id", "kind", "outcome",
+           "failure", "code")
+access_log = logging.getLogger("schedbot.request")
+delivery_log = logging.getLogger("schedbot.delivery")
+
+
+class _RequestIdFilter(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not hasattr(record, "request_id"):
+            record.request_id = request_id.get()
+        return True
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line: ts, level, logger, msg and the structured fields present."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        line: dict[str, Any] = {
+            "ts": self.formatTime(record, "%Y-%m-%dT%H:%M:%S") + f".{int(record.msecs):03d}Z",
+            "level": record.levelname.lower(), "logger": record.name, "msg": record.getMessage(),
+        }
+        for name in _FIELDS:
+            value = getattr(record, name, None)
+            if value is not None and value != "-":
+                line[name] = value
+        if record.exc_info:
+            line["exc"] = self.formatException(record.exc_info)
+        return json.dumps(line, ensure_ascii=False)
+
+
+def configure_logging(log_format: str = "text", *, level: int = logging.INFO) -> None:
+    """Route every logger (uvicorn's too) through one stderr handler in the chosen format."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.addFilter(_RequestIdFilter())
+    if log_format == "json":
+        formatter: logging.Formatter = JsonFormatter()
+        formatter.converter = time.gmtime
+    else:
+        formatter = logging.Formatter("%(asctime)s %(levelname)s %(name)s [%(request_id)s]: %(message)s")
+    handler.setFormatter(formatter)
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+    for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
+        logging.getLogger(name).handlers[:] = []
+        logging.getLogger(name).propagate = True
+    logging.getLogger("uvicorn.access").disabled = True  # RequestLog writes the access line
+    logging.getLogger("alembic").setLevel(logging.WARNING)
+
+
+def loggable_path(path: str) -> str:
+    return _SECRET_PATH.sub(lambda m: f"/{m.group(1)}/…", path)[:200]
+
+
+class RequestLog:
+    """ASGI middleware: a request id (X-Request-ID when sane, else fresh) on the response and every log line,
+    and one access line per request."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        given = dict(scope.get("headers") or []).get(b"x-request-id", b"").decode("latin-1")
+        rid = given if _SAFE_ID.match(given) else uuid.uuid4().hex[:16]
+        token = request_id.set(rid)
+        status = 500
+        started = time.perf_counter()
+
+        async def send_with_id(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+                message["headers"] = [*message.get("headers", []), (b"x-request-id", rid.encode())]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_id)
+        finally:
+            ms = round((time.perf_counter() - started) * 1000, 1)
+            path = loggable_path(scope.get("path", ""))
+            client = (scope.get("client") or ("-", 0))[0]  # the proxy's X-Forwarded-For under --proxy-headers
+            access_log.info("%s %s %s %s %.1f ms", client, scope.get("method"), path, status, ms,
+                            extra={"method": scope.get("method"), "path": path, "status": status, "ms": ms,
+                                   "client": client})
+            request_id.reset(token)
+
+
+class LoggedChannel:
+    """Wraps a delivery Channel: one line per attempt (outbox id, user id, kind, outcome), never the text."""
+
+    def __init__(self, inner: Channel) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.needs_window = bool(getattr(inner, "needs_window", False))
+
+    async def send(self, message: Outgoing) -> Receipt:
+        fields: dict[str, Any] = {"channel": self.name, "outbox_id": message.outbox_id, "user_id": message.user_id,
+                                  "kind": message.kind}
+        try:
+            receipt = await self.inner.send(message)
+        except DeliveryFailure as exc:
+            delivery_log.info("delivery %s via %s failed (%s %s)", message.outbox_id, self.name, exc.failure,
+                              exc.code or "-", extra={**fields, "outcome": "failed", "failure": exc.failure,
+                                                      "code": exc.code})
+            raise
+        delivery_log.info("delivery %s via %s sent", message.outbox_id, self.name, extra={**fields, "outcome": "sent"})
+        return receipt

@@ -1,0 +1,247 @@
+"""`schedbot wechat menu|template`: set up the service account through the WeChat API.
+
+Account calls are rare and interactive, so they take a stable_token directly (a normal stable_token
+call returns the token the bot already uses; it does not invalidate it) and need no database.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import tomllib
+from pathlib import Path
+from typing import Any, TextIO
+
+import httpx
+
+from bot.settings import Settings
+from bot.wechat.errors import FailureClass, WeChatAPIError, WeChatError, WeChatTransportError
+
+# 今日/本周/行程页 are the CLICK keys the webhook turns into questions; HELP asks what the bot can do.
+DEFAULT_MENU: dict[str, Any] = {"button": [
+    {"type": "click", "name": "今日", "key": "TODAY"},
+    {"type": "click", "name": "本周", "key": "WEEK"},
+    {"name": "更多", "sub_button": [
+        {"type": "click", "name": "行程页", "key": "PAGE"},
+        {"type": "click", "name": "帮助", "key": "HELP"},
+    ]},
+]}
+REMINDER_FIELDS = {"thing1": "事项（≤20 字）", "time2": "时间"}  # what WeChatTemplateChannel fills
+ADVICE = {
+    40164: "add this host's IP to the IP whitelist (公众号后台 → 设置与开发 → 基本配置 → IP白名单)",
+    40013: "WECHAT_APP_ID is not a valid AppID",
+    40125: "WECHAT_APP_SECRET is wrong (reset it in 基本配置 and update the variable)",
+    48001: "the account lacks this API permission (a verified service account is needed)",
+    46003: "the account has no custom menu",
+}
+
+
+def whitelist_ip(errmsg: str) -> str | None:
+    """The caller's IP from a 40164 errmsg ("invalid ip 1.2.3.4 ipv6 …, not in whitelist")."""
+    match = re.search(r"invalid ip ([0-9a-fA-F.:]+)", errmsg)
+    return match.group(1) if match else None
+
+
+def describe(exc: WeChatError) -> str:
+    """One line for the owner: the error and what to do about it."""
+    if isinstance(exc, WeChatAPIError):
+        advice = ADVICE.get(exc.errcode or 0, "")
+        if exc.errcode == 40164 and (ip := whitelist_ip(exc.errmsg)):
+            advice = f"add {ip} to the IP whitelist (公众号后台 → 设置与开发 → 基本配置 → IP白名单)"
+        return f"{exc} — {advice}" if advice else str(exc)
+    return str(exc)
+
+
+class AccountAPI:
+    """The few account-management calls, each with a fresh stable_token and no retry loop."""
+
+    def __init__(self, settings: Settings, *, timeout: float = 10.0) -> None:
+        self._settings = settings
+        self._http = httpx.AsyncClient(base_url=settings.WECHAT_API_BASE.rstrip("/"), timeout=timeout)
+        self._token: str | None = None
+
+    async def __aenter__(self) -> AccountAPI:
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        await self._http.aclose()
+
+    async def _request(self, method: str, api: str, body: dict[str, Any] | None = None, *,
+                       token: str | None = None) -> dict[str, Any]:
+        params = {"access_token": token} if token else None
+        try:
+            # ensure_ascii=False: WeChat stores \uXXXX escapes in menu names literally on some APIs
+            content = None if body is None else json.dumps(body, ensure_ascii=False).encode()
+            response = await self._http.request(method, f"/cgi-bin/{api}", params=params, content=content,
+                                                headers={"content-type": "application/json"} if content else None)
+            data = response.json()
+        except httpx.HTTPError as exc:
+            where = self._settings.WECHAT_API_BASE
+            raise WeChatTransportError(f"{api}: {type(exc).__name__} reaching {where}") from None
+        except ValueError:
+            raise WeChatTransportError(f"{api}: unreadable answer (HTTP {response.status_code})") from None
+        if not isinstance(data, dict):
+            raise WeChatTransportError(f"{api}: answer is not a JSON object")
+        if data.get("errcode"):
+            raise WeChatAPIError(int(data["errcode"]), str(data.get("errmsg", "")), api=api)
+        return data
+
+    async def token(self) -> str:
+        if self._token is None:
+            data = await self._request("POST", "stable_token", {
+                "grant_type": "client_credential", "appid": self._settings.WECHAT_APP_ID,
+                "secret": self._settings.WECHAT_APP_SECRET})
+            if not isinstance(data.get("access_token"), str):
+                raise WeChatTransportError("stable_token answered without access_token")
+            self._token = data["access_token"]
+        return self._token
+
+    async def call(self, method: str, api: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
+        try:
+            return await self._request(method, api, body, token=await self.token())
+        except WeChatAPIError as exc:
+            if exc.failure is not FailureClass.AUTH:
+                raise
+            self._token = None  # one fresh token, one retry
+        return await self._request(method, api, body, token=await self.token())
+
+
+def load_menu(path: str | None) -> dict[str, Any]:
+    """The default menu, or one read from a .toml or .json file (`[[button]]` tables)."""
+    if path is None:
+        return DEFAULT_MENU
+    text = Path(path).read_text(encoding="utf-8")
+    menu = tomllib.loads(text) if path.endswith(".toml") else json.loads(text)
+    if not isinstance(menu, dict):
+        raise ValueError("the menu file must hold an object with a `button` list")
+    return menu
+
+
+def menu_problems(menu: dict[str, Any]) -> list[str]:
+    """WeChat's menu limits, checked before the call so the owner gets names, not errcodes."""
+    buttons = menu.get("button")
+    if not isinstance(buttons, list) or not 1 <= len(buttons) <= 3:
+        return ["`button` must list 1–3 top-level buttons"]
+    problems: list[str] = []
+    for button in buttons:
+        if not isinstance(button, dict):
+            problems.append("each button must be a table/object")
+            continue
+        subs = button.get("sub_button") or []
+        problems += _button_problems(button, top=True, has_subs=bool(subs))
+        if len(subs) > 5:
+            problems.append(f"{button.get('name')!r}: at most 5 sub-buttons")
+        for sub in subs if isinstance(subs, list) else []:
+            problems += _button_problems(sub, top=False, has_subs=False) if isinstance(sub, dict) else ["bad sub"]
+    return problems
+
+
+def _button_problems(button: dict[str, Any], *, top: bool, has_subs: bool) -> list[str]:
+    name = str(button.get("name", ""))
+    limit = 16 if top else 60
+    problems = [] if 1 <= len(name.encode()) <= limit else [f"{name!r}: a name is 1–{limit} bytes (UTF-8)"]
+    if has_subs:
+        return problems
+    kind = button.get("type")
+    if kind == "click" and not 1 <= len(str(button.get("key", "")).encode()) <= 128:
+        problems.append(f"{name!r}: a click button needs a key of 1–128 bytes")
+    elif kind == "view" and not str(button.get("url", "")).startswith(("http://", "https://")):
+        problems.append(f"{name!r}: a view button needs an http(s) url")
+    elif kind not in ("click", "view"):
+        problems.append(f"{name!r}: type must be click or view (or give sub_button)")
+    return problems
+
+
+async def run(settings: Settings, args: argparse.Namespace, out: TextIO) -> int:
+    if args.wechat_command == "menu" and args.dry_run:
+        return _print_menu(args.file, out)
+    missing = [n for n in ("WECHAT_APP_ID", "WECHAT_APP_SECRET") if not getattr(settings, n)]
+    if missing:
+        out.write(f"✘ set {', '.join(missing)} first (公众号后台 → 设置与开发 → 基本配置)\n")
+        return 2
+    async with AccountAPI(settings) as api:
+        try:
+            if args.wechat_command == "template":
+                return await _template(settings, api, out)
+            return await _menu(args, api, out)
+        except WeChatError as exc:
+            out.write(f"✘ {describe(exc)}\n")
+            return 1
+
+
+def _print_menu(path: str | None, out: TextIO) -> int:
+    menu = load_menu(path)
+    problems = menu_problems(menu)
+    out.write(json.dumps(menu, ensure_ascii=False, indent=2) + "\n")
+    for problem in problems:
+        out.write(f"✘ {problem}\n")
+    return 1 if problems else 0
+
+
+async def _menu(args: argparse.Namespace, api: AccountAPI, out: TextIO) -> int:
+    if args.delete:
+        await api.call("GET", "menu/delete")
+        out.write("✔ menu deleted\n")
+        return 0
+    if args.show:
+        try:
+            data = await api.call("GET", "menu/get")
+        except WeChatAPIError as exc:
+            if exc.errcode != 46003:
+                raise
+            out.write("the account has no custom menu; create one with `schedbot wechat menu`\n")
+            return 0
+        out.write(json.dumps(data.get("menu", data), ensure_ascii=False, indent=2) + "\n")
+        return 0
+    try:
+        menu = load_menu(args.file)
+    except (OSError, ValueError) as exc:  # tomllib.TOMLDecodeError and JSONDecodeError are ValueErrors
+        out.write(f"✘ cannot read the menu file: {exc}\n")
+        return 2
+    problems = menu_problems(menu)
+    if problems:
+        out.write("".join(f"✘ {p}\n" for p in problems))
+        return 2
+    await api.call("POST", "menu/create", menu)
+    names = [b.get("name") for b in menu["button"]]
+    out.write(f"✔ menu created: {' | '.join(map(str, names))} (users see it after re-entering the chat)\n")
+    return 0
+
+
+async def _template(settings: Settings, api: AccountAPI, out: TextIO) -> int:
+    out.write("The reminder template fallback fills: "
+              + ", ".join(f"{{{{{k}.DATA}}}} {v}" for k, v in REMINDER_FIELDS.items()) + "\n")
+    templates = (await api.call("GET", "template/get_all_private_template")).get("template_list") or []
+    fitting = [t for t in templates if not _missing_fields(t)]
+    wanted = settings.WECHAT_TEMPLATE_ID_REMINDER
+    if not wanted:
+        out.write("✘ WECHAT_TEMPLATE_ID_REMINDER is not set: reminders outside the 48 h window wait in the "
+                  "in-app queue\n")
+        _list(fitting, out, "templates on this account with those fields" if fitting else
+              "no template on this account has those fields: add one in 模板消息 → 模板库 (e.g. 日程提醒)")
+        return 1
+    found = next((t for t in templates if t.get("template_id") == wanted), None)
+    if found is None:
+        out.write(f"✘ WECHAT_TEMPLATE_ID_REMINDER={wanted} is not among the account's {len(templates)} templates\n")
+        _list(fitting, out, "templates that would work")
+        return 1
+    missing = _missing_fields(found)
+    if missing:
+        out.write(f"✘ template {wanted} ({found.get('title')}) lacks "
+                  + ", ".join(f"{{{{{m}.DATA}}}}" for m in missing) + "\n")
+        _list(fitting, out, "templates that would work")
+        return 1
+    out.write(f"✔ WECHAT_TEMPLATE_ID_REMINDER={wanted} ({found.get('title')}) has every field the bot fills\n")
+    return 0
+
+
+def _missing_fields(template: dict[str, Any]) -> list[str]:
+    present = set(re.findall(r"\{\{(\w+)\.DATA\}\}", str(template.get("content", ""))))
+    return [name for name in REMINDER_FIELDS if name not in present]
+
+
+def _list(templates: list[dict[str, Any]], out: TextIO, heading: str) -> None:
+    out.write(f"  {heading}\n" if not templates else f"  {heading}:\n")
+    for t in templates:
+        out.write(f"    {t.get('template_id')}  {t.get('title')}\n")

@@ -1,0 +1,91 @@
+"""An itinerary as chat text: entries grouped by local date, cut to a byte budget with "还有 N 条"."""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+
+from render import outcome as o
+from render.timefmt import clock_label, day_label, local, moment_label
+from schedule.domain import Item
+
+_KIND = {"event": "日程", "task": "待办"}
+
+
+def entry_line(item: Item) -> str:
+    """12月1日（周二）15:00 会议 — the time and title that identify an item."""
+    anchor = item.anchor_at
+    if anchor is None:
+        return item.title
+    when = moment_label(anchor, item.timezone, all_day=item.all_day)
+    return f"{when} {item.title}" + ("（截止）" if item.kind == "task" and not item.all_day else "")
+
+
+def _row(item: Item, tz: str, today: date | None) -> str:
+    anchor = item.anchor_at
+    if anchor is None:
+        return f"· {item.title}"
+    at = local(anchor, tz)
+    clock = "全天" if item.all_day else clock_label(at)
+    if item.kind == "event" and item.end_at is not None and not item.all_day:
+        end = local(item.end_at, tz)
+        if end.date() == at.date():
+            clock += f"–{clock_label(end)}"
+    mark = "（截止）" if item.kind == "task" and not item.all_day else ""
+    overdue = "【已过期】" if today is not None and item.kind == "task" and at.date() < today else ""
+    bell = ""
+    open_reminders = [r for r in item.reminders if r.status in ("pending", "locked")]
+    if open_reminders:
+        bell = f" ⏰{clock_label(local(open_reminders[0].remind_at, tz))}"
+    return f"· {overdue}{clock} {item.title}{mark}{bell}"
+
+
+def _day_head(day: date, today: date | None) -> str:
+    rel = {0: " 今天", 1: " 明天", 2: " 后天"}.get((day - today).days, "") if today is not None else ""
+    return f"📅 {day_label(day)}{rel}"
+
+
+def _range_label(x: o.Listed) -> str:
+    first = local(x.start_ms, x.tz).date()
+    last = (local(x.end_ms, x.tz) - timedelta(milliseconds=1)).date()
+    return day_label(first) if first == last else f"{day_label(first)}到{day_label(last)}"
+
+
+def _what(x: o.Listed) -> str:
+    return _KIND.get(x.kind or "", "安排")
+
+
+def summary(x: o.Listed) -> str:
+    """Two short lines: how many, and the next one."""
+    if not x.items:
+        return f"{_range_label(x)}没有{_what(x)}。"
+    first = x.items[0]
+    return f"{_range_label(x)}共 {len(x.items)} 项{_what(x)}。\n最近一项：{entry_line(first)}"
+
+
+def listing(x: o.Listed, *, budget: int) -> str:
+    """The list grouped by date (or the summary plus the page link), within `budget` UTF-8 bytes."""
+    if x.page_url is not None:
+        return f"{summary(x)}\n查看行程页：{x.page_url}"
+    if not x.items:
+        return f"{_range_label(x)}没有{_what(x)}。"
+    head = f"{_range_label(x)}的{_what(x)}（{len(x.items)} 项）："
+    lines = [head]
+    size = len(head.encode("utf-8"))
+    day: date | None = None
+    for shown, item in enumerate(x.items):
+        anchor = item.anchor_at
+        block = []
+        this_day = local(anchor, x.tz).date() if anchor is not None else None
+        if this_day != day:
+            day = this_day
+            block.append(_day_head(this_day, x.today) if this_day is not None else "📌 未定时间")
+        block.append(_row(item, x.tz, x.today))
+        cost = len("\n".join(block).encode("utf-8")) + 1
+        left = len(x.items) - shown
+        tail = len(f"……还有 {left} 条，说“用页面展示”看全部".encode()) + 1
+        if size + cost + tail > budget:
+            lines.append(f"……还有 {left} 条，说“用页面展示”看全部。")
+            break
+        lines += block
+        size += cost
+    return "\n".join(lines)

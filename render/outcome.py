@@ -1,0 +1,125 @@
+"""What a conversation step did, as facts: the handlers return these, `render.reply` words them.
+
+Every value carries what the service returned (stored items, reminders, subscriptions), so a reply
+built from an outcome can only claim what was stored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Literal
+
+from schedule.domain import DigestSubscription, Item, Reminder
+
+Verb = Literal["complete", "cancel", "update"]
+
+
+@dataclass(frozen=True, slots=True)
+class Created:
+    item: Item
+    meeting: bool = False  # the default meeting lead applied
+    reminder_due_now: bool = False  # the reminder time had passed: it goes out at once (rule 15)
+    hint_lead: bool = False  # rule 4: offer to remind ahead
+    explicit_no_reminder: bool = False
+    rolled: bool = False  # a clock time already past today moved to tomorrow (rule 15): say 明天
+
+
+@dataclass(frozen=True, slots=True)
+class Asked:
+    question: str
+
+
+@dataclass(frozen=True, slots=True)
+class Listed:
+    start_ms: int
+    end_ms: int
+    tz: str
+    items: tuple[Item, ...]
+    kind: str | None = None  # event | task filter
+    today: date | None = None  # the user's local date when asked (marks 今天/明天/已过期)
+    page_url: str | None = None  # rule 9: a page link with a short summary instead of the full list
+
+
+@dataclass(frozen=True, slots=True)
+class Changed:
+    verb: Verb
+    item: Item
+    before: Item | None = None  # the item as it was (update)
+    occurrence_on: str | None = None  # one occurrence of a series was cancelled (local ISO date)
+
+
+@dataclass(frozen=True, slots=True)
+class Ambiguous:
+    verb: Verb
+    candidates: tuple[Item, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class NoMatch:
+    verb: Verb
+    target: str
+
+
+@dataclass(frozen=True, slots=True)
+class Subscribed:
+    digest: DigestSubscription
+
+
+@dataclass(frozen=True, slots=True)
+class Unsubscribed:
+    had: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Snoozed:
+    item: Item
+    reminder: Reminder
+
+
+@dataclass(frozen=True, slots=True)
+class NothingToSnooze:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Dropped:
+    """The user called off the pending question (算了)."""
+
+    label: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Linked:
+    """A link the user asked for: the itinerary page, a public share link, the calendar feed."""
+
+    what: Literal["page", "share", "feed", "unshare"]
+    url: str | None = None
+    done: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Said:
+    """Free text (the agent's answer, or a plain explanation)."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Failed:
+    """Something could not be done; `why` is plain Chinese for the user."""
+
+    why: str
+
+
+Outcome = (Created | Asked | Listed | Changed | Ambiguous | NoMatch | Subscribed | Unsubscribed | Snoozed
+           | NothingToSnooze | Dropped | Linked | Said | Failed)
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """Everything one message produced, in order, plus notices from the in-app queue."""
+
+    outcomes: tuple[Outcome, ...]
+    notices: tuple[str, ...] = field(default=())
+    expired: int = 0  # how many of the notices are reminders that expired during downtime

@@ -1,0 +1,190 @@
+"""Chat reply text: one message's outcomes (and waiting in-app notices) worded in short Chinese.
+
+Built only from what the service returned, always with the absolute time and weekday, and cut to
+WeChat's 2048-byte text limit ("还有 N 条" plus the page link when there is one).
+"""
+
+from __future__ import annotations
+
+from datetime import date
+
+from render import outcome as o
+from render.agenda import entry_line, listing
+from render.timefmt import clock_label, day_label, local, moment_label
+from render.wording import lead_label, recurrence_label, verb_word
+from schedule.domain import Item, Reminder
+
+MAX_BYTES = 2048
+_UNSENT = "你有 {n} 条未送达的提醒："
+
+
+def reply(turn: o.Turn) -> str:
+    """The whole reply for one message, within MAX_BYTES."""
+    parts = [_notices(turn)] if turn.notices else []
+    listed = [x for x in turn.outcomes if isinstance(x, o.Listed)]
+    others = [word(x) for x in turn.outcomes if not isinstance(x, o.Listed)]
+    if len([x for x in turn.outcomes if isinstance(x, o.Created)]) > 1:
+        others = [f"{i}. {text}" for i, text in enumerate(others, 1)]
+    parts += others
+    head = "\n".join(p for p in parts if p)
+    for item in listed:
+        budget = MAX_BYTES - len(head.encode("utf-8")) - 2
+        text = listing(item, budget=budget)
+        head = f"{head}\n\n{text}" if head else text
+    return fit(head)
+
+
+def fit(text: str, limit: int = MAX_BYTES) -> str:
+    """Cut at a line boundary so the text fits `limit` UTF-8 bytes."""
+    if len(text.encode("utf-8")) <= limit:
+        return text
+    out: list[str] = []
+    size = len("……".encode())
+    for line in text.split("\n"):
+        cost = len(line.encode("utf-8")) + 1
+        if size + cost > limit:
+            break
+        out.append(line)
+        size += cost
+    return "\n".join(out) + "\n……"
+
+
+def _notices(turn: o.Turn) -> str:
+    lines = [_UNSENT.format(n=len(turn.notices))]
+    lines += [f"· {text}" for text in turn.notices]
+    if turn.expired:
+        lines.append(f"（其中 {turn.expired} 条在服务中断期间过期，没能按时送达，抱歉。）")
+    return "\n".join(lines)
+
+
+def word(x: o.Outcome) -> str:
+    """One outcome in words."""
+    if isinstance(x, o.Created):
+        return created(x)
+    if isinstance(x, o.Asked):
+        return x.question
+    if isinstance(x, o.Changed):
+        return changed(x)
+    if isinstance(x, o.Ambiguous):
+        lines = [f"找到 {len(x.candidates)} 条符合的，要{verb_word(x.verb)}哪一个？"]
+        lines += [f"{i}. {entry_line(item)}" for i, item in enumerate(x.candidates, 1)]
+        lines.append("回复序号就行（比如“2”或“第二个”）。")
+        return "\n".join(lines)
+    if isinstance(x, o.NoMatch):
+        what = f"“{x.target}”" if x.target else "这条"
+        return f"没找到{what}相关的日程或待办，没有做任何改动。可以说得具体一点吗？比如带上日期。"
+    if isinstance(x, o.Subscribed):
+        d = x.digest
+        every = "每个工作日" if d.workdays == "cn" else "每天"
+        nxt = f"下一次：{moment_label(d.next_run_at, d.timezone)}。" if d.next_run_at is not None else ""
+        return f"好的，{every} {d.local_time} 给你发当天的待办。{nxt}说“取消每日待办推送”可以随时停。"
+    if isinstance(x, o.Unsubscribed):
+        return "已取消每日待办推送，之后不再发送。" if x.had else "你目前没有订阅每日待办推送，不用取消。"
+    if isinstance(x, o.Snoozed):
+        return f"好的，{moment_label(x.reminder.remind_at, x.item.timezone)} 再提醒你：{x.item.title}。"
+    if isinstance(x, o.NothingToSnooze):
+        return "最近没有刚送达的提醒可以推迟。要新建提醒的话，告诉我时间和事情，比如“明天上午九点提醒我带材料”。"
+    if isinstance(x, o.Dropped):
+        return f"好的，刚才的“{x.label}”不记了。" if x.label else "好的，刚才的那件事不记了。"
+    if isinstance(x, o.Linked):
+        return linked(x)
+    if isinstance(x, o.Said):
+        return x.text
+    if isinstance(x, o.Failed):
+        return x.why
+    return ""  # Listed is rendered by `listing`
+
+
+def created(x: o.Created) -> str:
+    item = x.item
+    reminder = _open_reminder(item)
+    when = _when(item, rolled=x.rolled)
+    label = f"{when} {item.title}" if when else item.title
+    if item.recurrence is not None and item.anchor_at is not None:
+        label += f"，首次是{day_label(local(item.anchor_at, item.timezone).date())}"
+    if reminder is None:
+        if item.kind == "task" or x.explicit_no_reminder:
+            where = "待办列表" if item.kind == "task" else "日程"
+            hint = "" if x.explicit_no_reminder else "需要提醒的话，告诉我什么时候提醒你。"
+            return f"已记录到{where}：{label}，未设置提醒。{hint}"
+        hint = "需要我提前提醒的话，可以告诉我提前多久。" if x.hint_lead else ""
+        return f"已记录：{label}。{hint}"
+    return f"已记录：{label}。{_reminder_sentence(item, reminder, due_now=x.reminder_due_now)}"
+
+
+def _reminder_sentence(item: Item, reminder: Reminder, *, due_now: bool) -> str:
+    if due_now:
+        return "时间已到，会立即提醒你。"
+    anchor = item.anchor_at
+    at = local(reminder.remind_at, item.timezone)
+    same_day = anchor is not None and local(anchor, item.timezone).date() == at.date()
+    at_text = clock_label(at) if same_day else moment_label(reminder.remind_at, item.timezone)
+    if anchor is not None and reminder.remind_at == anchor and not item.all_day:
+        return "到时提醒你。"
+    if reminder.offset_minutes and anchor is not None and not item.all_day:
+        return f"我会提前 {lead_label(reminder.offset_minutes)}，也就是 {at_text} 提醒你。"
+    return f"我会在 {at_text} 提醒你。"
+
+
+def changed(x: o.Changed) -> str:
+    item = x.item
+    if x.occurrence_on is not None:
+        day = date.fromisoformat(x.occurrence_on)
+        return f"已取消{day_label(day)}这一次的“{item.title}”，以后的照常。"
+    label = entry_line(item)
+    if x.verb == "complete":
+        return f"好的，已完成：{label}。" + ("相关提醒已取消。" if _had_open(x.before) else "")
+    if x.verb == "cancel":
+        return f"已取消：{label}。" + ("相关提醒也一并取消了。" if _had_open(x.before) else "")
+    before = x.before
+    moved = before is not None and before.anchor_at != item.anchor_at and item.anchor_at is not None
+    if moved and before is not None:
+        old = entry_line(before)
+        text = f"已改好：“{item.title}”从 {old.removesuffix(' ' + before.title)} 改到 " \
+               f"{moment_label(item.anchor_at or 0, item.timezone, all_day=item.all_day)}。"
+    else:
+        text = f"已改好：{label}。"
+    reminder = _open_reminder(item)
+    if reminder is not None:
+        text += _reminder_sentence(item, reminder, due_now=False)
+    elif _had_open(before):
+        text += "原来的提醒已取消。"
+    return text
+
+
+def linked(x: o.Linked) -> str:
+    if x.what == "unshare":
+        return "已关闭公开分享链接，之前发出去的链接打不开了。" if x.done else "你目前没有公开的分享链接。"
+    if x.url is None:
+        return "行程页暂时无法生成，请稍后再试。"
+    if x.what == "share":
+        return f"公开分享链接（只读）：{x.url}\n拿到链接的人都能查看你的行程；说“取消分享”可以随时关闭。"
+    if x.what == "feed":
+        return f"日历订阅地址：{x.url}\n在手机或电脑日历里选“添加订阅日历”粘贴即可，日程会自动同步。"
+    return f"你的行程页：{x.url}"
+
+
+def _when(item: Item, *, rolled: bool = False) -> str:
+    anchor = item.anchor_at
+    if anchor is None:
+        return ""
+    text = moment_label(anchor, item.timezone, all_day=item.all_day)
+    if item.recurrence is not None:
+        every = recurrence_label(item.recurrence)
+        first = local(anchor, item.timezone)
+        clock = "" if item.all_day else clock_label(first)
+        return f"{every}{clock}"
+    if item.kind == "event" and item.end_at is not None and not item.all_day:
+        end = local(item.end_at, item.timezone)
+        start = local(anchor, item.timezone)
+        same = end.date() == start.date()
+        text += f"–{clock_label(end)}" if same else f" 至 {moment_label(item.end_at, item.timezone)}"
+    return f"明天 {text}" if rolled else text
+
+
+def _open_reminder(item: Item) -> Reminder | None:
+    return next((r for r in item.reminders if r.status in ("pending", "locked")), None)
+
+
+def _had_open(item: Item | None) -> bool:
+    return item is not None and any(r.status in ("pending", "locked") for r in item.reminders)

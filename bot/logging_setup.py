@@ -23,8 +23,8 @@ from schedule.channel import Channel, DeliveryFailure, Outgoing, Receipt
 request_id: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="-")
 _SAFE_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 _SECRET_PATH = re.compile(r"^/(p|ics)/[^/]+")
-_FIELDS = ("request_id", "method", "path", "status", "ms", "client", "channel", "outbox_id", "user_id", "kind", "outcome",
-           "failure", "code")
+_FIELDS = ("request_id", "method", "path", "status", "ms", "client", "channel", "outbox_id", "user_id", "kind",
+           "outcome", "failure", "code")
 access_log = logging.getLogger("schedbot.request")
 delivery_log = logging.getLogger("schedbot.delivery")
 

@@ -25,9 +25,16 @@ _HINT = re.compile("[0-9０-９零〇一二两三四五六七八九十廿卅半�
                    + "|".join(NAMES))
 
 
+# 一下/两下 is a verb complement (记一下, 提醒一下): its 下 never starts 下周/下个月 (记一下周二 is this
+# week's Tuesday). Masked with a character no rule reads; spans keep their offsets.
+_COMPLEMENT = re.compile(r"(?<=[一两])下(?=下?(?:周|星期|礼拜|个?月|一?个|半))")
+
+
 def extract(text: str, *, now: datetime, tz: ZoneInfo) -> list[TimeMention]:
     """All time expressions in `text`, resolved against `now` (aware) in `tz`, ordered by position."""
     norm, where = squeeze(normalise(text))
+    if "下" in norm:
+        norm = _COMPLEMENT.sub("#", norm)
     if not _HINT.search(norm):
         return []
     ctx = Ctx(now.astimezone(tz), tz)

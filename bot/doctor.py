@@ -71,14 +71,14 @@ async def _wechat(settings: Settings, clock: Clock) -> list[Check]:
         try:
             await api.token()
         except WeChatError as exc:
-            return [Check(FAIL, "wechat", describe(exc)), await _clock(settings, clock)]
+            return [Check(FAIL, "wechat", describe(exc)), await clock_check(settings, clock)]
     template = (f", template fallback {settings.WECHAT_TEMPLATE_ID_REMINDER} (check: schedbot wechat template)"
                 if settings.WECHAT_TEMPLATE_ID_REMINDER else ", no template fallback")
     return [Check(PASS, "wechat", f"access token for {settings.WECHAT_APP_ID} issued; {mode}{template}"),
-            await _clock(settings, clock)]
+            await clock_check(settings, clock)]
 
 
-async def _clock(settings: Settings, clock: Clock) -> Check:
+async def clock_check(settings: Settings, clock: Clock) -> Check:
     """Compare our clock with the Date header of the WeChat API (its own clock)."""
     try:
         async with httpx.AsyncClient(timeout=5) as http:

@@ -2,6 +2,8 @@
 
 A unique-key violation means a retry of a message another request (or process) owns:
 the caller answers with the stored reply when it is done, or `success` while it runs.
+The same table remembers each signed (timestamp, nonce) pair (`claim_nonce_in`), so a leaked
+signature cannot carry a second, forged message in any process; housekeeping purges both.
 """
 
 from __future__ import annotations
@@ -32,6 +34,12 @@ _CLAIM = {
     "sqlite": sqlite_insert(InboundMessageRow).values(**_CLAIM_VALUES).on_conflict_do_nothing(),
     "mysql": insert(InboundMessageRow).values(**_CLAIM_VALUES).prefix_with("IGNORE"),  # MariaDB/MySQL
 }
+_NONCE_VALUES: dict[str, object] = {"dedupe_key": bindparam("p_key"), "user_id": None,
+                                    "received_at": bindparam("p_at"), "status": "done", "reply": bindparam("p_owner")}
+_NONCE = {
+    "sqlite": sqlite_insert(InboundMessageRow).values(**_NONCE_VALUES).on_conflict_do_nothing(),
+    "mysql": insert(InboundMessageRow).values(**_NONCE_VALUES).prefix_with("IGNORE"),
+}
 _OWNER = select(InboundMessageRow.status, InboundMessageRow.reply).where(
     InboundMessageRow.dedupe_key == bindparam("p_key"))
 _FINISH = (update(InboundMessageRow).where(InboundMessageRow.dedupe_key == bindparam("p_key"))
@@ -44,6 +52,8 @@ _FINISH = (update(InboundMessageRow).where(InboundMessageRow.dedupe_key == bindp
 # Keep these in step with the Core statements above (the test suite runs both backends).
 _SQLITE_CLAIM = ("INSERT OR IGNORE INTO inbound_messages (dedupe_key, user_id, received_at, status, reply) "
                  "VALUES (?, ?, ?, 'processing', NULL)")
+_SQLITE_NONCE = ("INSERT OR IGNORE INTO inbound_messages (dedupe_key, user_id, received_at, status, reply) "
+                 "VALUES (?, NULL, ?, 'done', ?)")
 _SQLITE_OWNER = "SELECT status, reply FROM inbound_messages WHERE dedupe_key = ?"
 _SQLITE_FINISH = ("UPDATE inbound_messages SET status = 'done', reply = ?, user_id = coalesce(?, user_id) "
                   "WHERE dedupe_key = ?")
@@ -80,6 +90,26 @@ async def claim_in(session: AsyncSession, dedupe_key: str, *, now_ms: int, user_
     if row is None:  # purged between the two statements: treat as in flight
         return Claim(fresh=False, status="processing", reply=None)
     return Claim(fresh=False, status=row.status, reply=row.reply)
+
+
+async def claim_nonce_in(session: AsyncSession, key: str, *, owner: str, now_ms: int) -> bool:
+    """Record a signed request's (timestamp, nonce) `key` for the message `owner` (an opaque digest).
+
+    True when the pair is new or was used by this same message before (a retry of it); False when
+    it already carried another message: a replay of a leaked signature, to be refused.
+    """
+    driver = await sqlite_driver(session)
+    if driver is not None:
+        if (await driver.execute(_SQLITE_NONCE, (key, now_ms, owner))).rowcount == 1:
+            return True
+        found = await driver.execute_fetchall(_SQLITE_OWNER, (key,))
+        return bool(found) and found[0][1] == owner
+    conn = await session.connection()
+    statement = _NONCE["sqlite" if conn.dialect.name == "sqlite" else "mysql"]
+    if (await conn.execute(statement, {"p_key": key, "p_at": now_ms, "p_owner": owner})).rowcount == 1:
+        return True
+    row = (await conn.execute(_OWNER, {"p_key": key})).first()
+    return row is not None and row.reply == owner
 
 
 async def claim(sessions: async_sessionmaker[AsyncSession], dedupe_key: str, *, now_ms: int,

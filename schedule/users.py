@@ -1,14 +1,15 @@
-"""User rows: get-or-create by openid (race-safe), API tokens (hash only), forgetting a user."""
+"""User rows: get-or-create by openid (race-safe), API tokens (hash only), reachability, forgetting a user."""
 
 from __future__ import annotations
 
 import hashlib
 import secrets
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import bindparam, delete, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from schedule.inbound import sqlite_driver
 from schedule.model import (
     AgentMessageRow,
     DialogStateRow,
@@ -43,6 +44,22 @@ async def get_or_create(session: AsyncSession, openid: str, *, timezone: str, no
         if row is None:  # pragma: no cover - the unique key said it exists
             raise
     return row
+
+
+_REACHABLE = update(UserRow).where(UserRow.id == bindparam("p_uid"), UserRow.subscribed.is_(False)).values(
+    subscribed=True)
+
+
+async def mark_reachable(session: AsyncSession, user_id: int) -> None:
+    """The user wrote to us, so pushes reach them again (a 43004/43019 had marked them unreachable).
+
+    Runs on every user message: one UPDATE by primary key that changes nothing in the common case.
+    """
+    driver = await sqlite_driver(session)
+    if driver is not None:  # one aiosqlite hop, like the webhook's other statements
+        await driver.execute("UPDATE users SET subscribed = 1 WHERE id = ? AND subscribed = 0", (user_id,))
+        return
+    await (await session.connection()).execute(_REACHABLE, {"p_uid": user_id})
 
 
 async def forget(session: AsyncSession, user_id: int, *, now_ms: int) -> None:

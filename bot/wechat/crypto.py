@@ -1,7 +1,8 @@
 """Safe-mode (AES-256-CBC, WXBizMsgCrypt) decrypt/encrypt over wechatpy's PrpCrypto.
 
 The msg_signature is checked before any decryption; a previous EncodingAESKey is tried
-when the current one fails (key rotation); randomness is injectable for the official vectors.
+when the current one fails (key rotation), and the reply is then encrypted with that same key,
+the one WeChat still holds; randomness is injectable for the official vectors.
 """
 
 from __future__ import annotations
@@ -64,26 +65,30 @@ class MessageCrypto:
 
     def decrypt(self, encrypt: str, msg_signature: str | None, timestamp: str, nonce: str) -> str:
         """Verify msg_signature over Encrypt, then decrypt and check the appid; returns the plaintext."""
+        return self.decrypt_keyed(encrypt, msg_signature, timestamp, nonce)[0]
+
+    def decrypt_keyed(self, encrypt: str, msg_signature: str | None, timestamp: str, nonce: str) -> tuple[str, int]:
+        """`decrypt`, plus which key opened it (0 current, 1 previous) so the reply can use the same one."""
         if not signature.check_msg_signature(self.token, msg_signature, timestamp, nonce, encrypt):
             raise InvalidSignature("msg_signature mismatch")
         last: Exception | None = None
-        for key in self._keys:
+        for index, key in enumerate(self._keys):
             try:
-                return str(_Prp(key, self._random).decrypt(encrypt, self.app_id))
+                return str(_Prp(key, self._random).decrypt(encrypt, self.app_id)), index
             except InvalidAppIdException as exc:
                 last = exc
             except Exception as exc:  # bad padding, length or UTF-8: a wrong key or a corrupt body
                 last = exc
         raise DecryptError(f"cannot decrypt with the configured keys ({type(last).__name__})")
 
-    def encrypt(self, plaintext: str) -> str:
-        """Base64 ciphertext of random(16) + len + msg + appid with the current key."""
-        raw: bytes = _Prp(self._keys[0], self._random).encrypt(plaintext, self.app_id)
+    def encrypt(self, plaintext: str, *, key_index: int = 0) -> str:
+        """Base64 ciphertext of random(16) + len + msg + appid with the current (or the given) key."""
+        raw: bytes = _Prp(self._keys[key_index], self._random).encrypt(plaintext, self.app_id)
         return raw.decode("ascii")
 
-    def encrypt_reply(self, plaintext: str, *, nonce: str, timestamp: str) -> str:
+    def encrypt_reply(self, plaintext: str, *, nonce: str, timestamp: str, key_index: int = 0) -> str:
         """The encrypted passive reply XML (same bytes as wechatpy's _encrypt_message)."""
-        encrypt = self.encrypt(plaintext)
+        encrypt = self.encrypt(plaintext, key_index=key_index)
         sig = signature.compute(self.token, timestamp, nonce, encrypt)
         return (
             "<xml>\n"

@@ -1,19 +1,21 @@
-"""What happens to one inbound message: dedupe claim, user, window, handler under a reply budget.
+"""What happens to one inbound message: replay and dedupe claim, user, window, handler under a reply budget.
 
-A handler that answers within the budget gets a passive reply; a slower one is acknowledged
+The budget runs from the request's arrival (WeChat gives up after 5 s whatever we spent on the
+database). A handler that answers within it gets a passive reply; a slower one is acknowledged
 with `success` and its answer is queued in the outbox in the same transaction that marks the
-inbound row done, so a crash after the acknowledgement loses nothing.
+inbound row done, so a crash after the acknowledgement loses nothing. If that finishing
+transaction fails, a smaller one (queued text and the inbound row only) keeps the answer.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any, Protocol
 
-from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.handler import CAPABILITIES, Handler, Reply
@@ -21,9 +23,9 @@ from bot.wechat.client import WeChatClient
 from bot.wechat.commit import committer_for
 from bot.wechat.messages import InboundMessage
 from bot.wechat.xml import split_utf8, strip_illegal, text_reply
-from schedule import inbound, outbox, window
+from schedule import inbound, outbox, users, window
 from schedule.clock import Clock, now_ms
-from schedule.model import DeliveryLogRow, UserRow
+from schedule.model import DeliveryLogRow
 
 log = logging.getLogger(__name__)
 
@@ -32,8 +34,15 @@ APOLOGY = "抱歉，刚才处理出错了，请稍后再试一次。"
 TEXT_ONLY = "我目前只能看懂文字（或带识别文字的语音）。试试发：明天上午九点提醒我带材料"
 VOICE_UNRECOGNISED = "没听清这段语音，可以发文字给我吗？"
 UNKNOWN_MENU = "这个菜单暂时没有内容。" + CAPABILITIES
+SCANNED = "已收到扫码结果。" + CAPABILITIES
 SUCCESS = "success"
-CLICK_WINDOW_EVENTS = {"subscribe", "scan", "click"}
+# Events that open WeChat's 3-messages-per-minute window (a click, follow or scan).
+CLICK_WINDOW_EVENTS = {"subscribe", "scan", "click", "scancode_push", "scancode_waitmsg"}
+MEDIA_TYPES = {"image", "video", "shortvideo", "location", "link", "file"}  # answered with a hint
+
+
+class Replayed(Exception):
+    """The request's (timestamp, nonce) already carried another message: a leaked signature reused."""
 
 
 class UserDirectory(Protocol):
@@ -43,8 +52,11 @@ class UserDirectory(Protocol):
 
 class Dispatcher:
     def __init__(self, *, sessions: async_sessionmaker[AsyncSession], clock: Clock, handler: Handler,
-                 users: UserDirectory, client: WeChatClient | None = None, reply_budget_s: float = 4.0) -> None:
+                 users: UserDirectory, client: WeChatClient | None = None, reply_budget_s: float = 4.0,
+                 monotonic: Callable[[], float] | None = None) -> None:
         self._clock = clock
+        # Seconds on a monotonic clock for the reply budget (the event loop's, unless a test injects one).
+        self.monotonic = monotonic or (lambda: asyncio.get_running_loop().time())
         self._handler = handler
         self._users = users
         self._client = client
@@ -64,17 +76,32 @@ class Dispatcher:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    async def handle(self, message: InboundMessage) -> str:
-        """The plaintext response body: a passive reply XML or `success`."""
+    async def handle(self, message: InboundMessage, *, arrived: float | None = None,
+                     replay_key: str | None = None) -> str:
+        """The plaintext response body: a passive reply XML or `success`.
+
+        `arrived` is `self.monotonic()` when the request came in; `replay_key` names the request's
+        signed (timestamp, nonce) pair, accepted for this message only (raises `Replayed` otherwise).
+        """
+        arrived = self.monotonic() if arrived is None else arrived
         received = now_ms(self._clock)
         known_user = self._user_ids.get(message.openid)  # recorded with the claim so recovery can notify
-        claim = await self._writes.run(partial(inbound.claim_in, dedupe_key=message.dedupe_key, now_ms=received,
-                                               user_id=known_user))
+        owner = hashlib.sha1(message.dedupe_key.encode("utf-8")).hexdigest()
+
+        async def claim_unit(session: AsyncSession) -> inbound.Claim | None:
+            if replay_key is not None and not await inbound.claim_nonce_in(session, replay_key, owner=owner,
+                                                                          now_ms=received):
+                return None
+            return await inbound.claim_in(session, message.dedupe_key, now_ms=received, user_id=known_user)
+
+        claim = await self._writes.run(claim_unit)
+        if claim is None:
+            raise Replayed(replay_key)
         if not claim.fresh:
             log.info("wechat retry of %s (%s)", message.dedupe_key, claim.status)
             return claim.reply if claim.status == "done" and claim.reply else SUCCESS
         try:
-            return await self._process(message, received)
+            return await self._process(message, received, arrived)
         except Exception:
             log.exception("wechat message %s failed", message.dedupe_key)
             try:
@@ -84,7 +111,7 @@ class Dispatcher:
                 log.exception("could not close inbound row %s", message.dedupe_key)
             return SUCCESS
 
-    async def _process(self, message: InboundMessage, received: int) -> str:
+    async def _process(self, message: InboundMessage, received: int, arrived: float) -> str:
         event = message.event_lower if message.kind == "event" else ""
         user_id = await self._user_id(message.openid)
         message = message.model_copy(update={"user_id": user_id})
@@ -97,10 +124,9 @@ class Dispatcher:
             await self._finish(message, received, None, window_kind=None, template_status=message.status or "")
             return SUCCESS
         if message.content is not None and message.content.strip():
-            return await self._answer(message, received, window_kind)
+            return await self._answer(message, received, window_kind, arrived)
         fixed = self._fixed_reply(message, event)
-        return await self._finish(message, received, fixed, window_kind=window_kind,
-                                  subscribed=event in ("subscribe", "scan"))
+        return await self._finish(message, received, fixed, window_kind=window_kind, passive=not self._spent(arrived))
 
     async def _user_id(self, openid: str) -> int:
         cached = self._user_ids.get(openid)
@@ -118,18 +144,30 @@ class Dispatcher:
             return GREETING
         if event == "click":
             return UNKNOWN_MENU
+        if event in ("scancode_push", "scancode_waitmsg"):
+            return SCANNED
         if event:
             return None  # VIEW, subscribe_msg_popup_event, location reports…: acknowledge only
         if message.kind == "voice":
             return VOICE_UNRECOGNISED
-        return TEXT_ONLY
+        if message.msg_type.lower() in MEDIA_TYPES:
+            return TEXT_ONLY
+        return None  # a message type WeChat adds later: acknowledge, never refuse
 
-    async def _answer(self, message: InboundMessage, received: int, window_kind: str | None) -> str:
+    def _spent(self, arrived: float) -> bool:
+        """True when WeChat has (nearly) stopped waiting for this request's passive reply."""
+        return self.monotonic() - arrived >= self.reply_budget_s
+
+    async def _answer(self, message: InboundMessage, received: int, window_kind: str | None,
+                      arrived: float) -> str:
         task = asyncio.ensure_future(self._handler(message))
         try:
-            reply = await asyncio.wait_for(asyncio.shield(task), self.reply_budget_s)
+            left = self.reply_budget_s - (self.monotonic() - arrived)
+            if left <= 0:
+                raise TimeoutError  # the claim and user lookup spent the budget: straight to the outbox
+            reply = await asyncio.wait_for(asyncio.shield(task), left)
         except TimeoutError:
-            log.info("wechat %s: handler over %.1fs budget, answering through the outbox",
+            log.info("wechat %s: answer not ready %.1fs after arrival, answering through the outbox",
                      message.dedupe_key, self.reply_budget_s)
             assert message.user_id is not None
             await self._writes.run(partial(inbound.assign_user, dedupe_key=message.dedupe_key,
@@ -141,7 +179,7 @@ class Dispatcher:
         except Exception:
             log.exception("handler failed on %s", message.dedupe_key)
             reply = APOLOGY
-        return await self._finish(message, received, reply, window_kind=window_kind)
+        return await self._finish(message, received, reply, window_kind=window_kind, passive=not self._spent(arrived))
 
     async def _late(self, task: asyncio.Future[Reply], message: InboundMessage, received: int,
                     window_kind: str | None) -> None:
@@ -150,7 +188,10 @@ class Dispatcher:
         except Exception:
             log.exception("slow handler failed on %s", message.dedupe_key)
             reply = APOLOGY
-        await self._finish(message, received, reply, window_kind=window_kind, passive=False)
+        try:
+            await self._finish(message, received, reply, window_kind=window_kind, passive=False)
+        except Exception:
+            log.exception("late answer to %s could not be queued", message.dedupe_key)
 
     async def _typing(self, openid: str) -> None:
         assert self._client is not None
@@ -160,8 +201,12 @@ class Dispatcher:
             log.warning("typing indicator failed: %s", exc)
 
     async def _finish(self, message: InboundMessage, received: int, reply: Reply, *, window_kind: str | None,
-                      passive: bool = True, template_status: str | None = None, subscribed: bool = False) -> str:
-        """One transaction: window, queued text (overflow or late answer), inbound row done."""
+                      passive: bool = True, template_status: str | None = None) -> str:
+        """One transaction: window and reachability, queued text (overflow or late answer), inbound row done.
+
+        Should it fail, the answer is kept by a second, smaller transaction (queued text and the
+        inbound row); a passive reply is returned even if that fails too (the user still sees it).
+        """
         user_id = message.user_id
         assert user_id is not None
         text = strip_illegal(reply or "").strip()
@@ -175,22 +220,36 @@ class Dispatcher:
             queued = text
         stamp = now_ms(self._clock)
 
-        async def work(session: AsyncSession) -> None:
-            if window_kind == "message":
-                await window.record_message(session, user_id, received)
-            elif window_kind == "click":
-                await window.record_interaction(session, user_id, "click", received)
-            if subscribed:
-                await session.execute(update(UserRow).where(UserRow.id == user_id).values(subscribed=True))
-            if template_status is not None:
-                session.add(_template_log(message, template_status, stamp))
+        async def keep(session: AsyncSession) -> None:
             if queued:
                 await outbox.enqueue(session, user_id=user_id, idempotency_key=f"reply:{message.dedupe_key}",
                                      kind="agent_reply", payload={"text": queued, "openid": message.openid},
                                      now_ms=stamp)
             await inbound.finish(session, message.dedupe_key, reply=body, user_id=user_id)
 
-        await self._writes.run(work)
+        async def work(session: AsyncSession) -> None:
+            if window_kind == "message":
+                await window.record_message(session, user_id, received)
+            elif window_kind == "click":
+                await window.record_interaction(session, user_id, "click", received)
+            if window_kind is not None:  # the user wrote, clicked, followed or scanned: reachable again
+                await users.mark_reachable(session, user_id)
+            if template_status is not None:
+                session.add(_template_log(message, template_status, stamp))
+            await keep(session)
+
+        try:
+            await self._writes.run(work)
+        except Exception:
+            if body == SUCCESS and not queued:
+                raise
+            log.exception("finishing %s failed; keeping its answer", message.dedupe_key)
+            try:
+                await self._writes.run(keep)
+            except Exception:
+                if body == SUCCESS:
+                    raise
+                log.exception("could not store the reply to %s; answering passively anyway", message.dedupe_key)
         return body
 
 

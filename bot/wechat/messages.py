@@ -125,7 +125,7 @@ def parse_body(text: str) -> dict[str, Any]:
     if text.startswith("{"):
         try:
             data = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nesting deeper than the interpreter's stack
             raise XmlRejected("malformed JSON") from None
         if not isinstance(data, dict):
             raise XmlRejected("JSON body is not an object")

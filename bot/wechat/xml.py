@@ -1,26 +1,29 @@
-"""Defensive XML in and out: strip illegal characters, refuse DTDs/entities, build passive replies.
+"""Defensive XML in and out: strip illegal characters, parse with a hardened parser, build passive replies.
 
-Inbound bodies are screened before any parser sees them (no DOCTYPE, no ENTITY, no
-external references); outbound text is cleaned, `]]>` is split across CDATA sections
-and the content is kept within WeChat's 2048-byte limit.
+Inbound bodies go through defusedxml, which refuses a DOCTYPE, entity declarations and external
+references in the document's structure — a user's own text ("<!DOCTYPE html>" in CDATA) is
+content, never a reason to refuse. Outbound text is cleaned, `]]>` is split across CDATA
+sections and the content is kept within WeChat's 2048-byte limit.
 """
 
 from __future__ import annotations
 
 import re
 from typing import Any
+from xml.etree.ElementTree import Element
 
-import xmltodict  # type: ignore[import-untyped]
+from defusedxml import DefusedXmlException  # type: ignore[import-untyped]
+from defusedxml.ElementTree import fromstring  # type: ignore[import-untyped]
 
 MAX_TEXT_BYTES = 2048
+MAX_DEPTH = 8  # WeChat's deepest structure (SubscribeMsgPopupEvent/List/item) is 3 below <xml>
 
 # XML 1.0 forbids C0 controls except tab/newline/CR, lone surrogates and U+FFFE/U+FFFF.
 _ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
-_DTD = re.compile(r"<!\s*(DOCTYPE|ENTITY)|<!\[\s*(INCLUDE|IGNORE)", re.IGNORECASE)
 
 
 class XmlRejected(ValueError):
-    """A body we refuse to parse (empty, DTD/entity-bearing or malformed)."""
+    """A body we refuse to read (empty, DTD/entity-bearing, too deep or malformed)."""
 
 
 def strip_illegal(text: str) -> str:
@@ -28,26 +31,44 @@ def strip_illegal(text: str) -> str:
 
 
 def screen(body: bytes | str) -> str:
-    """Decode, drop illegal characters and refuse DTDs; returns text safe to hand to a parser."""
+    """Decode and drop characters XML forbids; returns the text to hand to a parser."""
     text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
     text = strip_illegal(text).strip()
     if not text:
         raise XmlRejected("empty body")
-    if _DTD.search(text):
-        raise XmlRejected("DOCTYPE/ENTITY declarations are not accepted")
     return text
 
 
+def _value(element: Element, depth: int) -> Any:
+    """xmltodict's shape: a leaf is its stripped text (None when empty), repeated tags become a list."""
+    if depth > MAX_DEPTH:
+        raise XmlRejected("XML nested too deeply")
+    if len(element) == 0:
+        return (element.text or "").strip() or None
+    fields: dict[str, Any] = {}
+    for child in element:
+        value = _value(child, depth + 1)
+        if child.tag not in fields:
+            fields[child.tag] = value
+        elif isinstance(fields[child.tag], list):
+            fields[child.tag].append(value)
+        else:
+            fields[child.tag] = [fields[child.tag], value]
+    return fields
+
+
 def parse_fields(text: str) -> dict[str, Any]:
-    """The children of <xml> as a dict (xmltodict with entities disabled); raises XmlRejected."""
+    """The children of <xml> as a dict; a DOCTYPE, entity or external reference raises XmlRejected."""
     try:
-        doc = xmltodict.parse(text, disable_entities=True)
-    except Exception as exc:  # expat errors, unexpected structure
+        root = fromstring(text, forbid_dtd=True, forbid_entities=True, forbid_external=True)
+    except DefusedXmlException as exc:
+        raise XmlRejected(f"XML declarations are not accepted ({type(exc).__name__})") from None
+    except Exception as exc:  # expat errors
         raise XmlRejected(f"malformed XML ({type(exc).__name__})") from None
-    root = doc.get("xml") if isinstance(doc, dict) else None
-    if not isinstance(root, dict):
+    fields = _value(root, 0) if root.tag == "xml" else None
+    if not isinstance(fields, dict):
         raise XmlRejected("root element <xml> missing or empty")
-    return root
+    return fields
 
 
 def cdata(value: str) -> str:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -16,6 +18,7 @@ from bot.settings import Settings
 from bot.testing import sign_request
 from bot.webhook import WeChatRouter, build_wechat_router
 from bot.wechat.client import WeChatClient
+from bot.wechat.dispatch import UserDirectory
 from bot.wechat.messages import InboundMessage
 from schedule.testing import FrozenClock
 
@@ -25,8 +28,10 @@ APP_ID = "wxba5fad812f8e6fb9"
 
 
 def settings(**overrides: object) -> Settings:
+    """An account in mode switch (AES key set, plaintext still accepted); pass WECHAT_ACCEPT_PLAINTEXT=False
+    for a safe-mode-only account."""
     values: dict[str, object] = {"WECHAT_APP_ID": APP_ID, "WECHAT_APP_SECRET": "secret", "WECHAT_TOKEN": TOKEN,
-                                 "WECHAT_ENCODING_AES_KEY": AES_KEY}
+                                 "WECHAT_ENCODING_AES_KEY": AES_KEY, "WECHAT_ACCEPT_PLAINTEXT": True}
     values.update(overrides)
     return Settings(_env_file=None, **values)  # type: ignore[call-arg]
 
@@ -49,9 +54,10 @@ class RecordingHandler:
 
 def bare_app(sessions: async_sessionmaker[AsyncSession], clock: FrozenClock, handler: RecordingHandler, *,
              config: Settings | None = None, client: WeChatClient | None = None,
-             reply_budget_s: float = 4.0) -> tuple[FastAPI, WeChatRouter]:
+             reply_budget_s: float = 4.0, users: UserDirectory | None = None,
+             monotonic: Callable[[], float] | None = None) -> tuple[FastAPI, WeChatRouter]:
     router = build_wechat_router(settings=config or settings(), sessions=sessions, clock=clock, handler=handler,
-                                 client=client, reply_budget_s=reply_budget_s)
+                                 client=client, reply_budget_s=reply_budget_s, users=users, monotonic=monotonic)
     app = FastAPI()
     app.include_router(router)
     return app, router
@@ -61,8 +67,12 @@ def http(app: FastAPI) -> httpx.AsyncClient:
     return httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test")
 
 
-def signed(clock: FrozenClock, nonce: str = "n1", token: str = TOKEN) -> dict[str, str]:
-    return sign_request(token, timestamp=int(clock.now().timestamp()), nonce=nonce)
+_NONCES = itertools.count(1)
+
+
+def signed(clock: FrozenClock, nonce: str | None = None, token: str = TOKEN) -> dict[str, str]:
+    """Signed query parameters; a fresh nonce each call unless one is given (a pair is accepted once)."""
+    return sign_request(token, timestamp=int(clock.now().timestamp()), nonce=nonce or f"auto{next(_NONCES)}")
 
 
 def at(ts: str | int) -> FrozenClock:

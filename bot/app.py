@@ -117,15 +117,20 @@ def create_app(
     sessions: async_sessionmaker[AsyncSession] = session_factory(engine)
     service = ScheduleService(sessions, clock, default_timezone=settings.H5_DEFAULT_TIMEZONE)
     client = wechat_client(settings, sessions, clock, transport)
+    page_links = PageLinks(settings, sessions, clock)
+
+    async def agent_page_link(user_id: int, start_ms: int, end_ms: int) -> str:
+        return await page_links.itinerary_url(user_id, start_ms=start_ms, end_ms=end_ms)
+
     owns_agent = agent is None
-    if agent is None:
-        agent = build_agent(settings, service=service, sessions=sessions, clock=clock)
+    if agent is None:  # the agent's plan-page tool links to /p/… only where the pages are served
+        agent = build_agent(settings, service=service, sessions=sessions, clock=clock,
+                            page_link=agent_page_link if settings.H5_SCHEDULE_ENABLED else None)
     handler = handler or ConversationHandler(
         service, clock, agent=agent, links=None,
         meeting_offset_minutes=settings.H5_REMINDER_DEFAULT_MEETING_OFFSET_MINUTES,
         dialog_ttl_minutes=settings.H5_DIALOG_TTL_MINUTES)
     worker = delivery_worker(settings, sessions, clock, client)
-    page_links = PageLinks(settings, sessions, clock)
     background = WorkerTask(worker)
     if run_worker is None:
         run_worker = settings.H5_REMINDER_WORKER_ENABLED

@@ -3,7 +3,8 @@
 `FakeWeChatAPI` runs uvicorn in a background thread (usable from sync benches and async tests),
 implements stable_token, custom/send, custom/typing, template/send, menu/create|get|delete,
 template/get_all_private_template and get_api_domain_ip with the official JSON shapes, records every
-call, and can be scripted per endpoint with errcodes and latency.
+call, and can be scripted per endpoint with errcodes and latency. `FakeLLM` (the OpenAI-compatible
+chat-completions fake for the agent) lives in `bot/agent/testing.py` and is re-exported here.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from bot.agent.testing import FakeLLM as FakeLLM
 from bot.wechat import signature
 from bot.wechat.crypto import MessageCrypto
 from bot.wechat.xml import cdata

@@ -1,0 +1,75 @@
+"""deploy/: systemd units verified by systemd-analyze, the nginx site's limits, a complete .env.example."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot.settings import Settings
+
+DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
+VENV = Path(sys.executable).parent.parent
+UNITS = ("schedbot.service", "schedbot-worker.service")
+
+
+@pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze not installed")
+def test_systemd_units_verify_cleanly(tmp_path: Path) -> None:
+    for name in UNITS:  # point ExecStart at this venv: verify checks that the binary exists
+        text = (DEPLOY / name).read_text(encoding="utf-8").replace("/opt/schedbot/.venv", str(VENV))
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    result = subprocess.run(["systemd-analyze", "verify", *(str(tmp_path / n) for n in UNITS)],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.strip() == "", result.stderr  # unknown keys and bad values are only warnings
+
+
+def test_units_run_the_real_commands() -> None:
+    web = (DEPLOY / "schedbot.service").read_text(encoding="utf-8")
+    worker = (DEPLOY / "schedbot-worker.service").read_text(encoding="utf-8")
+    assert "ExecStartPre=/opt/schedbot/.venv/bin/schedbot migrate" in web
+    assert re.search(r"^ExecStart=\S+/schedbot serve .*--workers 2 --proxy-headers", web, re.M)
+    assert "ExecStart=/opt/schedbot/.venv/bin/schedbot worker" in worker
+    for unit in (web, worker):
+        assert "EnvironmentFile=/etc/schedbot/schedbot.env" in unit and "Environment=DATABASE_AUTO_MIGRATE=0" in unit
+        assert "KillSignal=SIGTERM" in unit and "User=schedbot" in unit
+
+
+def test_nginx_site_limits_body_and_keeps_wechat_under_five_seconds() -> None:
+    site = (DEPLOY / "nginx-schedbot.conf").read_text(encoding="utf-8")
+    assert "client_max_body_size 64k;" in site and "listen 443 ssl;" in site
+    wechat = re.search(r"location = /wechat \{(.*?)\}", site, re.S)
+    assert wechat is not None
+    found = re.findall(r"proxy_(connect|send|read)_timeout (\d+)(ms|s);", wechat.group(1))
+    timeouts = {kind: int(value) / (1000 if unit == "ms" else 1) for kind, value, unit in found}
+    assert set(timeouts) == {"connect", "send", "read"} and max(timeouts.values()) < 5
+    for prefix in ("/p/", "/ics/"):
+        block = re.search(rf"location {re.escape(prefix)} \{{(.*?)\}}", site, re.S)
+        assert block is not None and "proxy_pass http://schedbot;" in block.group(1)
+        assert "access_log off;" in block.group(1)  # the path carries the page's secret token
+
+
+def env_example() -> dict[str, str]:
+    pairs = re.findall(r"^([A-Z0-9_]+)=(.*)$", (DEPLOY / ".env.example").read_text(encoding="utf-8"), re.M)
+    return dict(pairs)
+
+
+def test_env_example_documents_every_setting_and_nothing_else() -> None:
+    documented = env_example()
+    missing = set(Settings.model_fields) - set(documented)
+    assert not missing, f"document {sorted(missing)} in deploy/.env.example"
+    assert set(documented) <= set(Settings.model_fields)
+
+
+def test_env_example_is_a_valid_shell_environment_for_schedbot(tmp_path: Path) -> None:
+    """Sourced like the units' EnvironmentFile, it validates: the command line starts and works offline."""
+    script = f'set -a; . "{DEPLOY / ".env.example"}"; exec "{VENV / "bin" / "schedbot"}" wechat menu --dry-run'
+    result = subprocess.run(["sh", "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                            env={"PATH": "/usr/bin:/bin"})
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["button"][0]["key"] == "TODAY"

@@ -128,12 +128,81 @@ def collect(mentions: list[TimeMention], text: str) -> Slots:
             s.when = m
         elif m.start is not None and s.second is None and m.has_clock:
             s.second = m
+    _attach_clock(s, [m for m in mentions if m.type in ("point", "range") and not m.relative and m.start], text)
     if s.lead_minutes is None:
         found = lead_from_text(text)
         if found is not None:
             s.lead_minutes, s.lead_span = found
             s.spans.append(found[1])
     return s
+
+
+_TRIGGER = re.compile(r"提醒|叫我|喊我|记一下|记下|帮我记|备忘|记得")
+_SEPARATOR = re.compile(r"[,!?]")
+_AM = frozenset({"凌晨", "清晨", "早晨", "早上", "早间", "上午", "黎明"})
+_PM = frozenset({"下午", "午后", "傍晚", "晚上", "晚间", "夜里", "夜间", "深夜", "半夜"})
+
+
+def _attach_clock(s: Slots, points: list[TimeMention], text: str) -> None:
+    """A day without a clock takes the next clock said after it, across fillers and clauses.
+
+    大后天…上午十点 / 明天上午帮我记个事，十点要去银行 → that day at that clock. When the later clock
+    names its own day (老板今天说了，周四下午两点开会 / 明天就放假了，提醒我今晚八点…), the earlier day
+    was context and the later mention is the request's time.
+    """
+    day = s.when
+    if day is None or day.has_clock or not day.has_date or day.start is None or day not in points:
+        return
+    ask = _TRIGGER.search(text, day.span[1])
+    own = next((m for m in points if ask is not None and m.span[0] > ask.start() and m.has_date), None)
+    if ask is not None and own is not None and _SEPARATOR.search(text, day.span[1], ask.start()):
+        s.when = own  # 妈妈说下周六回来，提醒我周五去超市: the request clause's own day wins over the context's
+        cut = max(text.rfind(sep, day.span[1], ask.start()) for sep in ",!?")
+        s.spans.append((0, cut + 1))
+        _attach_clock(s, points, text)
+        return
+    if day.end is not None and day.end - day.start > timedelta(days=1):
+        return  # 下周 / 六月: no single day to attach a clock to
+    later = points[points.index(day) + 1:]
+    clock = next((m for m in later if m.has_clock), None)
+    if clock is None or clock.start is None:
+        return
+    if clock.has_date:
+        s.when = clock
+        cut = max(text.rfind(sep, day.span[1], clock.span[0]) for sep in ",!?")
+        if cut >= 0:
+            s.spans.append((0, cut + 1))  # the context clause's words are not the title
+    else:
+        s.when = replace(clock, start=on_day(clock, day.start, day.period), has_date=True,
+                         rule=f"{clock.rule}+attached_day")
+    s.second = next((m for m in later[later.index(clock) + 1:] if m.has_clock), None)
+
+
+def on_day(clock: TimeMention, day: datetime, period: str | None = None) -> datetime:
+    """The wall clock of `clock` on `day`; a bare hour follows the day's period, else SPEC §4 (6–11 = AM)."""
+    assert clock.start is not None
+    at = day.replace(hour=clock.start.hour, minute=clock.start.minute, second=0, microsecond=0)
+    if clock.period is not None or _written_24h(clock.text):
+        return at
+    if period in _AM and at.hour >= 12:
+        return at - timedelta(hours=12)
+    if period in _PM and at.hour < 12:
+        return at + timedelta(hours=12)
+    if period is None and 18 <= at.hour <= 23 and clock.start.date() != day.date():
+        return at - timedelta(hours=12)  # a bare 6–11 read as tonight (passed this morning) is AM on another day
+    return at
+
+
+_HOUR = re.compile(r"([0-9]{1,2}|[零一二两三四五六七八九十]{1,3})(?=[:点时])")
+
+
+def _written_24h(text: str) -> bool:
+    """20:00 / 二十点: the hour itself says afternoon or evening."""
+    from intent.timex.numerals import cn_int
+
+    m = _HOUR.search(text)
+    hour = cn_int(m.group(1)) if m is not None else None
+    return hour is not None and hour >= 13
 
 
 def _weekday_span_set(mentions: list[TimeMention]) -> list[TimeMention]:

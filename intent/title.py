@@ -10,14 +10,16 @@ _ANYWHERE = re.compile(
     r"|帮我记录|(?:增加|添加|设置|设定|设|加|定|弄)(?:一)?个?提醒|提醒一下我|提醒我|提醒下我|到时候?提醒|到点了?提醒|准时提醒|叫醒我|叫我|喊我|通知我"
     r"|(?:设|定|订|调|上)(?:一)?个?闹钟|的?闹钟|闹铃"
     r"|帮我|麻烦你?|请你?|能不能|能否|可不可以|可以|你能|我想|我希望"
+    r"|【[^】]{0,8}】|召开|举行|举办|截[止至](?:时间|日期)?(?:是|为)?"  # forwarded notices: 【通知】定于…在…召开…
 )
 _LEAD = re.compile(
-    r"^(?:[,.:!?\"'()~\- ]|我们|我|你|给我|一下|有个|有一个|有一场|有场|有|要|得|需要|必须|先|的|"
+    r"^(?:[,.:!?\"'()~\- ]|额|呃|嗯+|唔|emm+|就是说?|然后|兹?定于|将于|"
+    r"我们|我|你|给我|一下|有个|有一个|有一场|有场|有|要|得|需要|必须|先|的|"
     r"去(?=[取拿买办看开参接送交吃见做找打修剪领还寄])|从|开始|起(?!床|来|飞)|"
     r"是|在|再|把|将|一个|(?:设|定|订)个|个|之前|以前|前|也|就|那个|这个|那件|这件|准时|按时|记得|该|再次|到时|时候|左右|整|开始)+"
 )
 _TRAIL = re.compile(
-    r"(?:[,.:!?\"'()~\- ]|了|吧|哦|啊|呀|哈|呢|嘛|一下|的|提醒|提醒我|一声|都|全部|全都|那个|那件事|"
+    r"(?:[,.:!?\"'()~\- ]|提前|了|吧|哦|啊|呀|哈|呢|嘛|一下|的|提醒|提醒我|一声|都|全部|全都|那个|那件事|"
     r"这件事|的事|事情|那场|这场|来着|好吗|行吗|可以吗|谢谢|哈哈)+$"
 )
 _SEP = re.compile(r"[,:!?;]")
@@ -25,8 +27,14 @@ _SEP = re.compile(r"[,:!?;]")
 
 def remove_spans(text: str, spans: Iterable[tuple[int, int]]) -> str:
     """Replace each span with a separator so words on both sides do not fuse."""
+    merged: list[tuple[int, int]] = []
+    for b, e in sorted(set(spans)):
+        if merged and b < merged[-1][1]:  # overlapping spans (a context clause holding a date) become one
+            merged[-1] = (merged[-1][0], max(e, merged[-1][1]))
+        else:
+            merged.append((b, e))
     out = text
-    for b, e in sorted(set(spans), reverse=True):
+    for b, e in reversed(merged):
         out = out[:b] + "," + out[e:]
     return out
 

@@ -1,0 +1,1 @@
+"""Itinerary pages, share links and the calendar feed (SPEC §10)."""

@@ -1,0 +1,91 @@
+"""Loading what a page or feed shows: the service's items for a range, the in-app queue, the feed's items."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta
+from zoneinfo import ZoneInfo
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from bot.pages.inbox import take_notices
+from render.itinerary import Itinerary, Notice, build_itinerary
+from render.timefmt import local
+from schedule.clock import Clock, now_ms, to_ms
+from schedule.domain import Item
+from schedule.service import ScheduleService
+
+DEFAULT_DAYS = 7
+MAX_DAYS = 92
+MAX_OVERDUE = 20
+FEED_HISTORY_MS = 180 * 86_400_000  # older one-off items leave the feed; series stay
+
+
+class BadRange(ValueError):
+    """?from=/?to= that is not a date, or a range longer than MAX_DAYS."""
+
+
+@dataclass(frozen=True, slots=True)
+class DayRange:
+    start_on: date
+    end_on: date  # exclusive
+
+
+def parse_range(raw_from: str | None, raw_to: str | None, *, today: date) -> DayRange:
+    """?from=YYYY-MM-DD&to=YYYY-MM-DD (both inclusive, either optional); the default is the next 7 days."""
+    try:
+        start = date.fromisoformat(raw_from) if raw_from else None
+        last = date.fromisoformat(raw_to) if raw_to else None
+    except ValueError as exc:
+        raise BadRange("not a date") from exc
+    if start is None:
+        start = last - timedelta(days=DEFAULT_DAYS - 1) if last is not None and last < today else today
+    end = last + timedelta(days=1) if last is not None else start + timedelta(days=DEFAULT_DAYS)
+    if end <= start or (end - start).days > MAX_DAYS:
+        raise BadRange("range")
+    return DayRange(start, end)
+
+
+def midnight_ms(day: date, tz: str) -> int:
+    return to_ms(datetime.combine(day, time(0), ZoneInfo(tz)))
+
+
+class ItineraryLoader:
+    def __init__(self, service: ScheduleService, sessions: async_sessionmaker[AsyncSession], clock: Clock) -> None:
+        self._service, self._sessions, self._clock = service, sessions, clock
+
+    async def timezone(self, user_id: int) -> str:
+        return (await self._service.get_user(user_id)).timezone
+
+    def today(self, tz: str) -> date:
+        return local(now_ms(self._clock), tz).date()
+
+    async def itinerary(self, user_id: int, tz: str, span: DayRange, *, private: bool) -> Itinerary:
+        """The view of [span): the owner also sees overdue tasks, undated tasks and the in-app queue
+        (which this view marks as shown); a public share sees the days only."""
+        stamp = now_ms(self._clock)
+        start_ms, end_ms = midnight_ms(span.start_on, tz), midnight_ms(span.end_on, tz)
+        items = await self._service.list_items(user_id, start_ms=start_ms, end_ms=end_ms,
+                                               statuses=("active", "completed"))
+        overdue: list[Item] = []
+        undated: list[Item] = []
+        notices: tuple[Notice, ...] = ()
+        undelivered: frozenset[int] = frozenset()
+        if private:
+            if span.start_on <= self.today(tz) < span.end_on:
+                before = await self._service.list_items(user_id, end_ms=start_ms, kind="task")
+                overdue = [i for i in before if i.recurrence is None and i.anchor_at is not None][-MAX_OVERDUE:]
+            loose = await self._service.list_items(user_id, start_ms=0, end_ms=1, kind="task",
+                                                   include_undated_tasks=True)
+            undated = [i for i in loose if i.anchor_at is None]
+            shown = await take_notices(self._sessions, user_id, now_ms=stamp)
+            notices, undelivered = shown.notices, shown.reminder_ids
+        return build_itinerary(items, now_ms=stamp, tz=tz, start_on=span.start_on, end_on=span.end_on,
+                               overdue=overdue, undated=undated, notices=notices, undelivered=undelivered)
+
+    async def feed_items(self, user_id: int) -> list[Item]:
+        """Everything a subscribed calendar should hold: open and done items, series whole."""
+        horizon = now_ms(self._clock) - FEED_HISTORY_MS
+        items = await self._service.list_items(user_id, statuses=("active", "completed"), include_undated_tasks=True)
+        return [i for i in items
+                if i.recurrence is not None or i.anchor_at is None or (i.end_at or i.anchor_at) >= horizon]

@@ -1,0 +1,166 @@
+"""Page links: signed URLs for the private page, public share links (revocable) and the calendar feed.
+
+The signing secret is SECRET_KEY, or — when unset — one generated once and kept in the database
+(`app_secrets`), so every process signs and checks with the same key without any set-up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+from datetime import date, timedelta
+from urllib.parse import urlencode, urlsplit
+
+from sqlalchemy import select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from bot.pages import tokens
+from bot.pages.tokens import Claims, LinkError
+from bot.settings import Settings
+from render.timefmt import local
+from schedule.clock import Clock, now_ms
+from schedule.model import AppSecretRow, PageShareRow, UserRow
+
+log = logging.getLogger("schedbot.pages")
+DAY_MS = 86_400_000
+PAGE_TTL_MS = 7 * DAY_MS
+SHARE_TTL_MS = 30 * DAY_MS
+FEED_TTL_MS = 400 * DAY_MS
+CSRF_MAX_AGE_MS = DAY_MS
+SECRET_NAME = "secret_key"
+
+
+class PageLinks:
+    """Issues and checks page tokens for one site (PUBLIC_BASE_URL)."""
+
+    def __init__(self, settings: Settings, sessions: async_sessionmaker[AsyncSession], clock: Clock) -> None:
+        self._settings, self._sessions, self._clock = settings, sessions, clock
+        self.base_url = settings.PUBLIC_BASE_URL.rstrip("/")
+        self.uid_domain = urlsplit(self.base_url).hostname or "schedbot"
+        self._keys: tuple[bytes, bytes] | None = None
+        self._lock = asyncio.Lock()
+
+    # ------------------------------------------------------------ link API for the bot
+    async def itinerary_url(self, user_id: int, *, start_ms: int | None = None, end_ms: int | None = None) -> str:
+        """The owner's private page, optionally for [start_ms, end_ms) (shown as whole local days)."""
+        token = await self._sign(Claims("p", user_id, self._expiry(PAGE_TTL_MS)))
+        query = ""
+        if start_ms is not None or end_ms is not None:
+            tz = await self._timezone(user_id)
+            params = {}
+            if start_ms is not None:
+                params["from"] = local(start_ms, tz).date().isoformat()
+            if end_ms is not None:
+                params["to"] = local(end_ms - 1, tz).date().isoformat()
+            query = "?" + urlencode(params)
+        return f"{self.base_url}/p/{token}{query}"
+
+    async def share_url(self, user_id: int) -> str:
+        """The live public share link, created when there is none."""
+        stamp = now_ms(self._clock)
+        async with self._sessions.begin() as session:
+            row = await _live_share(session, user_id, stamp)
+            if row is None:
+                row = PageShareRow(user_id=user_id, nonce=secrets.token_urlsafe(12), created_at=stamp,
+                                   expires_at=stamp + SHARE_TTL_MS)
+                session.add(row)
+                await session.flush()
+            claims = Claims("s", user_id, row.expires_at, row.nonce)
+        return f"{self.base_url}/p/{await self._sign(claims)}"
+
+    async def revoke_share(self, user_id: int) -> bool:
+        """Revoke every live share link of the user; False when there was none."""
+        stamp = now_ms(self._clock)
+        async with self._sessions.begin() as session:
+            result = await session.execute(
+                update(PageShareRow)
+                .where(PageShareRow.user_id == user_id, PageShareRow.revoked_at.is_(None),
+                       PageShareRow.expires_at > stamp)
+                .values(revoked_at=stamp))
+            return bool(getattr(result, "rowcount", 0))
+
+    async def feed_url(self, user_id: int) -> str:
+        """The calendar feed; the expiry is rounded to a day so the URL is stable for a day."""
+        expires = (now_ms(self._clock) + FEED_TTL_MS) // DAY_MS * DAY_MS + DAY_MS
+        return f"{self.base_url}/ics/{await self._sign(Claims('c', user_id, expires))}.ics"
+
+    # ------------------------------------------------------------ checks for the routes
+    async def resolve(self, token: str, *, scopes: frozenset[str]) -> Claims:
+        """Claims of a live token, or LinkError (404 forged/wrong scope, 410 expired/revoked)."""
+        key, _ = await self._load_keys()
+        stamp = now_ms(self._clock)
+        claims = tokens.verify(key, token, scopes=scopes, now_ms=stamp)
+        if claims.scope == "s":
+            async with self._sessions.begin() as session:
+                row = await session.scalar(select(PageShareRow).where(PageShareRow.nonce == claims.nonce))
+            if row is None or row.user_id != claims.user_id:
+                raise LinkError(404, "unknown share")
+            if row.revoked_at is not None or row.expires_at <= stamp:
+                raise LinkError(410, "revoked")
+        return claims
+
+    async def csrf_for(self, page_token: str) -> str:
+        _, key = await self._load_keys()
+        return tokens.csrf_token(key, page_token, now_ms(self._clock))
+
+    async def csrf_ok(self, page_token: str, value: str) -> bool:
+        _, key = await self._load_keys()
+        return tokens.csrf_ok(key, page_token, value, now_ms=now_ms(self._clock), max_age_ms=CSRF_MAX_AGE_MS)
+
+    def page_path(self, token: str, start_on: date | None = None, end_on: date | None = None) -> str:
+        """/p/{token} with an optional ?from=&to= (inclusive local dates)."""
+        if start_on is None or end_on is None:
+            return f"/p/{token}"
+        return f"/p/{token}?" + urlencode({"from": start_on.isoformat(),
+                                            "to": (end_on - timedelta(days=1)).isoformat()})
+
+    # ------------------------------------------------------------ internals
+    def _expiry(self, ttl_ms: int) -> int:
+        return now_ms(self._clock) + ttl_ms
+
+    async def _sign(self, claims: Claims) -> str:
+        key, _ = await self._load_keys()
+        return tokens.sign(key, claims)
+
+    async def _timezone(self, user_id: int) -> str:
+        async with self._sessions.begin() as session:
+            tz = await session.scalar(select(UserRow.timezone).where(UserRow.id == user_id))
+        return tz or self._settings.H5_DEFAULT_TIMEZONE
+
+    async def _load_keys(self) -> tuple[bytes, bytes]:
+        if self._keys is None:
+            async with self._lock:
+                if self._keys is None:
+                    secret = self._settings.SECRET_KEY or await self._stored_secret()
+                    raw = secret.encode("utf-8")
+                    self._keys = (tokens.derive(raw, "page-token"), tokens.derive(raw, "csrf"))
+        return self._keys
+
+    async def _stored_secret(self) -> str:
+        """The generated secret, created by whichever process asks first (others read that row)."""
+        async with self._sessions.begin() as session:
+            value = await session.scalar(select(AppSecretRow.value).where(AppSecretRow.name == SECRET_NAME))
+        if value is not None:
+            return value
+        try:
+            async with self._sessions.begin() as session:
+                session.add(AppSecretRow(name=SECRET_NAME, value=secrets.token_urlsafe(48),
+                                         created_at=now_ms(self._clock)))
+            log.info("SECRET_KEY is not set: generated one and stored it in the database (table app_secrets)")
+        except IntegrityError:
+            pass  # another process stored it first
+        async with self._sessions.begin() as session:
+            stored = await session.scalar(select(AppSecretRow.value).where(AppSecretRow.name == SECRET_NAME))
+        if stored is None:  # pragma: no cover - the insert or the unique key said it exists
+            raise RuntimeError("could not store the generated SECRET_KEY")
+        return stored
+
+
+async def _live_share(session: AsyncSession, user_id: int, stamp: int) -> PageShareRow | None:
+    return await session.scalar(
+        select(PageShareRow)
+        .where(PageShareRow.user_id == user_id, PageShareRow.revoked_at.is_(None), PageShareRow.expires_at > stamp)
+        .order_by(PageShareRow.id.desc())
+        .limit(1))

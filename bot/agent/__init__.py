@@ -1,9 +1,12 @@
-"""Agent fallback (SPEC §9): messages that are not schedule requests go to an `Agent`."""
+"""Agent fallback (SPEC §9): messages that are not schedule requests go to an `Agent`.
+
+`OpenAIAgent` lives in `bot.agent.openai_agent` and is imported only when an LLM is configured,
+so starting without one does not pay for loading the `openai` SDK.
+"""
 
 from bot.agent.build import build_agent
 from bot.agent.builtin import BuiltinResponder
 from bot.agent.history import AgentHistory
-from bot.agent.openai_agent import OpenAIAgent
 from bot.agent.port import APOLOGY, Agent, PageLink
 
-__all__ = ["APOLOGY", "Agent", "AgentHistory", "BuiltinResponder", "OpenAIAgent", "PageLink", "build_agent"]
+__all__ = ["APOLOGY", "Agent", "AgentHistory", "BuiltinResponder", "PageLink", "build_agent"]

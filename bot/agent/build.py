@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-import httpx2
+from typing import TYPE_CHECKING
+
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.agent.builtin import BuiltinResponder
 from bot.agent.history import AgentHistory
-from bot.agent.openai_agent import OpenAIAgent
 from bot.agent.port import Agent, PageLink
 from bot.settings import Settings
 from schedule.clock import Clock
 from schedule.service import ScheduleService
+
+if TYPE_CHECKING:
+    import httpx2
 
 
 def build_agent(settings: Settings, *, service: ScheduleService, sessions: async_sessionmaker[AsyncSession],
@@ -20,6 +23,8 @@ def build_agent(settings: Settings, *, service: ScheduleService, sessions: async
     """`OpenAIAgent` when AGENT_BASE_URL and AGENT_MODEL are set; `BuiltinResponder` otherwise."""
     if not (settings.AGENT_BASE_URL and settings.AGENT_MODEL):
         return BuiltinResponder()
+    from bot.agent.openai_agent import OpenAIAgent  # the SDK loads only when an LLM is configured
+
     return OpenAIAgent(
         base_url=settings.AGENT_BASE_URL, api_key=settings.AGENT_API_KEY, model=settings.AGENT_MODEL,
         service=service, history=AgentHistory(sessions, clock, keep=settings.AGENT_HISTORY_MESSAGES),

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.agent import AgentHistory, OpenAIAgent, PageLink
+from bot.agent import AgentHistory, PageLink
+from bot.agent.openai_agent import OpenAIAgent
 from bot.agent.testing import FakeLLM
 from schedule.domain import User
 from schedule.service import ScheduleService

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.agent import BuiltinResponder, OpenAIAgent, build_agent
+from bot.agent import BuiltinResponder, build_agent
+from bot.agent.openai_agent import OpenAIAgent
 from bot.settings import ConfigError, Settings, load_settings
 from schedule.domain import User
 from schedule.testing import FrozenClock

@@ -11,7 +11,8 @@ from asgi_lifespan import LifespanManager
 from fastapi import FastAPI
 from sqlalchemy import select
 
-from bot.agent import APOLOGY, AgentHistory, OpenAIAgent
+from bot.agent import APOLOGY, AgentHistory
+from bot.agent.openai_agent import OpenAIAgent
 from bot.agent.testing import FakeLLM
 from bot.app import create_app
 from bot.settings import Settings

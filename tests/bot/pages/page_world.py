@@ -9,12 +9,14 @@ from zoneinfo import ZoneInfo
 
 import httpx
 from fastapi import FastAPI
+from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.pages.links import PageLinks
 from schedule import outbox
 from schedule.clock import to_ms
 from schedule.domain import Item, NewItem, NewReminder, Recurrence, User
+from schedule.model import ReminderRow
 from schedule.service import ScheduleService
 from schedule.testing import FrozenClock
 
@@ -68,7 +70,12 @@ async def extras(service: ScheduleService, sessions: async_sessionmaker[AsyncSes
                                                recurrence=Recurrence(rrule="FREQ=WEEKLY;BYDAY=MO")))
     await service.create_item(user_id, NewItem(kind="event", title="端午假期", timezone=tz, all_day=True,
                                                start_at=ms(2026, 6, 19)))
+    standup = await service.create_item(user_id, NewItem(
+        kind="event", title="晨会", timezone=tz, start_at=ms(2026, 6, 18, 9, 0),
+        reminders=(NewReminder(remind_at=ms(2026, 6, 18, 8, 45), offset_minutes=15),)))
     async with sessions.begin() as session:
+        await session.execute(update(ReminderRow).where(ReminderRow.item_id == standup.id).values(
+            status="sent", sent_at=ms(2026, 6, 18, 8, 45)))
         await outbox.enqueue(session, user_id=user_id, idempotency_key="t:expired", kind="notice", channel="inapp",
                              now_ms=ms(2026, 6, 18, 9, 0),
                              payload={"text": "⏰ 提醒：6月17日（周三） 20:00 给妈妈打电话", "expired": True})

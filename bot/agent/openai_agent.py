@@ -17,7 +17,7 @@ import httpx2
 from openai import AsyncOpenAI
 from openai.types.chat import ChatCompletion
 
-from bot.agent.history import AgentHistory
+from bot.agent.history import MAX_CHARS, AgentHistory
 from bot.agent.port import APOLOGY, PageLink
 from bot.agent.prompt import system_prompt
 from bot.agent.toolbox import Toolbox, tool_error
@@ -51,7 +51,7 @@ class OpenAIAgent:
             messages: list[dict[str, Any]] = [
                 {"role": "system", "content": system_prompt(now, ZoneInfo(user.timezone))},
                 *await self._history.recent(user.id),
-                {"role": "user", "content": text},
+                {"role": "user", "content": text[:MAX_CHARS]},
             ]
             reply = await self._converse(messages, toolbox)
         except Exception as exc:

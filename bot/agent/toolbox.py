@@ -93,7 +93,7 @@ class Toolbox:
 
     async def _list_items(self, args: ListItemsArgs) -> dict[str, Any]:
         items = await self._service.list_items(self._user.id, start_ms=to_ms(args.start), end_ms=to_ms(args.end),
-                                               kind=args.kind)
+                                               kind=args.kind, include_undated_tasks=args.include_undated_tasks)
         return self._listing(items)
 
     async def _update_item(self, args: UpdateItemArgs) -> dict[str, Any]:

@@ -65,6 +65,7 @@ class ListItemsArgs(_Args):
     start: Instant = Field(description="范围开始（含）")
     end: Instant = Field(description="范围结束（不含）")
     kind: Literal["task", "event"] | None = Field(None, description="只看日程或只看待办（可选）")
+    include_undated_tasks: bool = Field(False, description="同时列出没有截止时间的待办")
 
     @model_validator(mode="after")
     def _range(self) -> ListItemsArgs:

@@ -76,3 +76,4 @@ async def test_long_text_is_stored_capped(llm: FakeLLM, make_agent, alice: User,
     await make_agent().answer(alice, "长" * 5000, now=clock.now())
     stored = await _history(sessions, alice)
     assert [len(content) for _, content in stored] == [2000, len("好的。")]
+    assert len(llm.requests[0]["messages"][-1]["content"]) == 2000

@@ -136,8 +136,12 @@ async def test_list_update_and_reminder_tools(llm: FakeLLM, make_agent, service:
 async def test_cancel_tool_cancels_the_callers_item(llm: FakeLLM, make_agent, service: ScheduleService, alice: User,
                                                     clock: FrozenClock) -> None:
     item = await service.create_item(alice.id, NewItem(kind="task", title="买票", timezone="Asia/Shanghai"))
+    week = {"start": "2026-06-18T00:00:00+08:00", "end": "2026-06-25T00:00:00+08:00"}
+    llm.call_tools(("schedule_list_items", week), ("schedule_list_items", {**week, "include_undated_tasks": True}))
     llm.call_tools(("schedule_cancel_item", {"item_id": item.id})).reply("已取消买票。")
     await make_agent().answer(alice, "买票不用了", now=clock.now())
+    dated, undated = tool_results(llm, 1)
+    assert dated["count"] == 0 and [i["title"] for i in undated["items"]] == ["买票"]
     assert (await service.get_item(alice.id, item.id)).status == "cancelled"
 
 

@@ -25,7 +25,9 @@ _SUB_RECUR = re.compile(r"每天|每日|每早|每晚|每个?工作日|工作日
 _SUB_SEND = re.compile(
     rf"(?:发|推送|推给|发送|告诉|汇总|整理)[^,]{{0,10}}{_AGENDA}|{_AGENDA}[^,]{{0,8}}(?:发|推送|推给|发送)"
 )
-SNOOZE = re.compile(r"再(?:提醒|叫|喊|通知|催)|(?:晚点|晚些|稍后|过会儿?|待会儿?|等会儿?|一会儿?)(?:再)?(?:提醒|叫|喊)")
+SNOOZE = re.compile(
+    r"再(?:提醒|叫|喊|通知|催)|(?:晚点|晚些|稍后|过会儿?|待会儿?|等会儿?|一会儿?|等下|等一下|回头)(?:再)?(?:提醒|叫|喊)"
+)
 _QUERY_LOOK = re.compile(
     r"看看|看下|看一下|瞧瞧|查查|查一下|查看|查询|列出|列一下|显示|给我看|发我看|打开|展示|汇总|发给我|发我|告诉我|列给我"
 )
@@ -40,13 +42,22 @@ _QUESTION = re.compile(
     r"什么时候|星期几|周几|啥|建议|推荐|攻略|好不好"
 )
 _REQUEST = re.compile(r"帮我|请|麻烦|提醒我|记一下|给我|叫我|记得")
+# Completion: a verb with a result complement and 了 (交上去了, 买到了, 付过了, 搞掂了), 已(经) + verb, a tick.
+_DONE_VERB = r"(?:交|提交|买|取|拿|领|办|做|弄|写|干|付|还|缴|续|签|修|洗|寄|发|送|递|打|填|报|搞|处理|整理|读|背|吃)"
 COMPLETE = re.compile(
-    r"(?:搞定|完成|做完|弄完|办完|干完|写完|交完|办好|弄好|做好|处理完|处理好|买好|买完|取完|取好|结束|交掉)了|"
-    r"已经?(?:完成|搞定|提交|交|做|办|买|取|付|还|打|发|寄)(?:完|好|掉|过)?|打勾|勾掉|标记(?:为)?完成|"
-    r"(?:完成|搞定|做完|办完|弄完)(?:啦|咯|喽)?$|[✅✔☑]"
+    r"(?:搞定|完成|结束|交掉|搞掂|ok|OK|Ok|弄妥|办妥)(?:了|啦|咯|喽)|"
+    rf"{_DONE_VERB}(?:完|好|掉|妥|到|过|上去|出去|过去|回来)(?:了|啦|咯|喽)|"
+    r"已经?(?:完成|搞定|提交|交|做|办|买|取|付|还|打|发|寄|缴|续|签|处理)(?:完|好|掉|过|上去|出去)?|"
+    r"打勾|勾掉|标记(?:为)?完成|"
+    r"(?:完成|搞定|做完|办完|弄完)(?:啦|咯|喽)?$|[✅✔☑]|"
+    r"(?<=[\u4e00-\u9fff]{2})(?P<bare>交|付|缴|还|寄|买|取|办|签|续|报)(?:了|啦)$"  # 水费交了 (not 要把…交了)
 )
+# Cancellation: the words, or 不(再) + verb (+ object) + 了 at the end (羽毛球不打了, 明天不去健身了).
 CANCEL = re.compile(
-    r"取消|不开了|不去了|不办了|删了|删掉|删除|去掉|撤销|作废|不用去了|不要了|黄了|不见了|不约了|不吃了|免了|推掉"
+    r"取消|不开了|不去了|不办了|删了|删掉|删除|去掉|撤销|作废|不用去了|不要了|黄了|不见了|不约了|不吃了|免了|推掉|算了$|"
+    r"不(?:再|想|用)?(?:打|去|开|办|吃|约|见|看|做|买|上|搞|弄|玩|来|聚|跑|游|练|学|参加|出发|过|考|交)"
+    r"(?P<obj1>[^,!?了]{0,6})了(?:吧|哈|啊)?$|"
+    r"(?:不用|不要|别)再?提醒(?:我)?(?P<obj2>[^,!?]{1,12})了(?:吧|哈|啊)?$"
 )
 UPDATE = re.compile(
     r"改到|改成|改为|改在|换到|换成|调到|调整到|调整为|挪到|移到|推迟|延后|延期|推到|提前到|往后推|往前挪|顺延|改一下|改下|改个时间|"
@@ -54,6 +65,7 @@ UPDATE = re.compile(
 )
 
 
+_INTENDED = re.compile(r"要|得|把|记得|需要|别忘|之前|以前|前|明天|后天|下周|提醒")
 IMPERATIVE = re.compile(r"提醒我|叫我|喊我|记一下|帮我记|记下|记得")
 
 
@@ -84,6 +96,8 @@ def classify(text: str, slots: Slots, today: date | None = None) -> Decision:
     create_first = IMPERATIVE.search(text)
     for pattern, action in ((COMPLETE, "complete"), (CANCEL, "cancel"), (UPDATE, "update")):
         m = pattern.search(text)
+        if m and action == "complete" and m.groupdict().get("bare") and _INTENDED.search(text):
+            continue  # 月底前要把报销单交了: an intention, not a report
         if m and not (create_first and create_first.start() < m.start()):
             if action == "update" and "提醒" in text and not _has_title_words(text[:m.start()], slots, m.start()):
                 return Decision("snooze", "snooze.shift")  # 推迟10分钟提醒: about the reminder just delivered
@@ -157,7 +171,8 @@ def _has_deadline(text: str) -> bool:
 
 
 _SNOOZE_FILLER = re.compile(
-    r"再|提醒|叫|喊|通知|催|我|一下|一次|一遍|吧|了|好|请|晚点|晚些|稍后|过|会儿?|待会儿?|等会儿?|一会儿?|[,.!? ]"
+    r"再|提醒|叫|喊|通知|催|我|一下|一次|一遍|吧|了|好|请|晚点|晚些|稍后|过|会儿?|待会儿?|等会儿?|一会儿?|等下|等一下|"
+    r"回头|先|知道|收到|行|嗯|哦|噢|哈|啊|呀|嘛|呗|啦|喔|[,.!? ~]|[\U0001F300-\U0001FAFF\u2600-\u27BF]"
 )
 
 

@@ -28,7 +28,7 @@ def build(text: str, action: str, mentions: list[TimeMention], *, rule: str) -> 
     spans = [m.span for m in (before if action == "update" else mentions)]
     lead_span = collect(mentions, text).lead_span
     spans += [lead_span] if lead_span is not None and verb is None else []
-    spans += [verb.span()] if verb is not None else []
+    spans += _verb_spans(verb) if verb is not None else []
     head = text[: verb.end()] if action == "update" and verb is not None else text
     target = target_of(head, spans)
     dated = next((m for m in before if m.has_date and m.start is not None), None)
@@ -59,6 +59,15 @@ def build(text: str, action: str, mentions: list[TimeMention], *, rule: str) -> 
         question=clarify.question(missing, target=target) if missing else None, rule=rule,
         confidence=0.85 if not missing else 0.7,
     )
+
+
+def _verb_spans(verb: re.Match[str]) -> list[tuple[int, int]]:
+    """The verb's characters, less an object said inside it (明天不去健身了 → 健身 stays the target)."""
+    for name, value in verb.groupdict().items():
+        if name.startswith("obj") and value:
+            b, e = verb.span(name)
+            return [(verb.start(), b), (e, verb.end())]
+    return [verb.span()]
 
 
 def _changes(

@@ -11,6 +11,7 @@ import re
 import sys
 from datetime import datetime, timedelta
 from typing import TextIO
+from zoneinfo import ZoneInfo
 
 from bot.settings import Settings
 
@@ -70,7 +71,8 @@ async def run_chat(settings: Settings, name: str, *, now: datetime | None = None
             wait = _WAIT.match(text)
             if wait and pinned is not None:
                 pinned.advance(timedelta(**{_UNITS[wait.group(2)]: int(wait.group(1))}))
-                print(f"（时间前进到 {pinned.now().astimezone().isoformat(timespec='minutes')}）", file=stdout)
+                shown = pinned.now().astimezone(ZoneInfo(settings.H5_DEFAULT_TIMEZONE))
+                print(f"（时间前进到 {shown.isoformat(timespec='minutes')}）", file=stdout)
                 continue
             await worker.run_once()  # reminders and digests now due go to the in-app queue
             serial += 1

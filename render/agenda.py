@@ -17,7 +17,7 @@ def entry_line(item: Item) -> str:
     if anchor is None:
         return item.title
     when = moment_label(anchor, item.timezone, all_day=item.all_day)
-    return f"{when} {item.title}" + ("（截止）" if item.kind == "task" and not item.all_day else "")
+    return f"{when} {item.title}"
 
 
 def _row(item: Item, tz: str, today: date | None) -> str:
@@ -30,13 +30,13 @@ def _row(item: Item, tz: str, today: date | None) -> str:
         end = local(item.end_at, tz)
         if end.date() == at.date():
             clock += f"–{clock_label(end)}"
-    mark = "（截止）" if item.kind == "task" and not item.all_day else ""
     overdue = "【已过期】" if today is not None and item.kind == "task" and at.date() < today else ""
     bell = ""
     open_reminders = [r for r in item.reminders if r.status in ("pending", "locked")]
     if open_reminders:
-        bell = f" ⏰{clock_label(local(open_reminders[0].remind_at, tz))}"
-    return f"· {overdue}{clock} {item.title}{mark}{bell}"
+        first = open_reminders[0].remind_at
+        bell = " ⏰" if first == anchor else f" ⏰{clock_label(local(first, tz))}"
+    return f"· {overdue}{clock} {item.title}{bell}"
 
 
 def _day_head(day: date, today: date | None) -> str:

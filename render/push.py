@@ -18,8 +18,8 @@ def reminder_text(item: Item, *, remind_at: int) -> str:
         return f"⏰ 提醒：{day_label(when.date())} {item.title}"
     lead = (anchor - remind_at) // 60_000
     tail = f"，还有 {lead} 分钟" if 0 < lead < 24 * 60 else ""
-    verb = "开始" if item.kind == "event" else "截止"
-    return f"⏰ 提醒：{day_label(when.date())} {clock_label(when)} {item.title}{verb}{tail}。"
+    verb = "开始" if item.kind == "event" else ("截止" if lead > 0 else "")  # a task reminded at its time: just do it
+    return f"⏰ 提醒：{day_label(when.date())}{clock_label(when)} {item.title}{verb}{tail}。"
 
 
 def _line(item: Item, tz: str, today: date) -> str:

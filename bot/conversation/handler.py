@@ -93,6 +93,8 @@ class ConversationHandler:
             now = self._clock.now().astimezone(ZoneInfo(user.timezone))
             now_ms = to_ms(now)
             pending = await dialog.load(session, user.id, now_ms=now_ms)
+            # Shown first, so a reminder that waited in-app counts as delivered for a snooze in this message.
+            notices = await inbox.take(session, user.id, now_ms=now_ms)
             ctx = Context(user=user, tz=ZoneInfo(user.timezone), now=now, text=text, service=self._service,
                           links=self._links, message_id=message.msg_id, meeting_offset=self._offset,
                           candidates=pending.candidates if pending else ())
@@ -101,7 +103,6 @@ class ConversationHandler:
                 await dialog.save(session, user.id, ctx.asks[-1], expires_at_ms=now_ms + self._ttl_ms)
             elif pending is not None and outcomes:
                 await dialog.clear(session, user.id)  # answered, replaced by a new request, or called off
-            notices = await inbox.take(session, user.id, now_ms=now_ms)
         turn = o.Turn(outcomes=tuple(outcomes), notices=tuple(n.text for n in notices),
                       expired=sum(n.expired for n in notices))
         return turn, user, to_agent

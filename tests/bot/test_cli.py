@@ -91,12 +91,3 @@ def test_worker_runs_until_sigterm(tmp_path: Path) -> None:
     assert "delivery worker stopped" in output
     assert "Traceback" not in output
 
-
-def test_chat_answers_each_line(tmp_path: Path) -> None:
-    result = subprocess.run([SCHEDBOT, "chat", "--user", "me"], cwd=tmp_path, input="明天下午三点开会\n你好\n",
-                            capture_output=True, text=True, timeout=60)
-    assert result.returncode == 0, result.stderr
-    lines = result.stdout.strip().splitlines()
-    assert lines[0].startswith("schedbot chat")
-    assert "记录" in lines[1]
-    assert "我可以帮你" in lines[2]

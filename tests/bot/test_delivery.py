@@ -83,7 +83,7 @@ async def test_due_reminder_is_pushed_as_a_custom_message(database_url: str, clo
         assert (await app.state.worker.run_once()).sent == 1
     [send] = api.calls_to("message/custom/send")
     assert send.body["touser"] == "o-remind"
-    assert send.body["text"]["content"] == "⏰ 提醒：6月18日（周四） 15:00 会议开始，还有 60 分钟。"
+    assert send.body["text"]["content"] == "⏰ 提醒：6月18日（周四）15:00 会议开始，还有 60 分钟。"
 
 
 async def test_long_text_goes_out_in_parts_with_every_receipt(database_url: str, clock: FrozenClock) -> None:

@@ -60,7 +60,7 @@ async def test_due_reminder_is_queued_then_sent(service: ScheduleService, sessio
     assert (await s.tick()).reminders_queued == 0  # fired once
     [row] = await outbox_rows(sessions)
     assert row.kind == "reminder"
-    assert row.payload["text"] == "⏰ 提醒：6月18日（周四） 15:00 会议开始，还有 60 分钟。"
+    assert row.payload["text"] == "⏰ 提醒：6月18日（周四）15:00 会议开始，还有 60 分钟。"
     channel = RecordingChannel()
     await DeliveryWorker(sessions, clock, {"wechat": channel}).run_once()
     assert [m.openid for m in channel.sent] == ["oU"]

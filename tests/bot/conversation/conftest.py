@@ -1,0 +1,104 @@
+"""A whole bot (create_app) on a fresh database with a frozen clock, talked to through signed /wechat posts."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import httpx
+import pytest
+import xmltodict
+from asgi_lifespan import LifespanManager
+from fastapi import FastAPI
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+
+from bot.app import create_app
+from bot.settings import Settings
+from bot.testing import event_message, sign_request, text_message
+from schedule.domain import User
+from schedule.model import Base
+from schedule.testing import FrozenClock
+
+TOKEN = "convtoken"
+_MSG_IDS = itertools.count(10_000)  # MsgIds are unique across users, like WeChat's
+
+
+@dataclass
+class RecordingAgent:
+    """The agent port: answers with a fixed text and records what it was asked."""
+
+    answer_text: str = "（智能助手的回答）"
+    asked: list[str] = field(default_factory=list)
+
+    async def answer(self, user: User, text: str, *, now: datetime) -> str:
+        self.asked.append(text)
+        return self.answer_text
+
+
+@dataclass
+class Chat:
+    """One WeChat user talking to the bot through the real webhook."""
+
+    client: httpx.AsyncClient
+    clock: FrozenClock
+    openid: str = "o-alice"
+    replies: list[str] = field(default_factory=list)
+
+    async def post(self, body: str) -> str:
+        params = sign_request(TOKEN, timestamp=int(self.clock.now().timestamp()), nonce=f"n{next(_MSG_IDS)}")
+        response = await self.client.post("/wechat", params=params, content=body.encode("utf-8"))
+        assert response.status_code == 200, response.text
+        if response.text == "success":
+            return ""
+        reply = str(xmltodict.parse(response.text, strip_whitespace=False)["xml"]["Content"])
+        self.replies.append(reply)
+        return reply
+
+    async def say(self, text: str) -> str:
+        return await self.post(text_message(self.openid, text, msg_id=next(_MSG_IDS),
+                                            create_time=int(self.clock.now().timestamp())))
+
+    async def click(self, key: str) -> str:
+        return await self.post(event_message(self.openid, "CLICK", key=key,
+                                             create_time=int(self.clock.now().timestamp())))
+
+
+@dataclass
+class Bot:
+    app: FastAPI
+    sessions: async_sessionmaker[AsyncSession]
+    clock: FrozenClock
+    agent: RecordingAgent
+    client: httpx.AsyncClient
+
+    def chat(self, openid: str = "o-alice") -> Chat:
+        return Chat(self.client, self.clock, openid)
+
+    async def rows(self, model: type[Base], **where: object) -> list[object]:
+        async with self.sessions() as session:
+            query = select(model)
+            for name, value in where.items():
+                query = query.where(getattr(model, name) == value)
+            return list((await session.scalars(query.order_by(model.id if hasattr(model, "id") else None)))
+                        .all())
+
+
+def bot_settings(database_url: str, **overrides: object) -> Settings:
+    values: dict[str, object] = {"DATABASE_URL": database_url, "DATABASE_AUTO_MIGRATE": False,
+                                 "WECHAT_APP_ID": "wxconvtest", "WECHAT_APP_SECRET": "secret", "WECHAT_TOKEN": TOKEN,
+                                 "WECHAT_API_BASE": "http://127.0.0.1:9"}
+    values.update(overrides)
+    return Settings(_env_file=None, **values)  # type: ignore[call-arg]
+
+
+@pytest.fixture
+async def bot(database_url: str, engine: AsyncEngine, sessions: async_sessionmaker[AsyncSession],
+              clock: FrozenClock) -> AsyncIterator[Bot]:
+    agent = RecordingAgent()
+    app = create_app(bot_settings(database_url), clock=clock, engine=engine, agent=agent, run_worker=False)
+    async with LifespanManager(app), httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
+                                                      base_url="http://test") as client:
+        yield Bot(app, sessions, clock, agent, client)

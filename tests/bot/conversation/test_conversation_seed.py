@@ -1,0 +1,86 @@
+"""The seed's eight acceptance sentences, end to end through /wechat with a fixed clock, checking rows.
+
+The clock is 2026-06-18 10:00 Asia/Shanghai, a Thursday.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+from conftest import Bot
+
+from schedule.clock import to_ms
+from schedule.model import DialogStateRow, DigestSubscriptionRow, ReminderRow, ScheduleItemRow
+
+SH = ZoneInfo("Asia/Shanghai")
+
+
+def at(month: int, day: int, hour: int = 0, minute: int = 0) -> int:
+    return to_ms(datetime(2026, month, day, hour, minute, tzinfo=SH))
+
+
+async def test_the_eight_sentences(bot: Bot) -> None:
+    chat = bot.chat()
+
+    # 1. Missing time → ask, store nothing but the open question.
+    reply = await chat.say("我明天要去开会，帮我记录增加一个提醒")
+    assert reply == "可以。我先记下“明天开会”。会议大概几点开始，提前多久提醒你？"
+    assert await bot.rows(ScheduleItemRow) == []
+    assert len(await bot.rows(DialogStateRow)) == 1
+
+    # 2. The answer "不提醒，先记一下" completes it: recorded, no reminder.
+    reply = await chat.say("不提醒，先记一下")
+    [item] = await bot.rows(ScheduleItemRow)
+    assert "开会" in item.title and item.kind == "task" and item.all_day and item.local_date == "2026-06-19"
+    assert await bot.rows(ReminderRow) == []
+    assert await bot.rows(DialogStateRow) == []
+    assert reply.startswith("已记录到待办列表：6月19日（周五）") and "未设置提醒" in reply
+
+    # 3. A meeting at 15:00 gets the default reminder at 14:00.
+    reply = await chat.say("今天下午三点有个会")
+    assert reply == "已记录：6月18日（周四）15:00 会议。我会提前 1 小时，也就是 14:00 提醒你。"
+    meeting = (await bot.rows(ScheduleItemRow, title="会议"))[0]
+    assert (meeting.kind, meeting.start_at) == ("event", at(6, 18, 15))
+    [reminder] = await bot.rows(ReminderRow, item_id=meeting.id)
+    assert (reminder.remind_at, reminder.offset_minutes, reminder.status) == (at(6, 18, 14), 60, "pending")
+
+    # 4. An explicit reminder time wins.
+    reply = await chat.say("明天上午九点提醒我带材料")
+    task = (await bot.rows(ScheduleItemRow, title="带材料"))[0]
+    assert (task.kind, task.due_at) == ("task", at(6, 19, 9))
+    assert [r.remind_at for r in await bot.rows(ReminderRow, item_id=task.id)] == [at(6, 19, 9)]
+    assert reply.startswith("已记录：6月19日（周五）09:00 带材料")
+
+    # 5. Daily digest at 07:00, next run tomorrow morning.
+    reply = await chat.say("每天早上7点给我发一天的待办记录")
+    [digest] = await bot.rows(DigestSubscriptionRow)
+    assert (digest.kind, digest.local_time, digest.status, digest.channel) == ("todo_day", "07:00", "active", "wechat")
+    assert digest.next_run_at == at(6, 19, 7)
+    assert "07:00" in reply and "6月19日（周五）07:00" in reply
+
+    # 6. The itinerary without a range: the next 7 days, grouped by date.
+    reply = await chat.say("看看我的行程计划")
+    assert reply.startswith("6月18日（周四）到6月24日（周三）的安排（3 项）")
+    assert reply.index("6月18日（周四） 今天") < reply.index("15:00 会议") < reply.index("6月19日（周五） 明天")
+    assert "带材料" in reply and "开会" in reply
+
+    # 7. Tomorrow only.
+    reply = await chat.say("看看明天行程")
+    assert reply.startswith("6月19日（周五）的安排（2 项）")
+    assert "带材料" in reply and "会议" not in reply
+
+    # 8. A page of this week: the week's list (Mon 6/15 – Sun 6/21).
+    reply = await chat.say("生成一个好看的本周行程页面")
+    assert "6月15日（周一）到6月21日（周日）" in reply and "带材料" in reply
+    assert len(await bot.rows(ScheduleItemRow)) == 3  # queries stored nothing
+    assert all(len(r.encode("utf-8")) <= 2048 for r in chat.replies)
+
+
+async def test_menu_clicks_answer_like_the_sentences(bot: Bot) -> None:
+    chat = bot.chat()
+    await chat.say("明天上午九点提醒我带材料")
+    today = await chat.click("TODAY")
+    week = await chat.click("WEEK")
+    assert today.startswith("6月18日（周四）") and "没有安排" in today
+    assert week.startswith("6月15日（周一）到6月21日（周日）") and "带材料" in week

@@ -127,7 +127,7 @@ def create_app(
         agent = build_agent(settings, service=service, sessions=sessions, clock=clock,
                             page_link=agent_page_link if settings.H5_SCHEDULE_ENABLED else None)
     handler = handler or ConversationHandler(
-        service, clock, agent=agent, links=None,
+        service, clock, agent=agent, links=page_links if settings.H5_SCHEDULE_ENABLED else None,
         meeting_offset_minutes=settings.H5_REMINDER_DEFAULT_MEETING_OFFSET_MINUTES,
         dialog_ttl_minutes=settings.H5_DIALOG_TTL_MINUTES)
     worker = delivery_worker(settings, sessions, clock, client)

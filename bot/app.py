@@ -184,7 +184,10 @@ def create_app(
         except Exception:
             log.warning("health check: database unreachable")
             return JSONResponse({"status": "degraded", "database": "unreachable"}, status_code=503)
-        return JSONResponse({"status": "ok", "database": "ok"})
+        health = {"status": "ok", "database": "ok"}
+        if client is not None and client.misconfigured:  # bad AppID/secret, IP not whitelisted (issue 11)
+            health["wechat"] = f"misconfigured: {client.misconfigured}"
+        return JSONResponse(health)
 
     app.add_middleware(BodyLimit)
     app.add_middleware(RequestLog)  # outermost: every answer, 413s included, gets an id and an access line

@@ -1,7 +1,10 @@
 """WeChatClient: the service-account HTTP API on httpx.AsyncClient (tokens, custom/typing/template sends).
 
 Every business call goes through `_call`, which refreshes the token once and retries once on
-an auth errcode and never loops; errcodes become classified `WeChatError`s (errors.py).
+an auth errcode and never loops (a forced refresh at most once a minute, shared through the token
+store); errcodes become classified `WeChatError`s (errors.py). A configuration errcode (bad
+AppID/secret, IP not whitelisted) pauses every call for `config_pause_s`, logs one line naming
+the setting, and shows in `misconfigured` (for /healthz).
 """
 
 from __future__ import annotations
@@ -9,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +26,7 @@ from schedule.clock import Clock, now_ms
 
 log = logging.getLogger(__name__)
 DEFAULT_TIMEOUT = httpx.Timeout(5.0, connect=3.0)
+_IP = re.compile(r"invalid ip ([0-9a-fA-F.:]+)")
 
 
 @dataclass(frozen=True)
@@ -40,7 +45,7 @@ class WeChatClient:
                  clock: Clock, api_base: str = "https://api.weixin.qq.com",
                  transport: httpx.AsyncBaseTransport | None = None,
                  timeout: httpx.Timeout = DEFAULT_TIMEOUT, token_poll_s: float = 0.05,
-                 token_wait_polls: int = 200) -> None:
+                 token_wait_polls: int = 200, config_pause_s: int = 300) -> None:
         self.app_id = app_id
         self._secret = app_secret
         self._clock = clock
@@ -50,6 +55,10 @@ class WeChatClient:
         self._lock = asyncio.Lock()
         self._poll_s = token_poll_s
         self._wait_polls = token_wait_polls
+        self._config_pause_ms = config_pause_s * 1000
+        self._config_error: WeChatAPIError | None = None
+        self._config_paused_until = 0
+        self.misconfigured: str | None = None  # what to fix, while a configuration errcode stands
 
     async def aclose(self) -> None:
         await self._http.aclose()
@@ -82,7 +91,7 @@ class WeChatClient:
     async def _refresh(self, lease: str, stale: str | None) -> str:
         try:
             token, expires_in = await self._fetch_token(force=False)
-            if stale is not None and token == stale:
+            if stale is not None and token == stale and await self._store.claim_forced_refresh():
                 token, expires_in = await self._fetch_token(force=True)
         except BaseException:
             await self._store.release(lease)
@@ -104,7 +113,25 @@ class WeChatClient:
 
     # --- transport ----------------------------------------------------------------------
 
+    def _check_configured(self) -> None:
+        error = self._config_error
+        if error is not None and now_ms(self._clock) < self._config_paused_until:
+            raise WeChatAPIError(error.errcode or 0, error.errmsg, api=error.api)  # no call: it would fail alike
+
+    def _configuration_failed(self, error: WeChatAPIError) -> None:
+        rule = error.rule
+        ip = _IP.search(error.errmsg)
+        what = f"errcode {error.errcode} ({rule.meaning}): check {rule.setting}"
+        if ip:
+            what += f"; whitelist {ip.group(1)}"
+        if what != self.misconfigured:
+            log.error("wechat API misconfigured, pausing WeChat calls for %ds: %s", self._config_pause_ms // 1000,
+                      what)
+        self.misconfigured, self._config_error = what, error
+        self._config_paused_until = now_ms(self._clock) + self._config_pause_ms
+
     async def _post(self, api: str, body: dict[str, Any], *, token: str | None) -> dict[str, Any]:
+        self._check_configured()
         params = {"access_token": token} if token is not None else None
         try:
             response = await self._http.post(f"/cgi-bin/{api}", params=params, json=body)
@@ -122,7 +149,13 @@ class WeChatClient:
             raise WeChatTransportError(f"{api}: body is not a JSON object")
         errcode = data.get("errcode", 0)
         if errcode:
-            raise WeChatAPIError(int(errcode), str(data.get("errmsg", "")), api=api)
+            error = WeChatAPIError(int(errcode), str(data.get("errmsg", "")), api=api)
+            if error.rule.setting is not None:
+                self._configuration_failed(error)
+            raise error
+        if self._config_error is not None:
+            log.info("wechat API configuration fixed: calls succeed again")
+            self._config_error, self.misconfigured = None, None
         return data
 
     async def _call(self, api: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -133,8 +166,11 @@ class WeChatClient:
             if exc.failure is not FailureClass.AUTH:
                 raise
             log.warning("wechat %s: errcode %s, refreshing the access token once", api, exc.errcode)
-        token = await self.access_token(stale=token)
-        return await self._post(api, body, token=token)  # a second auth error propagates: no loop
+            rejected = exc
+        fresh = await self.access_token(stale=token)
+        if fresh == token:  # no new token (forced refresh already spent this minute): the retry would fail
+            raise rejected
+        return await self._post(api, body, token=fresh)  # a second auth error propagates: no loop
 
     # --- business APIs ------------------------------------------------------------------
 

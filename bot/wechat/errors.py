@@ -10,7 +10,7 @@ class FailureClass(StrEnum):
     TRANSIENT = "transient"  # retry with backoff and jitter
     RATE_LIMIT = "rate_limit"  # wait (45011 ≥ 60 s) or stop the API until tomorrow (45009)
     AUTH = "auth"  # refresh the token once, retry once
-    WINDOW = "window"  # customer-service window closed: next rung of the channel ladder
+    WINDOW = "window"  # this rung cannot reach the user now (window closed, refused): next rung of the ladder
     GONE = "gone"  # the user is unreachable: fail, stop pushing to them
     INVALID_PAYLOAD = "invalid_payload"  # 45002 split and resend; 47003 fail and alert
     UNKNOWN = "unknown"  # retry, then fail
@@ -24,6 +24,7 @@ class ErrcodeRule:
     until_tomorrow: bool = False  # the daily quota is spent
     split: bool = False  # resend the text in ≤ 2048-byte parts
     alert: bool = False  # needs an operator
+    setting: str | None = None  # a configuration failure: what to fix; the client stops calling the API
 
 
 ERRCODES: dict[int, ErrcodeRule] = {
@@ -39,6 +40,16 @@ ERRCODES: dict[int, ErrcodeRule] = {
     43019: ErrcodeRule(FailureClass.GONE, "user is in the blacklist"),
     45002: ErrcodeRule(FailureClass.INVALID_PAYLOAD, "content size out of limit", split=True),
     47003: ErrcodeRule(FailureClass.INVALID_PAYLOAD, "argument invalid (template data)", alert=True),
+    # Not worth a retry: the same call fails the same way.
+    43101: ErrcodeRule(FailureClass.WINDOW, "user refused to accept the message"),
+    40037: ErrcodeRule(FailureClass.WINDOW, "invalid template_id (check WECHAT_TEMPLATE_ID_REMINDER)", alert=True),
+    40003: ErrcodeRule(FailureClass.GONE, "invalid openid"),
+    # Configuration failures: no row can succeed until an operator fixes the setting (the client
+    # pauses the API and names it); rows wait like a rate limit instead of burning their attempts.
+    40013: ErrcodeRule(FailureClass.RATE_LIMIT, "invalid appid", retry_after_s=600, setting="WECHAT_APP_ID"),
+    40125: ErrcodeRule(FailureClass.RATE_LIMIT, "invalid appsecret", retry_after_s=600, setting="WECHAT_APP_SECRET"),
+    40164: ErrcodeRule(FailureClass.RATE_LIMIT, "caller IP not in the API IP whitelist", retry_after_s=600,
+                       setting="the IP whitelist (公众号后台 → 基本配置 → IP白名单)"),
 }
 _UNKNOWN = ErrcodeRule(FailureClass.UNKNOWN, "unclassified errcode")
 

@@ -1,7 +1,8 @@
 """The access token shared by every process through the access_tokens table, refreshed under a lease.
 
 One process wins the lease (a conditional UPDATE) and fetches; the others poll the row
-until the new token appears, so N processes starting cold make one token request.
+until the new token appears, so N processes starting cold make one token request. A second
+row (`<name>:force`) spaces forced refreshes out: WeChat allows only 20 a day.
 """
 
 from __future__ import annotations
@@ -48,15 +49,32 @@ class TokenStore:
             return None
         return CachedToken(row.token, row.expires_at)
 
-    async def _ensure_row(self) -> None:
-        if self._row_ready:
+    async def _ensure_row(self, name: str | None = None) -> None:
+        if name is None and self._row_ready:
             return
         try:
             async with self._sessions.begin() as session:
-                session.add(AccessTokenRow(name=self.name, token=None, expires_at=0, lease_until=0))
+                session.add(AccessTokenRow(name=name or self.name, token=None, expires_at=0, lease_until=0))
         except IntegrityError:
             pass  # another process created it first
-        self._row_ready = True
+        if name is None:
+            self._row_ready = True
+
+    async def claim_forced_refresh(self, *, every_ms: int = 60_000) -> bool:
+        """True for at most one caller per `every_ms`, across processes: a persistent 40001 must not
+        spend the day's 20 forced refreshes one failing row after another."""
+        name = f"{self.name}:force"
+        now = now_ms(self._clock)
+        for attempt in range(2):
+            async with self._sessions.begin() as session:
+                result = await session.execute(
+                    update(AccessTokenRow).where(AccessTokenRow.name == name, AccessTokenRow.lease_until <= now)
+                    .values(lease_until=now + every_ms))
+            if result.rowcount == 1:  # type: ignore[attr-defined]
+                return True
+            if attempt == 0:
+                await self._ensure_row(name)  # first forced refresh ever: create the row, then claim it
+        return False
 
     async def acquire(self, stale: str | None) -> str | None:
         """Take the refresh lease when the token is missing, expired or equal to `stale`; else None."""

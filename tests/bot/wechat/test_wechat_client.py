@@ -185,10 +185,14 @@ async def test_bad_secret_fails_and_releases_the_lease(
         api: FakeWeChatAPI, sessions: async_sessionmaker[AsyncSession], clock: FrozenClock) -> None:
     client = WeChatClient(app_id=api.app_id, app_secret="wrong", sessions=sessions, clock=clock,
                           api_base=api.base_url, token_poll_s=0.01, token_wait_polls=5)
-    for _ in range(2):  # the second attempt can lease again: no stuck lease
+    for _ in range(2):  # the second attempt can lease again (no stuck lease) but the API is paused
         with pytest.raises(WeChatAPIError) as info:
             await client.access_token()
         assert info.value.errcode == 40125
+    assert len(api.calls_to("stable_token")) == 1
+    clock.advance(seconds=301)  # after the configuration pause: one more real try, still refused
+    with pytest.raises(WeChatAPIError):
+        await client.access_token()
     assert len(api.calls_to("stable_token")) == 2
     await client.aclose()
 

@@ -20,6 +20,12 @@ SPEC_TABLE = {
     45002: FailureClass.INVALID_PAYLOAD,
     47003: FailureClass.INVALID_PAYLOAD,
 }
+NOT_RETRIED = {  # issue 11: the same call would fail the same way
+    43101: FailureClass.WINDOW,  # the user refused the message: next rung
+    40037: FailureClass.WINDOW,  # bad template id: next rung (and an operator alert)
+    40003: FailureClass.GONE,  # bad openid
+}
+CONFIGURATION = {40013: "WECHAT_APP_ID", 40125: "WECHAT_APP_SECRET", 40164: "IP whitelist"}
 
 
 @pytest.mark.parametrize(("errcode", "failure"), sorted(SPEC_TABLE.items()))
@@ -29,10 +35,22 @@ def test_spec_errcodes_classified(errcode: int, failure: FailureClass) -> None:
 
 
 def test_table_is_exactly_the_spec() -> None:
-    assert set(ERRCODES) == set(SPEC_TABLE)
+    assert set(ERRCODES) == set(SPEC_TABLE) | set(NOT_RETRIED) | set(CONFIGURATION)
 
 
-@pytest.mark.parametrize("errcode", [40003, 48001, 99999, 1])
+@pytest.mark.parametrize(("errcode", "failure"), sorted(NOT_RETRIED.items()))
+def test_errcodes_that_are_not_retried(errcode: int, failure: FailureClass) -> None:
+    assert classify(errcode) is failure and not WeChatAPIError(errcode, "").retryable
+
+
+@pytest.mark.parametrize(("errcode", "setting"), sorted(CONFIGURATION.items()))
+def test_configuration_errcodes_name_the_setting_and_wait(errcode: int, setting: str) -> None:
+    rule = rule_for(errcode)
+    assert rule.setting is not None and setting in rule.setting
+    assert (rule.retry_after_s or 0) >= 600  # rows wait for the operator instead of burning attempts
+
+
+@pytest.mark.parametrize("errcode", [48001, 99999, 1])
 def test_other_errcodes_are_unknown(errcode: int) -> None:
     assert classify(errcode) is FailureClass.UNKNOWN
     assert WeChatAPIError(errcode, "").retryable

@@ -7,7 +7,8 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from bot.api_models import MAX_MS, MIN_MS, ItemIn, ItemList, ItemOut, ItemPatch, ReminderOut
+from bot.api_models import EpochMs, ItemIn, ItemList, ItemOut, ItemPatch, ReminderOut, Timing
+from schedule.clock import now_ms
 from schedule.domain import ItemChanges, NewItem, NewReminder, User
 from schedule.service import ScheduleService
 
@@ -32,15 +33,33 @@ async def current_user(
     return user
 
 
+def timing_of(request: Request) -> Timing:
+    """Now and the catch-up window, so responses can say what happens to a reminder in the past."""
+    catchup_hours: int = request.app.state.settings.H5_REMINDER_CATCHUP_HOURS
+    return Timing(now_ms=now_ms(request.app.state.clock), catchup_ms=catchup_hours * 3_600_000)
+
+
+def json_body(request: Request) -> None:
+    """A body must be JSON: a missing content-type is read as JSON, another one is refused with a clear 415."""
+    content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if request.method in ("POST", "PATCH", "PUT") and content_type and \
+            not (content_type == "application/json" or content_type.endswith("+json")):
+        raise HTTPException(415, "send JSON with content-type application/json")
+
+
 Caller = Annotated[User, Depends(current_user)]
 Service = Annotated[ScheduleService, Depends(service_of)]
+Now = Annotated[Timing, Depends(timing_of)]
 RowId = Annotated[int, Path(ge=1, lt=1 << 62)]
 
-router = APIRouter(prefix="/api/schedule", tags=["schedule"])
+# strict_content_type=False: curl without -H content-type still works. The API authenticates with bearer
+# tokens, never cookies, so the CSRF reason for strictness does not apply.
+router = APIRouter(prefix="/api/schedule", tags=["schedule"], dependencies=[Depends(json_body)],
+                   strict_content_type=False)
 
 
 @router.post("/items", status_code=201)
-async def create_item(body: ItemIn, user: Caller, service: Service) -> ItemOut:
+async def create_item(body: ItemIn, user: Caller, service: Service, timing: Now) -> ItemOut:
     anchor = body.start_at if body.kind == "event" else body.due_at
     reminders: tuple[NewReminder, ...] = ()
     if body.reminder is not None:
@@ -54,16 +73,17 @@ async def create_item(body: ItemIn, user: Caller, service: Service) -> ItemOut:
         kind=body.kind, title=body.title, timezone=body.timezone or user.timezone, start_at=body.start_at,
         end_at=body.end_at, due_at=body.due_at, all_day=body.all_day, description=body.description,
         location=body.location, source_channel="api", source_text=body.source_text, reminders=reminders,
+        recurrence=body.recurrence.to_domain() if body.recurrence else None,
     ))
-    return ItemOut.of(item)
+    return ItemOut.of(item, timing=timing)
 
 
 @router.get("/items")
 async def list_items(
     user: Caller,
     service: Service,
-    from_: Annotated[int | None, Query(alias="from", ge=MIN_MS, lt=MAX_MS)] = None,
-    to: Annotated[int | None, Query(ge=MIN_MS, lt=MAX_MS)] = None,
+    from_: Annotated[EpochMs | None, Query(alias="from")] = None,
+    to: Annotated[EpochMs | None, Query()] = None,
     kind: Literal["task", "event"] | None = None,
     include_reminders: Annotated[bool, Query()] = False,
     include_undated: Annotated[bool, Query()] = True,
@@ -76,14 +96,16 @@ async def list_items(
 
 
 @router.get("/items/{item_id}")
-async def get_item(item_id: RowId, user: Caller, service: Service) -> ItemOut:
-    return ItemOut.of(await service.get_item(user.id, item_id))
+async def get_item(item_id: RowId, user: Caller, service: Service, timing: Now) -> ItemOut:
+    return ItemOut.of(await service.get_item(user.id, item_id), timing=timing)
 
 
 @router.patch("/items/{item_id}")
-async def update_item(item_id: RowId, body: ItemPatch, user: Caller, service: Service) -> ItemOut:
-    changes = ItemChanges(**body.model_dump(exclude_unset=True, exclude_none=True))
-    return ItemOut.of(await service.update_item(user.id, item_id, changes))
+async def update_item(item_id: RowId, body: ItemPatch, user: Caller, service: Service, timing: Now) -> ItemOut:
+    sent = body.model_dump(exclude_unset=True)
+    clear_end = "end_at" in sent and sent["end_at"] is None
+    changes = ItemChanges(**{k: v for k, v in sent.items() if v is not None}, clear_end=clear_end)
+    return ItemOut.of(await service.update_item(user.id, item_id, changes), timing=timing)
 
 
 @router.post("/items/{item_id}/complete")

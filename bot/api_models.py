@@ -2,18 +2,46 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+import re
+from typing import Annotated, Any, Literal
 from zoneinfo import ZoneInfo
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
+from bot.api_recurrence import RecurrenceIn
 from schedule.domain import Item, Reminder
 
-# Instants are epoch milliseconds UTC; anything outside 1970–2100 is a client bug, not a plan.
-MIN_MS = 0
+# Instants are epoch milliseconds UTC. Before 2000 is almost always epoch *seconds* sent by mistake
+# (1781766000 s read as ms is January 1970), after 2100 a client bug: both are refused.
+MIN_MS = 946_684_800_000  # 2000-01-01T00:00Z
 MAX_MS = 4_102_444_800_000  # 2100-01-01T00:00Z
-EpochMs = Annotated[int, Field(ge=MIN_MS, lt=MAX_MS, description="epoch milliseconds (UTC)")]
-Title = Annotated[str, Field(min_length=1, max_length=200)]
+EPOCH_MS_EXPECTED = "epoch milliseconds expected (an instant between 2000 and 2100, e.g. 1781766000000)"
+# The characters the chat path blanks (intent/normalise.py): C0/C1 controls, zero-width, bidi, surrogates.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ud800-\udfff]")
+_CONTROL_KEEP_LINES = re.compile(
+    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ud800-\udfff]")
+
+
+def _epoch_ms(value: int) -> int:
+    if not MIN_MS <= value < MAX_MS:
+        raise ValueError(EPOCH_MS_EXPECTED)
+    return value
+
+
+def _one_line(value: Any) -> Any:
+    """Blank control characters (as the chat path does) and collapse runs of whitespace."""
+    return " ".join(_CONTROL.sub(" ", value).split()) if isinstance(value, str) else value
+
+
+def _text(value: Any) -> Any:
+    """Multi-line text keeps newlines and tabs; other control characters are removed."""
+    return _CONTROL_KEEP_LINES.sub("", value).strip() if isinstance(value, str) else value
+
+
+EpochMs = Annotated[int, AfterValidator(_epoch_ms), Field(description="epoch milliseconds (UTC)")]
+Title = Annotated[str, BeforeValidator(_one_line), Field(min_length=1, max_length=200)]
+Line = Annotated[str, BeforeValidator(_one_line), Field(max_length=200)]
+Text = Annotated[str, BeforeValidator(_text), Field(max_length=2000)]
 Channel = Literal["wechat", "template", "inapp"]
 
 
@@ -44,15 +72,16 @@ class ReminderIn(_Body):
 class ItemIn(_Body):
     kind: Literal["task", "event"]
     title: Title
-    description: str | None = Field(None, max_length=2000)
-    location: str | None = Field(None, max_length=200)
+    description: Text | None = None
+    location: Line | None = None
     start_at: EpochMs | None = None
     end_at: EpochMs | None = None
     due_at: EpochMs | None = None
     all_day: bool = False
     timezone: str | None = Field(None, max_length=64)
-    source_text: str | None = Field(None, max_length=2000)
+    source_text: Text | None = None
     reminder: ReminderIn | None = None
+    recurrence: RecurrenceIn | None = None
 
     _tz = field_validator("timezone")(lambda v: v if v is None else check_timezone(v))
 
@@ -67,13 +96,17 @@ class ItemIn(_Body):
         anchor = self.start_at if self.kind == "event" else self.due_at
         if self.reminder and self.reminder.remind_at is None and anchor is None:
             raise ValueError("offset_minutes needs the item's start_at or due_at")
+        if self.recurrence is not None and anchor is None:
+            raise ValueError("recurrence needs the item's start_at or due_at (the first occurrence)")
         return self
 
 
 class ItemPatch(_Body):
+    """Only the fields sent change. `null` is refused except for `end_at`, where it removes the end."""
+
     title: Title | None = None
-    description: str | None = Field(None, max_length=2000)
-    location: str | None = Field(None, max_length=200)
+    description: Text | None = None
+    location: Line | None = None
     start_at: EpochMs | None = None
     end_at: EpochMs | None = None
     due_at: EpochMs | None = None
@@ -81,6 +114,29 @@ class ItemPatch(_Body):
     timezone: str | None = Field(None, max_length=64)
 
     _tz = field_validator("timezone")(lambda v: v if v is None else check_timezone(v))
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_nulls(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            nulls = sorted(k for k, v in data.items() if v is None and k != "end_at")
+            if nulls:
+                raise ValueError(f"{', '.join(nulls)} cannot be null: leave a field out to keep it")
+        return data
+
+
+class Timing(BaseModel):
+    """What the worker will do with a pending reminder, given now and the catch-up window (rule 15)."""
+
+    now_ms: int
+    catchup_ms: int
+
+    def delivery(self, reminder: Reminder) -> Literal["scheduled", "now", "expired"] | None:
+        if reminder.status != "pending":
+            return None
+        if reminder.remind_at > self.now_ms:
+            return "scheduled"
+        return "now" if self.now_ms - reminder.remind_at <= self.catchup_ms else "expired"
 
 
 class ReminderOut(BaseModel):
@@ -90,11 +146,16 @@ class ReminderOut(BaseModel):
     offset_minutes: int | None
     channel: str
     status: str
+    delivery: Literal["scheduled", "now", "expired"] | None = Field(None, description=(
+        "for a pending reminder: scheduled (in the future); now (in the past but within "
+        "H5_REMINDER_CATCHUP_HOURS: sent at once); expired (older: marked expired and reported to the user "
+        "on their next message instead of sent)"))
 
     @classmethod
-    def of(cls, reminder: Reminder) -> ReminderOut:
+    def of(cls, reminder: Reminder, timing: Timing | None = None) -> ReminderOut:
         return cls(id=reminder.id, item_id=reminder.item_id, remind_at=reminder.remind_at,
-                   offset_minutes=reminder.offset_minutes, channel=reminder.channel, status=reminder.status)
+                   offset_minutes=reminder.offset_minutes, channel=reminder.channel, status=reminder.status,
+                   delivery=timing.delivery(reminder) if timing else None)
 
 
 class ItemOut(BaseModel):
@@ -111,16 +172,18 @@ class ItemOut(BaseModel):
     description: str | None
     location: str | None
     rrule: str | None = None
+    recurrence: RecurrenceIn | None = None
     reminders: list[ReminderOut] | None = None
 
     @classmethod
-    def of(cls, item: Item, *, with_reminders: bool = True) -> ItemOut:
+    def of(cls, item: Item, *, with_reminders: bool = True, timing: Timing | None = None) -> ItemOut:
         return cls(
             id=item.id, kind=item.kind, title=item.title, status=item.status, start_at=item.start_at,
             end_at=item.end_at, due_at=item.due_at, all_day=item.all_day, local_date=item.local_date,
             timezone=item.timezone, description=item.description, location=item.location,
             rrule=item.recurrence.rrule if item.recurrence else None,
-            reminders=[ReminderOut.of(r) for r in item.reminders] if with_reminders else None,
+            recurrence=RecurrenceIn.of(item.recurrence) if item.recurrence else None,
+            reminders=[ReminderOut.of(r, timing) for r in item.reminders] if with_reminders else None,
         )
 
 

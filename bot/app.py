@@ -9,14 +9,15 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from fastapi_offline import FastAPIOffline
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from bot import api
+from bot import api, home
 from bot.agent import build_agent
 from bot.conversation import ConversationHandler
 from bot.handler import Handler
@@ -68,8 +69,12 @@ class BodyLimit:
             await JSONResponse({"detail": "request body too large"}, status_code=413)(scope, receive, send)
 
 
-class _TooLarge(Exception):
-    pass
+class _TooLarge(HTTPException):
+    """Raised from `receive` once a chunked body passes the limit: FastAPI re-raises HTTPExceptions from body
+    parsing (any other error becomes 400 "There was an error parsing the body"), so the answer is 413."""
+
+    def __init__(self) -> None:
+        super().__init__(413, "request body too large")
 
 
 def _install_error_handlers(app: FastAPI) -> None:
@@ -163,7 +168,10 @@ def create_app(
             if owns_engine:
                 await engine.dispose()
 
-    app = FastAPI(title="schedbot", version="0.1.0", lifespan=lifespan)
+    # Docs assets come from the package (fastapi-offline), not a CDN often unreachable in mainland China;
+    # validatorUrl None stops Swagger UI from fetching a badge from validator.swagger.io.
+    app = FastAPIOffline(title="schedbot", version=home.VERSION, lifespan=lifespan,
+                         swagger_ui_parameters={"validatorUrl": None})
     app.state.settings, app.state.clock, app.state.service = settings, clock, service
     app.state.sessions, app.state.engine, app.state.transport = sessions, engine, transport
     app.state.agent, app.state.handler = agent, handler
@@ -175,6 +183,8 @@ def create_app(
         app.include_router(pages_router(page_links, service, sessions, clock))
     if router is not None:
         app.include_router(router)
+
+    app.include_router(home.router)
 
     @app.get("/healthz", tags=["ops"])
     async def healthz() -> JSONResponse:

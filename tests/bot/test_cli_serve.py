@@ -84,3 +84,45 @@ def test_single_process_text_logs_carry_the_request_id(tmp_path: Path) -> None:
     assert "Application shutdown complete" in output
     line = next(line for line in output.splitlines() if "[rid-7]" in line)
     assert "127.0.0.1 GET /healthz 200" in line  # without --proxy-headers the forwarded address is ignored
+
+
+def test_sigterm_lets_an_in_flight_request_finish(tmp_path: Path) -> None:
+    import threading
+
+    token = run(["user", "token", "bob"], tmp_path).stdout.strip().splitlines()[-1]
+    port = free_port()
+    server = subprocess.Popen([SCHEDBOT, "serve", "--port", str(port)], cwd=tmp_path, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
+    base = f"http://127.0.0.1:{port}"
+    started, release = threading.Event(), threading.Event()
+    answers: list[httpx.Response] = []
+
+    def body():  # type: ignore[no-untyped-def]
+        yield b'{"kind": "task", '
+        started.set()
+        release.wait(30)  # the rest of the body only after the server was told to stop
+        yield '"title": "关机前"}'.encode()
+
+    def send() -> None:
+        answers.append(httpx.post(f"{base}/api/schedule/items", content=body(), timeout=30,
+                                  headers={"Authorization": f"Bearer {token}", "content-type": "application/json"}))
+
+    try:
+        wait_healthy(base, server)
+        sender = threading.Thread(target=send)
+        sender.start()
+        assert started.wait(10)
+        server.send_signal(signal.SIGTERM)
+        assert server.stdout is not None
+        for line in server.stdout:
+            if "Shutting down" in line:
+                break
+        release.set()
+        sender.join(30)
+    finally:
+        release.set()
+        server.send_signal(signal.SIGTERM)
+        output = server.communicate(timeout=60)[0]
+    assert [a.status_code for a in answers] == [201], output
+    assert answers[0].json()["title"] == "关机前"
+    assert "Application shutdown complete" in output and "Traceback" not in output

@@ -137,6 +137,7 @@ async def _issue_token(settings: Settings, name: str) -> int:
     finally:
         await engine.dispose()
     print(f"user {user.id} ({user.wechat_openid}); use: Authorization: Bearer <token>")
+    print("a user has one token: the previous one, if any, stops working now", file=sys.stderr)
     print(token)
     return 0
 

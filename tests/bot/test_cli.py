@@ -32,6 +32,7 @@ def test_user_token_prints_a_fresh_token_on_its_last_line(tmp_path: Path) -> Non
     assert first.returncode == 0 and second.returncode == 0, first.stderr
     token_1, token_2 = first.stdout.strip().splitlines()[-1], second.stdout.strip().splitlines()[-1]
     assert token_1.startswith("sb_") and token_2.startswith("sb_") and token_1 != token_2
+    assert "the previous one, if any, stops working now" in second.stderr
     assert (tmp_path / "schedbot.db").exists()
     assert token_1 not in (tmp_path / "schedbot.db").read_bytes().decode("latin-1")  # only the hash is stored
 

@@ -16,7 +16,7 @@ TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 class PageActions:
     """What the private page needs to print its one-tap forms (the public share page gets None)."""
 
-    base: str  # /p/{token}: forms post below it
+    base: str  # /p/{token}: the one form posts here, each button naming its action ("complete:12")
     csrf: str
     range_from: str  # the shown range, echoed so the redirect comes back to it
     range_to: str
@@ -31,6 +31,7 @@ class PageRenderer:
     def __init__(self, directory: Path = TEMPLATES) -> None:
         self._env = Environment(loader=FileSystemLoader(directory), autoescape=True, undefined=StrictUndefined,
                                 trim_blocks=True, lstrip_blocks=True, auto_reload=False)
+        self._env.globals["SNOOZE"] = (("10m", "10 分钟"), ("1h", "1 小时"), ("morning", "明早"))
         self._itinerary = self._env.get_template("itinerary.html")
         self._empty = self._env.get_template("empty.html")
         self._error = self._env.get_template("error.html")

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, date, datetime, timedelta
+from functools import lru_cache
 from zoneinfo import ZoneInfo
 
-from icalendar import Alarm, Calendar, Event, Todo, vRecur
+from icalendar import Alarm, Calendar, Event, Timezone, Todo, vRecur
 
 from render.timefmt import local
 from schedule.domain import Item
@@ -23,7 +24,11 @@ WEEKDAYS_CN = "FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR"  # 调休 cannot be said in RRU
 def calendar_feed(items: Sequence[Item], *, uid_domain: str, name: str = "我的行程",
                   tz: str = "Asia/Shanghai") -> bytes:
     """Serialise `items` as stored (a series once, from its first occurrence; its skipped
-    occurrences become EXDATEs at the series' local time of day)."""
+    occurrences become EXDATEs at the series' local time of day).
+
+    Each item's component is serialised once per version (Item values are immutable and hashable,
+    and `updated_at` changes with every edit), so a calendar polling the feed costs little.
+    """
     cal = Calendar()
     cal.add("prodid", "-//schedbot//itinerary//ZH")
     cal.add("version", "2.0")
@@ -33,18 +38,27 @@ def calendar_feed(items: Sequence[Item], *, uid_domain: str, name: str = "我的
     cal.add("x-wr-timezone", tz)
     cal.add("refresh-interval", timedelta(hours=1), parameters={"VALUE": "DURATION"})
     cal.add("x-published-ttl", "PT1H")
-    years: list[int] = []
-    for item in items:
-        if item.status in ("cancelled", "deleted"):
-            continue
-        component = _component(item, uid_domain)
-        cal.add_component(component)
-        if item.anchor_at is not None:
-            years.append(local(item.anchor_at, item.timezone).year)
-    if years:
-        last = date(max(years) + LUNAR_YEARS + 1, 1, 1)
-        cal.add_missing_timezones(first_date=date(min(years) - 1, 1, 1), last_date=last)
-    return cal.to_ical()  # type: ignore[no-any-return]
+    shown = [item for item in items if item.status not in ("cancelled", "deleted")]
+    zones: dict[str, list[int]] = {}
+    for item in shown:
+        if item.anchor_at is not None and not item.all_day:
+            zones.setdefault(item.timezone, []).append(local(item.anchor_at, item.timezone).year)
+    head = cal.to_ical().removesuffix(b"END:VCALENDAR\r\n")
+    timezones = [_vtimezone(zone, min(years) - 1, max(years) + LUNAR_YEARS + 1)
+                 for zone, years in sorted(zones.items())]
+    body = [_component_ical(item, uid_domain) for item in shown]
+    return b"".join([head, *timezones, *body, b"END:VCALENDAR\r\n"])
+
+
+@lru_cache(maxsize=20_000)
+def _component_ical(item: Item, uid_domain: str) -> bytes:
+    return _component(item, uid_domain).to_ical()  # type: ignore[no-any-return]
+
+
+@lru_cache(maxsize=256)
+def _vtimezone(tzid: str, first_year: int, last_year: int) -> bytes:
+    zone = Timezone.from_tzid(tzid, first_date=date(first_year, 1, 1), last_date=date(last_year, 1, 1))
+    return zone.to_ical()  # type: ignore[no-any-return]
 
 
 def uid_of(item: Item, uid_domain: str) -> str:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
+from zoneinfo import ZoneInfo
 
 from render.timefmt import clock_label, local, weekday
 from schedule.domain import Item, Reminder
@@ -109,12 +110,13 @@ def build_itinerary(
 
     `undelivered` holds reminder ids whose push sits in the in-app queue (shown as 未送达).
     """
-    today = local(now_ms, tz).date()
+    ctx = _Context(now_ms, tz, frozenset(undelivered))
+    today = ctx.today
     by_day: dict[date, list[Entry]] = {}
     for item in items:
-        on = _day_of(item, tz)
+        entry, on = _entry(item, ctx)
         on = min(max(on, start_on), end_on - timedelta(days=1)) if on is not None else start_on
-        by_day.setdefault(on, []).append(entry_of(item, now_ms=now_ms, tz=tz, undelivered=undelivered))
+        by_day.setdefault(on, []).append(entry)
     span = (end_on - start_on).days
     shown = [start_on + timedelta(days=n) for n in range(span)] if span <= MAX_LISTED_DAYS else sorted(by_day)
     days = tuple(
@@ -126,20 +128,39 @@ def build_itinerary(
     return Itinerary(
         title=f"我的行程 · {label}", range_label=label, start_on=start_on, end_on=end_on, today=today, timezone=tz,
         days=days, count=sum(len(d.entries) for d in days),
-        overdue=tuple(entry_of(i, now_ms=now_ms, tz=tz, undelivered=undelivered) for i in overdue),
-        undated=tuple(entry_of(i, now_ms=now_ms, tz=tz, undelivered=undelivered) for i in undated),
+        overdue=tuple(_entry(i, ctx)[0] for i in overdue), undated=tuple(_entry(i, ctx)[0] for i in undated),
         notices=tuple(notices),
     )
 
 
 def entry_of(item: Item, *, now_ms: int, tz: str, undelivered: Collection[int] = ()) -> Entry:
-    today = local(now_ms, tz).date()
-    on = _day_of(item, tz)
+    """One item as the page and the summary show it."""
+    return _entry(item, _Context(now_ms, tz, frozenset(undelivered)))[0]
+
+
+class _Context:
+    """What every entry of one view shares: now, the user's zone (looked up once) and today."""
+
+    __slots__ = ("now_ms", "today", "undelivered", "zone")
+
+    def __init__(self, now_ms: int, tz: str, undelivered: frozenset[int]) -> None:
+        self.now_ms, self.zone, self.undelivered = now_ms, ZoneInfo(tz), undelivered
+        self.today = self.local(now_ms).date()
+
+    def local(self, ms: int) -> datetime:
+        return datetime.fromtimestamp(ms / 1000, self.zone)
+
+
+def _entry(item: Item, ctx: _Context) -> tuple[Entry, date | None]:
+    today = ctx.today
+    anchor = item.anchor_at
+    start = ctx.local(anchor) if anchor is not None else None
+    on = _day_of(item, start)
     kind = _kind(item)
     done = item.status == "completed"
     active = item.status == "active"
-    over = active and _is_over(item, now_ms, tz)
-    chips = tuple(_chip(r, tz, today, undelivered) for r in item.reminders if r.status != "cancelled")
+    over = active and _is_over(item, on, ctx)
+    chips = tuple(_chip(r, ctx) for r in item.reminders if r.status != "cancelled")
     if done:
         states, tone = ["已完成"], "done"
     elif over:
@@ -155,14 +176,15 @@ def entry_of(item: Item, *, now_ms: int, tz: str, undelivered: Collection[int] =
         states.append("未送达")
     elif any(c.state == "已提醒" for c in chips):
         states.append("已提醒")
-    fired = any(r.status in ("locked", "sent", "failed", "expired") for r in item.reminders) or bool(
-        set(undelivered) & {r.id for r in item.reminders})
-    return Entry(
-        item_id=item.id, kind=kind, mark=MARKS[kind], title=item.title, time=_time_label(item, tz, on),
+    fired = any(r.status in ("locked", "sent", "failed", "expired") or r.id in ctx.undelivered
+                for r in item.reminders)
+    entry = Entry(
+        item_id=item.id, kind=kind, mark=MARKS[kind], title=item.title, time=_time_label(item, kind, start, ctx),
         states=tuple(states), tone=tone, done=done, recurring=item.recurrence is not None, location=item.location,
         reminders=chips, can_complete=active and item.kind == "task", can_cancel=active,
-        can_snooze=active and fired, anchor_at=item.anchor_at,
+        can_snooze=active and fired, anchor_at=anchor,
     )
+    return entry, on
 
 
 def summary(view: Itinerary) -> str:
@@ -196,43 +218,45 @@ def _kind(item: Item) -> str:
     return item.kind
 
 
-def _day_of(item: Item, tz: str) -> date | None:
+def _day_of(item: Item, start: datetime | None) -> date | None:
+    """The local day an item sits on; an all-day item keeps its own date whatever the viewer's zone."""
     if item.all_day and item.local_date and item.recurrence is None:
         return date.fromisoformat(item.local_date)
-    anchor = item.anchor_at
-    return local(anchor, item.timezone if item.all_day else tz).date() if anchor is not None else None
+    if start is None:
+        return None
+    if item.all_day and item.anchor_at is not None:
+        return local(item.anchor_at, item.timezone).date()
+    return start.date()
 
 
-def _is_over(item: Item, now_ms: int, tz: str) -> bool:
+def _is_over(item: Item, on: date | None, ctx: _Context) -> bool:
     anchor = item.anchor_at
     if anchor is None:
         return False
     if item.all_day:
-        on = _day_of(item, tz)
-        return on is not None and on < local(now_ms, tz).date()
+        return on is not None and on < ctx.today
     end = item.end_at if item.kind == "event" and item.end_at is not None else anchor
-    return end < now_ms
+    return end < ctx.now_ms
 
 
-def _time_label(item: Item, tz: str, on: date | None) -> str:
-    if item.anchor_at is None:
+def _time_label(item: Item, kind: str, start: datetime | None, ctx: _Context) -> str:
+    if start is None or item.anchor_at is None:
         return ""
     if item.all_day:
         return "全天"
-    start = local(item.anchor_at, tz)
     if item.kind == "task":
-        return clock_label(start) if _kind(item) == "reminder" else f"截止 {clock_label(start)}"
+        return clock_label(start) if kind == "reminder" else f"截止 {clock_label(start)}"
     if item.end_at is None or item.end_at <= item.anchor_at:
         return clock_label(start)
-    end = local(item.end_at, tz)
+    end = ctx.local(item.end_at)
     tail = clock_label(end) if end.date() == start.date() else f"{date_label(end.date())} {clock_label(end)}"
     return f"{clock_label(start)}–{tail}"
 
 
-def _chip(reminder: Reminder, tz: str, today: date, undelivered: Collection[int]) -> ReminderChip:
-    at = local(reminder.remind_at, tz)
-    when = clock_label(at) if at.date() == today else f"{date_label(at.date())} {clock_label(at)}"
-    if reminder.id in undelivered or reminder.status in ("failed", "expired"):
+def _chip(reminder: Reminder, ctx: _Context) -> ReminderChip:
+    at = ctx.local(reminder.remind_at)
+    when = clock_label(at) if at.date() == ctx.today else f"{date_label(at.date())} {clock_label(at)}"
+    if reminder.id in ctx.undelivered or reminder.status in ("failed", "expired"):
         state = "未送达"
     elif reminder.status in ("sent", "locked"):
         state = "已提醒"

@@ -1,4 +1,4 @@
-"""HTTP for the pages: GET /p/{token}, the one-tap POSTs (POST/redirect/GET), GET /ics/{token}.ics.
+"""HTTP for the pages: GET /p/{token}, its one-tap POST (POST/redirect/GET), GET /ics/{token}.ics.
 
 Every failure is a small friendly page (404 unknown link, 410 expired or revoked, 403 stale form),
 never a stack trace; private pages are never cached and never leak their URL as a referrer.
@@ -25,6 +25,7 @@ from schedule.errors import NotFound
 from schedule.service import ScheduleService
 
 PRIVATE, SHARE, FEED = frozenset({"p"}), frozenset({"s"}), frozenset({"c"})
+ACTIONS = frozenset({"complete", "cancel", "snooze", "dismiss"})
 SECURITY_HEADERS = {
     "Cache-Control": "private, no-store",
     "Referrer-Policy": "no-referrer",
@@ -70,14 +71,19 @@ class Pages:
         html = self.renderer.itinerary(view, url=f"{self.links.base_url}/p/{token}", actions=context)
         return HTMLResponse(html, headers=SECURITY_HEADERS)
 
-    async def act(self, token: str, target: str, action: str, form: dict[str, str]) -> Response:
+    async def act(self, token: str, form: dict[str, str]) -> Response:
+        """One tap: `do` is action:id (snooze:id:delay); checked token, then CSRF, then ownership."""
         try:
             claims = await self.links.resolve(token, scopes=PRIVATE)
         except LinkError as exc:
             return self.error(exc.status)
         if not await self.links.csrf_ok(token, form.get("csrf", "")):
             return self.error(403)
-        if not target.isdigit() or len(target) > 18:
+        action, _, rest = form.get("do", "").partition(":")
+        target, _, delay = rest.partition(":")
+        if not (target.isascii() and target.isdigit()) or len(target) > 18 or action not in ACTIONS:
+            return self.error(404)
+        if action == "snooze" and delay not in SNOOZE_CHOICES:
             return self.error(404)
         target_id, user_id = int(target), claims.user_id
         try:
@@ -86,12 +92,10 @@ class Pages:
                 await self.actions.complete(user_id, target_id)
             elif action == "cancel":
                 await self.actions.cancel(user_id, target_id)
-            elif action == "snooze" and form.get("delay") in SNOOZE_CHOICES:
-                await self.actions.snooze(user_id, target_id, form["delay"], now_ms=now_ms(self.clock), tz=tz)
-            elif action == "dismiss":
-                await self.actions.dismiss(user_id, target_id)
+            elif action == "snooze":
+                await self.actions.snooze(user_id, target_id, delay, now_ms=now_ms(self.clock), tz=tz)
             else:
-                return self.error(404)
+                await self.actions.dismiss(user_id, target_id)
         except NotFound:
             return self.error(404)
         try:
@@ -140,18 +144,8 @@ def build_pages_router(pages: Pages) -> APIRouter:
         return await pages.page(token, request.query_params.get("from"), request.query_params.get("to"))
 
     @router.post("/p/{token}")
-    async def implicit_submit(token: str) -> Response:
-        return RedirectResponse(f"/p/{token}", status_code=303, headers=SECURITY_HEADERS)
-
-    @router.post("/p/{token}/items/{item_id}/{action}")
-    async def item_action(token: str, item_id: str, action: str, request: Request) -> Response:
-        if action not in ("complete", "cancel", "snooze"):
-            return pages.error(404)
-        return await pages.act(token, item_id, action, await _form(request))
-
-    @router.post("/p/{token}/reminders/{reminder_id}/dismiss")
-    async def dismiss_reminder(token: str, reminder_id: str, request: Request) -> Response:
-        return await pages.act(token, reminder_id, "dismiss", await _form(request))
+    async def page_action(token: str, request: Request) -> Response:
+        return await pages.act(token, await _form(request))
 
     @router.get("/ics/{token}.ics")
     async def calendar(token: str) -> Response:

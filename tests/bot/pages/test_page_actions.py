@@ -1,5 +1,5 @@
 """One-tap actions: each needs the page token and a fresh CSRF token, goes through ScheduleService,
-and answers POST/redirect/GET back to the same range."""
+and answers POST/redirect/GET back to the same range. Buttons post `do=action:id` to /p/{token}."""
 
 from __future__ import annotations
 
@@ -17,11 +17,10 @@ async def page_and_csrf(world: World, url: str | None = None) -> tuple[str, str]
     return path_of(url).split("?")[0], html.split('name="csrf" value="')[1].split('"')[0]
 
 
-def targets(world: World) -> list[tuple[str, dict[str, str]]]:
+def targets(world: World) -> list[str]:
     report, meeting = world.items["report"], world.items["meeting"]
-    return [(f"items/{report.id}/complete", {}), (f"items/{report.id}/cancel", {}),
-            (f"items/{meeting.id}/snooze", {"delay": "10m"}),
-            (f"reminders/{meeting.reminders[0].id}/dismiss", {})]
+    return [f"complete:{report.id}", f"cancel:{report.id}", f"snooze:{meeting.id}:10m",
+            f"dismiss:{meeting.reminders[0].id}"]
 
 
 async def unchanged(world: World) -> bool:
@@ -34,15 +33,15 @@ async def test_every_action_refuses_a_missing_wrong_foreign_or_stale_csrf(world:
     base, csrf = await page_and_csrf(world)
     bob, _ = await seed(world.service, "bob")
     _bob_base, bob_csrf = await page_and_csrf(world, await world.links.itinerary_url(bob.id))
-    for target, extra in targets(world):
+    for do in targets(world):
         for bad in ({}, {"csrf": ""}, {"csrf": "1.x"}, {"csrf": csrf[:-1] + "A"}, {"csrf": bob_csrf},
                     {"csrf": "你好"}):
-            response = await world.client.post(f"{base}/{target}", data={**extra, **bad})
-            assert response.status_code == 403, (target, bad)
+            response = await world.client.post(base, data={"do": do, **bad})
+            assert response.status_code == 403, (do, bad)
             assert "页面已过时" in response.text
     world.clock.advance(timedelta(hours=25))
-    for target, extra in targets(world):
-        stale = await world.client.post(f"{base}/{target}", data={**extra, "csrf": csrf})
+    for do in targets(world):
+        stale = await world.client.post(base, data={"do": do, "csrf": csrf})
         assert stale.status_code == 403
     assert await unchanged(world)
 
@@ -50,25 +49,25 @@ async def test_every_action_refuses_a_missing_wrong_foreign_or_stale_csrf(world:
 async def test_complete_then_the_page_shows_it_done(world: World) -> None:
     base, csrf = await page_and_csrf(world)
     report = world.items["report"]
-    response = await world.client.post(f"{base}/items/{report.id}/complete",
-                                       data={"csrf": csrf, "from": "2026-06-18", "to": "2026-06-24"})
+    response = await world.client.post(base, data={"do": f"complete:{report.id}", "csrf": csrf,
+                                                   "from": "2026-06-18", "to": "2026-06-24"})
     assert response.status_code == 303
     assert response.headers["location"] == f"{base}?from=2026-06-18&to=2026-06-24#item-{report.id}"
     assert (await world.service.get_item(world.user.id, report.id)).status == "completed"
     html = (await world.client.get(response.headers["location"].split("#")[0])).text
     entry = html.split(f'id="item-{report.id}"')[0].rsplit("<li", 1)[1]
     assert "tone-done" in entry
-    again = await world.client.post(f"{base}/items/{report.id}/complete", data={"csrf": csrf})
+    again = await world.client.post(base, data={"do": f"complete:{report.id}", "csrf": csrf})
     assert again.status_code == 303  # a second tap is harmless
 
 
 async def test_cancel_and_dismiss(world: World) -> None:
     base, csrf = await page_and_csrf(world)
     passport, meeting = world.items["passport"], world.items["meeting"]
-    assert (await world.client.post(f"{base}/items/{passport.id}/cancel", data={"csrf": csrf})).status_code == 303
+    assert (await world.client.post(base, data={"do": f"cancel:{passport.id}", "csrf": csrf})).status_code == 303
     assert (await world.service.get_item(world.user.id, passport.id)).status == "cancelled"
     rid = meeting.reminders[0].id
-    assert (await world.client.post(f"{base}/reminders/{rid}/dismiss", data={"csrf": csrf})).status_code == 303
+    assert (await world.client.post(base, data={"do": f"dismiss:{rid}", "csrf": csrf})).status_code == 303
     assert (await world.service.get_item(world.user.id, meeting.id)).reminders[0].status == "cancelled"
     html = (await world.client.get(base)).text
     assert "取护照" not in html
@@ -79,7 +78,7 @@ async def test_cancel_and_dismiss(world: World) -> None:
 async def test_snooze_creates_a_reminder(world: World, delay: str, expected: int) -> None:
     base, csrf = await page_and_csrf(world)
     meeting = world.items["meeting"]
-    response = await world.client.post(f"{base}/items/{meeting.id}/snooze", data={"csrf": csrf, "delay": delay})
+    response = await world.client.post(base, data={"csrf": csrf, "do": f"snooze:{meeting.id}:{delay}"})
     assert response.status_code == 303
     reminders = (await world.service.get_item(world.user.id, meeting.id)).reminders
     assert expected in [r.remind_at for r in reminders if r.status == "pending"]
@@ -87,12 +86,11 @@ async def test_snooze_creates_a_reminder(world: World, delay: str, expected: int
 
 async def test_unknown_actions_and_ids_are_404_pages(world: World) -> None:
     base, csrf = await page_and_csrf(world)
-    for path, data in ((f"{base}/items/abc/complete", {}), (f"{base}/items/99999/complete", {}),
-                       (f"{base}/items/1/explode", {}), (f"{base}/items/{world.items['meeting'].id}/snooze",
-                                                         {"delay": "forever"}),
-                       (f"{base}/reminders/{'9' * 40}/dismiss", {})):
-        response = await world.client.post(path, data={"csrf": csrf, **data})
-        assert response.status_code == 404, path
+    meeting = world.items["meeting"].id
+    for do in ("complete:abc", "complete:99999", f"explode:{meeting}", f"snooze:{meeting}:forever",
+               f"snooze:{meeting}", f"dismiss:{'9' * 40}", "", "complete:-1", f"complete:{chr(0xFF10 + meeting)}"):
+        response = await world.client.post(base, data={"csrf": csrf, "do": do})
+        assert response.status_code == 404, do
         assert "找不到这个行程页" in response.text
 
 

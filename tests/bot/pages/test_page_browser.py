@@ -87,7 +87,7 @@ async def test_page_in_a_real_browser(served: tuple[str, str]) -> None:
             await page.wait_for_load_state()
             done = page.locator("li.entry", has_text="交周报")
             assert "tone-done" in (await done.get_attribute("class") or "")
-            assert await done.locator(".state").first.inner_text() == "已完成"
+            assert await done.locator(".meta em").first.inner_text() == "已完成"
             assert await done.get_by_role("button", name="完成").count() == 0
             await page.close()
         finally:

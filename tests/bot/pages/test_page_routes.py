@@ -77,7 +77,7 @@ async def test_share_link_is_read_only_stable_and_revocable(world: World) -> Non
     assert page.status_code == 200 and "项目会议" in page.text
     assert "<form" not in page.text and "csrf" not in page.text and "只读分享" in page.text
     token = path_of(first).split("/")[-1]
-    posted = await world.client.post(f"/p/{token}/items/{world.items['report'].id}/complete", data={"csrf": "x"})
+    posted = await world.client.post(f"/p/{token}", data={"csrf": "x", "do": f"complete:{world.items['report'].id}"})
     assert posted.status_code == 404
     assert (await world.service.get_item(world.user.id, world.items["report"].id)).status == "active"
 
@@ -98,13 +98,11 @@ async def test_one_users_link_never_shows_or_touches_anothers_data(world: World)
     html = alice_page.text
     csrf = html.split('name="csrf" value="')[1].split('"')[0]
     token = path_of(await world.links.itinerary_url(world.user.id)).split("/")[-1]
-    for action in ("complete", "cancel"):
-        response = await world.client.post(f"/p/{token}/items/{bobs['report'].id}/{action}",
-                                           data={"csrf": csrf})
-        assert response.status_code == 404
     reminder_id = bobs["meeting"].reminders[0].id
-    assert (await world.client.post(f"/p/{token}/reminders/{reminder_id}/dismiss",
-                                    data={"csrf": csrf})).status_code == 404
+    for do in (f"complete:{bobs['report'].id}", f"cancel:{bobs['report'].id}", f"snooze:{bobs['report'].id}:1h",
+               f"dismiss:{reminder_id}"):
+        response = await world.client.post(f"/p/{token}", data={"csrf": csrf, "do": do})
+        assert response.status_code == 404, do
     assert (await world.service.get_item(bob.id, bobs["report"].id)).status == "active"
     assert (await world.service.get_item(bob.id, bobs["meeting"].id)).reminders[0].status == "pending"
 

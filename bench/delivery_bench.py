@@ -1,0 +1,190 @@
+"""Delivery bench: `schedbot worker` processes push a burst of due reminders (or 07:00 digests) to the
+fake WeChat API on loopback.
+
+    .venv/bin/python bench/delivery_bench.py [--backend sqlite|mariadb|both] [--workers 1,2,4]
+        [--reminders 2000] [--digests 10000] [--latency 0.01]
+
+Seeds users with an open customer-service window and N reminders (or digest subscriptions) all due at
+one instant a few seconds ahead, starts the workers, waits until every push is sent, then prints
+reminders/s (first due → last sent), worker CPU ms per delivered message (from /proc, all worker
+processes), due→sent p50/p99/max, worker RSS peak, and the number of sends the fake API saw.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from sqlalchemy import func, insert, select, text  # noqa: E402
+
+from bot.testing import FakeWeChatAPI  # noqa: E402
+from schedule.db import create_engine  # noqa: E402
+from schedule.migrate import upgrade  # noqa: E402
+from schedule.model import (  # noqa: E402
+    DigestSubscriptionRow,
+    OutboundMessageRow,
+    ReminderRow,
+    ScheduleItemRow,
+    UserRow,
+)
+
+MARIADB = os.environ.get("SCHEDBOT_BENCH_MARIADB_URL", "mysql+aiomysql://root@127.0.0.1:3306")
+LEAD_S = 6.0  # workers start and warm up before the burst is due
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+async def seed(url: str, kind: str, count: int, due_ms: int) -> None:
+    engine = create_engine(url)
+    try:
+        await upgrade(engine)
+        now = _now_ms()
+        async with engine.begin() as conn:
+            for start in range(0, count, 1000):
+                n = range(start, min(start + 1000, count))
+                await conn.execute(insert(UserRow), [
+                    {"id": i + 1, "wechat_openid": f"oBench{i}", "timezone": "Asia/Shanghai", "subscribed": True,
+                     "window_kind": "message", "window_opened_at": now, "window_sent_count": 0,
+                     "last_user_message_at": now, "created_at": now} for i in n])
+                if kind == "reminder":
+                    await conn.execute(insert(ScheduleItemRow), [
+                        {"id": i + 1, "user_id": i + 1, "kind": "event", "title": f"bench{i}", "status": "active",
+                         "start_at": due_ms + 3_600_000, "timezone": "Asia/Shanghai", "all_day": False,
+                         "source_channel": "api", "created_at": now, "updated_at": now} for i in n])
+                    await conn.execute(insert(ReminderRow), [
+                        {"user_id": i + 1, "item_id": i + 1, "remind_at": due_ms, "offset_minutes": 60,
+                         "channel": "wechat", "status": "pending", "attempts": 0, "next_attempt_at": due_ms,
+                         "created_at": now, "updated_at": now} for i in n])
+                else:
+                    await conn.execute(insert(DigestSubscriptionRow), [
+                        {"user_id": i + 1, "kind": "todo_day", "local_time": "07:00", "timezone": "Asia/Shanghai",
+                         "channel": "wechat", "status": "active", "next_run_at": due_ms, "created_at": now,
+                         "updated_at": now} for i in n])
+    finally:
+        await engine.dispose()
+
+
+async def progress(url: str) -> tuple[int, list[int]]:
+    """(rows sent, their sent instants) — updated_at of a sent outbox row is its receipt commit."""
+    engine = create_engine(url)
+    try:
+        async with engine.connect() as conn:
+            stamps = (await conn.scalars(select(OutboundMessageRow.updated_at)
+                                         .where(OutboundMessageRow.status == "sent"))).all()
+            total = await conn.scalar(select(func.count()).select_from(OutboundMessageRow)) or 0
+        return int(total), list(stamps)
+    finally:
+        await engine.dispose()
+
+
+async def admin_sql(statement: str) -> None:
+    admin = create_engine(MARIADB + "/")
+    try:
+        async with admin.begin() as conn:
+            await conn.execute(text(statement))
+    finally:
+        await admin.dispose()
+
+
+def cpu_s(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def pct(values: list[int], q: float) -> float:
+    return values[min(len(values) - 1, int(q * len(values)))] / 1000 if values else float("nan")
+
+
+def run(backend: str, workers: int, kind: str, count: int, latency: float) -> dict[str, object]:
+    name = f"schedbot_bench_{uuid.uuid4().hex[:8]}"
+    tmp = tempfile.mkdtemp(prefix="schedbot-bench-")
+    url = f"sqlite+aiosqlite:///{tmp}/bench.db" if backend == "sqlite" else f"{MARIADB}/{name}"
+    if backend == "mariadb":
+        asyncio.run(admin_sql(f"CREATE DATABASE `{name}` CHARACTER SET utf8mb4"))
+    api = FakeWeChatAPI(app_id="wxbench", app_secret="benchsecret").start()
+    for endpoint in ("message/custom/send", "message/template/send"):
+        api.set_latency(endpoint, latency)
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        due = _now_ms() + int(LEAD_S * 1000)
+        asyncio.run(seed(url, kind, count, due))
+        env = {**os.environ, "DATABASE_URL": url, "DATABASE_AUTO_MIGRATE": "false", "WECHAT_APP_ID": "wxbench",
+               "WECHAT_APP_SECRET": "benchsecret", "WECHAT_API_BASE": api.base_url, "H5_WECHAT_MP_ENABLED": "true"}
+        procs = [subprocess.Popen([str(ROOT / ".venv/bin/schedbot"), "worker"], env=env, cwd=tmp,
+                                  stdout=subprocess.DEVNULL, stderr=open(f"{tmp}/worker{i}.log", "wb"))  # noqa: SIM115
+                 for i in range(workers)]
+        time.sleep(max(0.0, (due - _now_ms()) / 1000 - 0.5))
+        cpu0 = sum(cpu_s(p.pid) for p in procs)
+        rss = 0.0
+        deadline = time.monotonic() + 600
+        stamps: list[int] = []
+        while time.monotonic() < deadline:
+            time.sleep(0.5)
+            rss = max(rss, *(rss_mb(p.pid) for p in procs))
+            _, stamps = asyncio.run(progress(url))
+            if len(stamps) >= count:
+                break
+        cpu = sum(cpu_s(p.pid) for p in procs) - cpu0
+        lat = sorted(s - due for s in stamps)
+        span = (max(stamps) - due) / 1000 if stamps else float("nan")
+        return {"backend": backend, "workers": workers, "kind": kind, "n": count, "sent": len(stamps),
+                "per_s": len(stamps) / span if span else 0.0, "cpu_ms": cpu * 1000 / max(1, len(stamps)),
+                "p50": pct(lat, 0.5), "p99": pct(lat, 0.99), "max": span, "rss": rss,
+                "api_sends": len(api.calls_to("message/custom/send"))}
+    finally:
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            p.wait(timeout=15)
+        api.stop()
+        if backend == "mariadb":
+            asyncio.run(admin_sql(f"DROP DATABASE IF EXISTS `{name}`"))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--backend", default="both", choices=("sqlite", "mariadb", "both"))
+    parser.add_argument("--workers", default="1,2,4", help="worker process counts on MariaDB (SQLite: 1)")
+    parser.add_argument("--reminders", type=int, default=2000)
+    parser.add_argument("--digests", type=int, default=10000, help="0 skips the 07:00 digest burst")
+    parser.add_argument("--latency", type=float, default=0.01, help="fake WeChat API seconds per send")
+    args = parser.parse_args()
+    backends = ("sqlite", "mariadb") if args.backend == "both" else (args.backend,)
+    plan: list[tuple[str, int, str, int]] = []
+    for backend in backends:
+        counts = [1] if backend == "sqlite" else [int(w) for w in args.workers.split(",")]
+        plan += [(backend, w, "reminder", args.reminders) for w in counts]
+        if args.digests:
+            plan.append((backend, 1 if backend == "sqlite" else max(counts), "digest", args.digests))
+    print(f"fake WeChat latency {args.latency * 1000:.0f} ms per send; times in s from the due instant")
+    print(f"{'backend':8} {'workers':>7} {'burst':>14} {'sent':>6} {'msg/s':>7} {'CPU ms/msg':>10} "
+          f"{'p50':>6} {'p99':>6} {'max':>6} {'RSS MB':>6} {'API sends':>9}")
+    for backend, workers, kind, count in plan:
+        r = run(backend, workers, kind, count, args.latency)
+        print(f"{r['backend']:8} {r['workers']:>7} {f'{count} {kind}s':>14} {r['sent']:>6} {r['per_s']:>7.0f} "
+              f"{r['cpu_ms']:>10.2f} {r['p50']:>6.2f} {r['p99']:>6.2f} {r['max']:>6.2f} {r['rss']:>6.0f} "
+              f"{r['api_sends']:>9}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -10,10 +10,13 @@ from intent.lexicon import NO_REMINDER, RECORD_WORD, REMIND_WORD, WEATHER, is_ac
 from intent.slots import Slots
 from intent.title import title_of
 
-_AGENDA = r"(?:待办|安排|行程|日程|计划|早报|日报|摘要|清单|事项|提醒|推送|todo)"
+_AGENDA = r"(?:待办|安排|行程|日程|计划|早报|日报|摘要|清单|事项|提醒|推送|todo|(?:要|该|需要)?(?:做|办)的事(?:情|儿)?)"
+_STOP_VERB = r"(?:取消|退订|关闭|关掉|停止|停掉|暂停|不要再?|不用再?|别再?)"
+_EVERY = r"(?:每日|每天|每早|每晚|每周|每个工作日|工作日)"
 UNSUBSCRIBE = re.compile(
-    r"(?:取消|退订|关闭|关掉|停止|停掉|暂停|不要再?|不用再?|别再?)(?:给我)?(?:发|推|发送)?(?:每日|每天|每早|每晚|每周)?的?"
-    r"(?:待办|早报|日报|推送|摘要|行程|日程)?(?:推送|早报|日报|摘要)|(?:早报|日报|推送|每日待办|每天的待办)(?:就|先)?(?:不用|不要|别|停|取消)"
+    rf"{_STOP_VERB}(?:给我)?(?:发|推|发送)?(?:{_EVERY}的?{_AGENDA}|(?:{_EVERY})?的?(?:待办|早报|日报|推送|摘要|行程|日程)?"
+    r"(?:推送|早报|日报|摘要))|"
+    rf"(?:早报|日报|推送|{_EVERY}的?(?:待办|安排|推送))(?:就|先|也)?(?:不用|不要|别|停|取消|关)"
 )
 _STATEMENT = re.compile(
     r"真(?:好|快|棒|美|累|烦|热|冷|舒服)|好(?:累|无聊|烦|困|饿|开心|难受|热|冷)|太.{0,3}了$|还没|才(?:下班|到|起|醒|回)|"
@@ -23,7 +26,7 @@ _PAGE_ASK = re.compile(r"用页面|页面展示|网页|行程页|好看一?点|�
 _STOP = re.compile(r"不用|不要|别|取消|停止|停掉|关闭|关掉|退订|暂停")
 _SUB_RECUR = re.compile(r"每天|每日|每早|每晚|每个?工作日|工作日|每周|每星期|每礼拜|每个?月|周一到周五")
 _SUB_SEND = re.compile(
-    rf"(?:发|推送|推给|发送|告诉|汇总|整理)[^,]{{0,10}}{_AGENDA}|{_AGENDA}[^,]{{0,8}}(?:发|推送|推给|发送)"
+    rf"(?:发|推|告诉|汇总|整理|列)[^,]{{0,10}}{_AGENDA}|{_AGENDA}[^,]{{0,8}}(?:发|推)"
 )
 SNOOZE = re.compile(
     r"再(?:提醒|叫|喊|通知|催)|(?:晚点|晚些|稍后|过会儿?|待会儿?|等会儿?|一会儿?|等下|等一下|回头)(?:再)?(?:提醒|叫|喊)"
@@ -82,7 +85,10 @@ def classify(text: str, slots: Slots, today: date | None = None) -> Decision:
     if UNSUBSCRIBE.search(text):
         return Decision("unsubscribe_digest", "digest.unsubscribe")
     daily_clock = slots.when is not None and slots.when.has_clock and not slots.when.has_date
-    if _SUB_SEND.search(text) and (_SUB_RECUR.search(text) or slots.recur is not None or daily_clock):
+    send = _SUB_SEND.search(text)
+    actor = IMPERATIVE.search(text)  # 每天5点提醒我发日报: the user sends; the bot pushes nothing
+    if send and not (actor and actor.start() <= send.start()) and (
+            _SUB_RECUR.search(text) or slots.recur is not None or daily_clock):
         if _STOP.search(text):
             return Decision("unsubscribe_digest", "digest.unsubscribe_negated")  # 不用每天给我发待办了
         return Decision("subscribe_digest", "digest.subscribe")

@@ -12,6 +12,7 @@ from intent.slots import Slots, day_start
 _WORKDAY = re.compile(r"工作日")
 _WEEKDAYS = re.compile(r"周一到周五|星期一到星期五|礼拜一到礼拜五")
 _WEEK_AHEAD = re.compile(r"下周|下个星期|一周|本周|这周")
+_NEXT_DAY = re.compile(r"第二天|次日|明天|明日|隔天")  # 每晚9点发第二天的安排: the next day's agenda
 # A period with no clock: the snooze default hour (明早 is one of the offered answers).
 _SNOOZE_HOURS = (("凌晨", 6), ("早", 8), ("上午", 9), ("中午", 12), ("下午", 15), ("傍晚", 18), ("晚", 20))
 
@@ -35,7 +36,7 @@ def subscribe(text: str, slots: Slots) -> SubscribeDigestIntent:
         recurrence = Recurrence(rrule="FREQ=DAILY")
     if recurrence.workdays is None and _WORKDAY.search(text) and not _WEEKDAYS.search(text):
         recurrence = recurrence.model_copy(update={"workdays": "cn"})
-    kind = "todo_week" if _WEEK_AHEAD.search(text) else "todo_day"
+    kind = "todo_week" if _WEEK_AHEAD.search(text) else "todo_next_day" if _NEXT_DAY.search(text) else "todo_day"
     missing: list[Missing] = [] if hhmm else ["digest_time"]
     return SubscribeDigestIntent(
         time=hhmm, recurrence=recurrence, digest_kind=kind, needs_clarification=missing,

@@ -13,7 +13,8 @@ from intent.timex.types import LunarDate, TimeMention
 
 
 def _clock(g: Group) -> tuple[int, int] | None:
-    c, period = g.clock, g.period
+    c = g.clock
+    period = g.period or next((p.period for p in g.pieces if p.period), None)  # 每晚十点: 晚 is the period
     if c is not None and c.h is not None:
         if period is None and 1 <= c.h <= 5 and c.ampm is None:
             period = "下午"
@@ -91,7 +92,8 @@ def set_mention(text: str, g: Group, ctx: Ctx) -> TimeMention | None:
     start = _first(ctx, hm, byday, bymonth, bymonthday, workdays, fixed, lunar)
     rule = "set(" + "+".join(p.rule for p in g.pieces) + ")"
     return TimeMention(span=(g.b, g.e), text=text[g.b:g.e], type="set", rule=rule, start=start, rrule=rrule,
-                       workdays=workdays, lunar=lunar, has_clock=g.clock is not None, period=g.period)
+                       workdays=workdays, lunar=lunar, has_clock=g.clock is not None,
+                       period=g.period or next((p.period for p in g.pieces if p.period), None))
 
 
 def _first(ctx: Ctx, hm: tuple[int, int], byday: list[str], bymonth: int | None, bymonthday: int | None,

@@ -162,6 +162,8 @@ class OutboundMessageRow(Base):
     receipt: Mapped[dict[str, Any] | None] = mapped_column(NullableJSON)
     failure_class: Mapped[str | None] = mapped_column(String(20))
     reminder_id: Mapped[int | None] = mapped_column(BigInteger)
+    # When this row took its customer-service window slot (set with status=sending; a replay reuses it).
+    window_reserved_at: Mapped[int | None] = mapped_column(BigInteger)
     created_at: Mapped[int] = mapped_column(BigInteger)
     updated_at: Mapped[int] = mapped_column(BigInteger)
 

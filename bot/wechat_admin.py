@@ -130,10 +130,12 @@ def menu_problems(menu: dict[str, Any]) -> list[str]:
             continue
         subs = button.get("sub_button") or []
         problems += _button_problems(button, top=True, has_subs=bool(subs))
-        if len(subs) > 5:
-            problems.append(f"{button.get('name')!r}: at most 5 sub-buttons")
-        for sub in subs if isinstance(subs, list) else []:
-            problems += _button_problems(sub, top=False, has_subs=False) if isinstance(sub, dict) else ["bad sub"]
+        if not isinstance(subs, list) or len(subs) > 5:
+            problems.append(f"{button.get('name')!r}: sub_button must list at most 5 buttons")
+            continue
+        for sub in subs:
+            problems += _button_problems(sub, top=False, has_subs=False) if isinstance(sub, dict) else \
+                [f"{button.get('name')!r}: each sub-button must be a table/object"]
     return problems
 
 
@@ -171,7 +173,11 @@ async def run(settings: Settings, args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _print_menu(path: str | None, out: TextIO) -> int:
-    menu = load_menu(path)
+    try:
+        menu = load_menu(path)
+    except (OSError, ValueError) as exc:
+        out.write(f"✘ cannot read the menu file: {exc}\n")
+        return 2
     problems = menu_problems(menu)
     out.write(json.dumps(menu, ensure_ascii=False, indent=2) + "\n")
     for problem in problems:

@@ -78,6 +78,11 @@ def test_a_menu_over_wechats_limits_is_refused_before_any_call(fake: FakeWeChatA
     (tmp_path / "broken.toml").write_text("[[button]\n", encoding="utf-8")
     broken = wechat(fake, tmp_path, "menu", "--file", "broken.toml")
     assert broken.returncode == 2 and "cannot read the menu file" in broken.stdout
+    for args in (["--file", "missing.toml"], ["--file", "missing.toml", "--dry-run"], ["--file", "broken.toml",
+                                                                                    "--dry-run"]):
+        unreadable = wechat(fake, tmp_path, "menu", *args)
+        assert unreadable.returncode == 2 and "cannot read the menu file" in unreadable.stdout
+        assert "Traceback" not in unreadable.stderr
     assert fake.calls == []
 
 

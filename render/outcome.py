@@ -39,6 +39,7 @@ class Listed:
     kind: str | None = None  # event | task filter
     today: date | None = None  # the user's local date when asked (marks 今天/明天/已过期)
     page_url: str | None = None  # rule 9: a page link with a short summary instead of the full list
+    page_wanted: bool = False  # rule 9 applies; the link is made after the message's transaction
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,7 +36,6 @@ class Context:
     now: datetime  # aware, in the user's timezone
     text: str
     service: ScheduleService
-    links: PageLinks | None = None
     message_id: str | None = None
     meeting_offset: int = 60
     candidates: tuple[int, ...] = ()  # numbered choices offered by the pending question

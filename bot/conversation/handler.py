@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -81,6 +82,7 @@ class ConversationHandler:
                     continue  # an InnoDB deadlock victim: nothing was committed, run the message again
                 log.exception("conversation failed on %s (text length %d)", message.dedupe_key, len(text))
                 return NOT_SAVED
+        turn = await self._links_for(turn, user)
         if to_agent:
             answer = await self._agent.answer(user, text, now=self._clock.now())
             turn = o.Turn(outcomes=(*turn.outcomes, o.Said(answer)), notices=turn.notices, expired=turn.expired)
@@ -96,7 +98,7 @@ class ConversationHandler:
             # Shown first, so a reminder that waited in-app counts as delivered for a snooze in this message.
             notices = await inbox.take(session, user.id, now_ms=now_ms)
             ctx = Context(user=user, tz=ZoneInfo(user.timezone), now=now, text=text, service=self._service,
-                          links=self._links, message_id=message.msg_id, meeting_offset=self._offset,
+                          message_id=message.msg_id, meeting_offset=self._offset,
                           candidates=pending.candidates if pending else ())
             outcomes, to_agent = await self._steps(ctx, pending, text)
             if ctx.asks:
@@ -113,7 +115,7 @@ class ConversationHandler:
             return [o.Dropped(label)], False
         link = shortcut.link_request(text)
         if link is not None:
-            return [await self._link(link, ctx)], False
+            return [o.Linked(link, done=False)], False  # made after the transaction (`_links_for`)
         pending_intent = pending.intent if pending else None
         picked = shortcut.position(text) if pending is not None and pending.candidates else None
         if picked is not None and isinstance(pending_intent, UpdateIntent | CancelIntent | CompleteIntent):
@@ -124,15 +126,31 @@ class ConversationHandler:
         outcomes = [await STEPS[type(intent)](intent, ctx) for intent in intents if not isinstance(intent, NoneIntent)]
         return outcomes, not outcomes
 
-    async def _link(self, what: str, ctx: Context) -> o.Outcome:
-        if self._links is None:
-            return o.Linked("page", None)
-        uid = ctx.user.id
-        if what == "share":
-            return o.Linked("share", await self._links.share_url(uid))
-        if what == "unshare":
-            return o.Linked("unshare", done=await self._links.revoke_share(uid))
-        return o.Linked("feed", await self._links.feed_url(uid))
+    async def _links_for(self, turn: o.Turn, user: User) -> o.Turn:
+        """Page, share and feed links, made once the message's transaction is over (they write on their
+        own, and on SQLite a second writer inside the first would wait for it forever)."""
+        if not any(isinstance(x, o.Linked) or (isinstance(x, o.Listed) and x.page_wanted) for x in turn.outcomes):
+            return turn
+        outcomes = [await self._link(x, user.id) for x in turn.outcomes]
+        return o.Turn(outcomes=tuple(outcomes), notices=turn.notices, expired=turn.expired)
+
+    async def _link(self, x: o.Outcome, uid: int) -> o.Outcome:
+        links = self._links
+        try:
+            if isinstance(x, o.Listed) and x.page_wanted and links is not None:
+                return replace(x, page_url=await links.itinerary_url(uid, start_ms=x.start_ms, end_ms=x.end_ms))
+            if not isinstance(x, o.Linked) or x.done:
+                return x
+            if links is None:
+                return o.Linked(x.what, None)
+            if x.what == "share":
+                return o.Linked("share", await links.share_url(uid))
+            if x.what == "unshare":
+                return o.Linked("unshare", done=await links.revoke_share(uid))
+            return o.Linked("feed", await links.feed_url(uid))
+        except Exception as exc:  # the list still answers; a link request says it failed
+            log.warning("page link failed: %s", type(exc).__name__)
+            return x if isinstance(x, o.Listed) else o.Linked(x.what if isinstance(x, o.Linked) else "page", None)
 
     async def _user(self, message: InboundMessage) -> User:
         if message.user_id is not None:

@@ -70,9 +70,11 @@ async def test_the_eight_sentences(bot: Bot) -> None:
     assert reply.startswith("6月19日（周五）的安排（2 项）")
     assert "带材料" in reply and "会议" not in reply
 
-    # 8. A page of this week: the week's list (Mon 6/15 – Sun 6/21).
+    # 8. A page of this week (Mon 6/15 – Sun 6/21): a two-line summary and the private page link.
     reply = await chat.say("生成一个好看的本周行程页面")
-    assert "6月15日（周一）到6月21日（周日）" in reply and "带材料" in reply
+    assert reply.startswith("6月15日（周一）到6月21日（周日）共 3 项安排。\n最近一项：6月18日（周四）15:00 会议\n查看行程页：")
+    page = await bot.client.get(reply.rsplit("查看行程页：", 1)[1].removeprefix("http://127.0.0.1:8000"))
+    assert page.status_code == 200 and "带材料" in page.text and "开会" in page.text
     assert len(await bot.rows(ScheduleItemRow)) == 3  # queries stored nothing
     assert all(len(r.encode("utf-8")) <= 2048 for r in chat.replies)
 

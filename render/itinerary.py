@@ -16,6 +16,7 @@ from schedule.domain import Item, Reminder
 
 MARKS = {"task": "待办", "event": "日程", "reminder": "提醒"}
 MAX_LISTED_DAYS = 31  # longer ranges list only the days that have entries
+FIRST_SCREEN = 3  # overdue entries shown before the days; more fold into a <details>
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +79,15 @@ class Itinerary:
     undated: tuple[Entry, ...]  # open tasks without a deadline
     notices: tuple[Notice, ...]
     count: int  # entries inside the range
+
+    @property
+    def overdue_first(self) -> tuple[Entry, ...]:
+        """The overdue entries shown open; the rest fold away so today stays on the first screen."""
+        return self.overdue[:FIRST_SCREEN]
+
+    @property
+    def overdue_rest(self) -> tuple[Entry, ...]:
+        return self.overdue[FIRST_SCREEN:]
 
     @property
     def empty(self) -> bool:

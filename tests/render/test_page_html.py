@@ -103,3 +103,12 @@ def test_long_titles_are_kept_whole_and_wrap(renderer: PageRenderer) -> None:
 def test_error_page(renderer: PageRenderer) -> None:
     html = renderer.error(status=410, title="链接已失效", message="这个链接已过期或已被取消分享。")
     assert "<title>链接已失效</title>" in html and "410" in html and "生成行程页" in html
+
+
+def test_many_overdue_tasks_fold_so_today_stays_near_the_top(renderer: PageRenderer) -> None:
+    overdue = [task(100 + n, f"旧任务{n}", at(2026, 11, 20 + n, 18, 0)) for n in range(5)]
+    html = renderer.itinerary(week([event(1, "会议", at(2026, 12, 1, 15, 0))], overdue=overdue), url="u",
+                              actions=ACTIONS)
+    head, folded = html.split('<details class="fold"><summary>还有 2 项已过期</summary>')
+    assert all(f"旧任务{n}" in head for n in range(3)) and all(f"旧任务{n}" in folded for n in (3, 4))
+    assert folded.index("旧任务4") < folded.index('class="day today"')

@@ -7,6 +7,7 @@ clock (demos, tests); then a line `/wait 90m` (or `2h`, `1d`) moves it forward.
 
 from __future__ import annotations
 
+import logging
 import re
 import sys
 from datetime import datetime, timedelta
@@ -41,6 +42,7 @@ async def run_chat(settings: Settings, name: str, *, now: datetime | None = None
     from schedule.testing import FrozenClock
 
     interactive = stdin.isatty()
+    logging.getLogger().setLevel(logging.WARNING)  # the transcript is the output; routine INFO lines are noise
     if interactive:
         import readline  # noqa: F401 - line editing and history for input()
     pinned = FrozenClock(now) if now is not None else None

@@ -135,6 +135,12 @@ async def assign_user(session: AsyncSession, dedupe_key: str, *, user_id: int) -
                           .values(user_id=user_id).execution_options(synchronize_session=False))
 
 
+async def forget_replies(session: AsyncSession, user_id: int) -> None:
+    """Blank the stored passive replies of a user who unsubscribed (they hold our answers to their text)."""
+    await session.execute(update(InboundMessageRow).where(InboundMessageRow.user_id == user_id)
+                          .values(reply=None).execution_options(synchronize_session=False))
+
+
 async def recover_unfinished(session: AsyncSession, *, received_before_ms: int, now_ms: int,
                              limit: int = 500) -> int:
     """Close messages a crashed process left `processing`; their senders get a notice through the outbox.

@@ -19,13 +19,13 @@ from typing import Any, Protocol
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.handler import CAPABILITIES, Handler, Reply
+from bot.wechat import template_job
 from bot.wechat.client import WeChatClient
 from bot.wechat.commit import committer_for
 from bot.wechat.messages import InboundMessage
 from bot.wechat.xml import split_utf8, strip_illegal, text_reply
 from schedule import inbound, outbox, users, window
 from schedule.clock import Clock, now_ms
-from schedule.model import DeliveryLogRow
 
 log = logging.getLogger(__name__)
 
@@ -117,6 +117,7 @@ class Dispatcher:
         message = message.model_copy(update={"user_id": user_id})
         if event == "unsubscribe":
             await self._writes.exclusive(partial(self._users.forget_user, user_id))
+            await self._writes.run(partial(inbound.forget_replies, user_id=user_id))
             await self._finish(message, received, None, window_kind=None)
             return SUCCESS
         window_kind = "click" if event in CLICK_WINDOW_EVENTS else ("message" if not event else None)
@@ -235,7 +236,7 @@ class Dispatcher:
             if window_kind is not None:  # the user wrote, clicked, followed or scanned: reachable again
                 await users.mark_reachable(session, user_id)
             if template_status is not None:
-                session.add(_template_log(message, template_status, stamp))
+                await template_job.record(session, message, now_ms=stamp)
             await keep(session)
 
         try:
@@ -251,10 +252,3 @@ class Dispatcher:
                     raise
                 log.exception("could not store the reply to %s; answering passively anyway", message.dedupe_key)
         return body
-
-
-def _template_log(message: InboundMessage, status: str, stamp: int) -> DeliveryLogRow:
-    ok = status == "success"
-    return DeliveryLogRow(user_id=message.user_id, channel="wechat_template", status="success" if ok else "failed",
-                          provider_message_id=message.msg_id, error_code=None if ok else "template_job",
-                          error_message=None if ok else status[:500], created_at=stamp)

@@ -28,7 +28,7 @@ from bot.testing import encrypt_message, event_message, text_message
 from bot.wechat.crypto import DecryptError, MessageCrypto
 from bot.wechat.dispatch import TEXT_ONLY, VOICE_UNRECOGNISED
 from schedule.db import create_engine, session_factory
-from schedule.model import OutboundMessageRow, UserRow
+from schedule.model import DeliveryLogRow, InboundMessageRow, OutboundMessageRow, UserRow
 from schedule.service import ScheduleService
 from schedule.testing import FrozenClock
 
@@ -312,3 +312,48 @@ async def test_json_format_text_message_is_answered(sessions: Sessions, clock: F
     async with http(app) as client:
         r = await client.post("/wechat", params=signed(clock), content=body.encode())
     assert r.status_code == 200 and [m.content for m in handler.seen] == ["<!DOCTYPE html>"]
+
+
+# --- 14. a template the user blocked --------------------------------------------------------------
+
+def _job_finish(openid: str, msg_id: str, status: str) -> str:
+    return (f"<xml><ToUserName><![CDATA[gh]]></ToUserName><FromUserName><![CDATA[{openid}]]></FromUserName>"
+            f"<CreateTime>1395658920</CreateTime><MsgType><![CDATA[event]]></MsgType>"
+            f"<Event><![CDATA[TEMPLATESENDJOBFINISH]]></Event><MsgID>{msg_id}</MsgID>"
+            f"<Status><![CDATA[{status}]]></Status></xml>")
+
+
+async def test_template_blocked_by_the_user_fails_its_outbox_row(sessions: Sessions, clock: FrozenClock) -> None:
+    user = await ScheduleService(sessions, clock).get_or_create_user("o-tpl")
+    async with sessions.begin() as session:
+        rows = [OutboundMessageRow(user_id=user.id, idempotency_key=f"tpl:{n}", kind="reminder",
+                                   payload={"text": "提醒"}, channel="template", status="sent", attempts=1,
+                                   next_attempt_at=0, receipt={"parts": {"0": msgid}}, created_at=0, updated_at=0)
+                for n, msgid in enumerate(["1000041", "1000042"])]
+        session.add_all(rows)
+    app, _ = bare_app(sessions, clock, RecordingHandler())
+    async with http(app) as client:
+        r = await client.post("/wechat", params=signed(clock),
+                              content=_job_finish("o-tpl", "1000042", "failed:user block"))
+    assert (r.status_code, r.text) == (200, "success")
+    async with sessions() as session:
+        states = (await session.execute(select(OutboundMessageRow.idempotency_key, OutboundMessageRow.status)
+                                        .order_by(OutboundMessageRow.id))).all()
+        logs = (await session.scalars(select(DeliveryLogRow))).all()
+    assert [tuple(s) for s in states] == [("tpl:0", "sent"), ("tpl:1", "failed")]
+    assert [(log.outbox_id, log.status, log.provider_message_id) for log in logs] == \
+        [(rows[1].id, "failed", "1000042")]
+
+
+# --- 15 (the webhook's share). unsubscribing blanks the stored replies ----------------------------------
+
+async def test_unsubscribe_blanks_stored_replies(sessions: Sessions, clock: FrozenClock) -> None:
+    app, _ = bare_app(sessions, clock, RecordingHandler(reply="你的私事：明天九点看牙医"))
+    async with http(app) as client:
+        await client.post("/wechat", params=signed(clock), content=text_message("o-priv", "看牙", msg_id=151,
+                                                                                  create_time=1))
+        await client.post("/wechat", params=signed(clock), content=event_message("o-priv", "unsubscribe",
+                                                                                   create_time=2))
+    async with sessions() as session:
+        replies = (await session.scalars(select(InboundMessageRow.reply))).all()
+    assert not any("看牙医" in (reply or "") for reply in replies)

@@ -39,9 +39,14 @@ def remove_spans(text: str, spans: Iterable[tuple[int, int]]) -> str:
     return out
 
 
+# 把报告交了 → 交报告: the 把 construction puts the object first; a title reads verb + object.
+_BA = re.compile(r"^(?:要|得|先)?把(.{1,10}?)(交|买|取|办|做|写|还|付|寄|发|送|带|拿|领|签|填|报|修|洗|休|打印|整理|准备)"
+                 r"(?:了|完|好|掉|一下|上)?$")
+
+
 def clean(segment: str) -> str:
     seg = _ANYWHERE.sub(",", segment)
-    parts = [_strip(p) for p in _SEP.split(seg)]
+    parts = [_strip(_BA.sub(r"\2\1", p.strip())) for p in _SEP.split(seg)]
     return "".join(p for p in parts if p)
 
 

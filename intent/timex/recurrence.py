@@ -50,6 +50,8 @@ def set_mention(text: str, g: Group, ctx: Ctx) -> TimeMention | None:
                 byday = list(BYDAY[:5])
             elif p.workdays:
                 workdays, freq = p.workdays, freq or "DAILY"
+            elif "nth_byday" in p.extra:
+                byday, freq = [p.extra["nth_byday"]], "MONTHLY"
             elif "byday" in p.extra:
                 byday, freq = p.extra["byday"].split(","), "WEEKLY"
             elif freq is None or (freq == "DAILY" and workdays):
@@ -111,7 +113,7 @@ def _first(ctx: Ctx, hm: tuple[int, int], byday: list[str], bymonth: int | None,
         return at if at >= floor else ctx.at(fixed.replace(year=fixed.year + 1), *hm)
     for k in range(800):
         day = ctx.today + timedelta(days=k)
-        if byday and BYDAY[day.weekday()] not in byday:
+        if byday and not _on_byday(day, byday):
             continue
         if bymonth and day.month != bymonth:
             continue
@@ -124,3 +126,12 @@ def _first(ctx: Ctx, hm: tuple[int, int], byday: list[str], bymonth: int | None,
         if at >= floor:
             return at
     return None
+
+
+def _on_byday(day: date, byday: list[str]) -> bool:
+    """MO / -1FR / 2WE: the weekday, or its nth (last = -1) occurrence in the month."""
+    for code in byday:
+        wd, n = BYDAY.index(code[-2:]), code[:-2]
+        if BYDAY[day.weekday()] == code[-2:] and (not n or cal.nth_weekday(day.year, day.month, wd, int(n)) == day):
+            return True
+    return False

@@ -18,7 +18,7 @@ def holiday(m: re.Match[str], ctx: Ctx) -> Piece | None:
     if day is None:
         return None
     adj = m.group("adj") or ""
-    if adj.endswith(("假期", "长假", "黄金周", "放假")):
+    if adj.endswith(("假期", "长假", "黄金周", "放假", "期间")):
         first, last = cal.off_days_around(day)
         return Piece("span", m.start(), m.end(), "holiday_break", start=ctx.at(first),
                      end=ctx.at(last + timedelta(days=1)), grain="day")
@@ -86,7 +86,7 @@ RULES: list[tuple[str, str, Handler]] = [
                    rf"(?P<lm>正|腊|冬|闰?十[一二]?|闰?[一二三四五六七八九]|1[0-2]|[1-9])月(?P<ld>{LDAY})(?![\d])(?:日|号)?)",
      lunar),
     ("holiday", rf"(?:{YEAR})?(?:五一)?(?:国际)?(?P<name>{HOL})(?:节|日)?"
-                rf"(?P<adj>前一天|后一天|前夕|小?长?假期|长假|黄金周|放假)?"
+                rf"(?P<adj>前一天|后一天|前夕|小?长?假期|长假|黄金周|放假|期间)?"
                 rf"(?![点时:号日月\d个])", holiday),
     ("next_workday", r"下一?个?工作日", next_workday),
 ]

@@ -42,7 +42,17 @@ def workday(m: re.Match[str], ctx: Ctx) -> Piece:
     return Piece("set", m.start(), m.end(), "workday", freq="DAILY", workdays="cn")
 
 
+def every_nth_weekday(m: re.Match[str], ctx: Ctx) -> Piece:
+    """每月最后一个周五 / 每月第二个周三 → FREQ=MONTHLY;BYDAY=-1FR / 2WE."""
+    raw = m.group("n") or ""
+    n = -1 if m.group("last") else "一二三四".find(raw) + 1 if raw in "一二三四" else int(raw)
+    return Piece("set", m.start(), m.end(), "every_month_nth_weekday", freq="MONTHLY",
+                 extra={"nth_byday": f"{n}{BYDAY[WD_INDEX[m.group('wd')]]}"})
+
+
 RULES: list[tuple[str, str, Handler]] = [
+    ("every_nth_weekday", r"每(?:个|一个)?月的?(?:(?P<last>最后一个|倒数第一个)|第(?P<n>[一二三四1-4])个)"
+                          r"(?:周|星期|礼拜)(?P<wd>[一二三四五六日天1-7])", every_nth_weekday),
     ("every", r"每(?:个|一个?)?(?P<u>(?:周|星期|礼拜)[一二三四五六日天]{2,}|月的?最后一天|"
               r"工作日|非工作日|节假日|周末|天|日|晚上|早上|晚|早|小时|分钟|季度|"
               r"(?:周|星期|礼拜)(?![一二三四五六日天末1-7])|月|年)?", every),

@@ -4,13 +4,21 @@ from __future__ import annotations
 
 import re
 
-from intent.timex import rules_clock, rules_date, rules_duration, rules_holiday, rules_ordinal, rules_set
+from intent.timex import (
+    rules_break,
+    rules_clock,
+    rules_date,
+    rules_duration,
+    rules_holiday,
+    rules_ordinal,
+    rules_set,
+)
 from intent.timex.piece import Ctx, Handler, Piece
 
 _RULES: list[tuple[str, re.Pattern[str], Handler]] = [
     (name, re.compile(rx), fn)
-    for name, rx, fn in (*rules_date.RULES, *rules_holiday.RULES, *rules_ordinal.RULES, *rules_set.RULES,
-                         *rules_clock.RULES, *rules_duration.RULES)
+    for name, rx, fn in (*rules_break.RULES, *rules_date.RULES, *rules_holiday.RULES, *rules_ordinal.RULES,
+                         *rules_set.RULES, *rules_clock.RULES, *rules_duration.RULES)
 ]
 _PRIORITY = {name: i for i, (name, _, _) in enumerate(_RULES)}
 

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 
 import pytest
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from schedule import outbox
-from schedule.channel import DeliveryFailure
+from schedule import outbox, window
+from schedule.channel import DeliveryFailure, Outgoing, Receipt
 from schedule.clock import now_ms
 from schedule.db import create_engine, session_factory
 from schedule.model import DeliveryLogRow, OutboundMessageRow, UserRow
@@ -179,7 +180,7 @@ async def test_expired_claim_returns_to_pending_and_old_worker_is_fenced(
     other_channel = RecordingChannel()
     assert (await worker(sessions, clock, other_channel).run_once()).sent == 1
     # the first worker wakes up late: its token no longer matches, so it changes nothing
-    assert await slow._mark_sending(claimed[0]) is False
+    assert await slow._mark_sending(claimed) == ([], [])
     row = await row_of(sessions, row_id)
     assert row.status == "sent"
     assert row.attempts == 2
@@ -190,7 +191,8 @@ async def test_expired_send_becomes_unknown_and_is_replayed(sessions: async_sess
     row_id = await queue(sessions, clock, user_id, "k")
     crashed = worker(sessions, clock, RecordingChannel(), lease_ms=10_000)
     claimed = await crashed.claim()
-    assert await crashed._mark_sending(claimed[0])  # then the process dies mid-send
+    ready, _ = await crashed._mark_sending(claimed)
+    assert ready  # then the process dies mid-send
     clock.advance(seconds=11)
     replay = RecordingChannel()
     report = await worker(sessions, clock, replay).run_once()
@@ -243,3 +245,41 @@ async def test_run_loop_wakes_on_notify_and_stops(sessions: async_sessionmaker[A
     w.stop()
     await asyncio.wait_for(task, timeout=5)
     assert [m.idempotency_key for m in channel.sent] == ["wake"]
+
+
+class HangingChannel(RecordingChannel):
+    """The first send never returns: the worker process dies with it in flight."""
+
+    def __init__(self) -> None:
+        super().__init__(needs_window=True)
+        self.in_flight = asyncio.Event()
+
+    async def send(self, message: Outgoing) -> Receipt:
+        self.in_flight.set()
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+
+async def test_a_crash_mid_send_does_not_take_a_second_window_slot(sessions: async_sessionmaker[AsyncSession],
+                                                                   clock: FrozenClock, user_id: int) -> None:
+    async with sessions.begin() as session:
+        await window.record_message(session, user_id, now_ms(clock))  # 5 customer-service sends allowed
+    rows = [await queue(sessions, clock, user_id, f"r{n}") for n in range(5)]
+    hanging = HangingChannel()
+    crashed = asyncio.create_task(worker(sessions, clock, hanging, batch_size=1, lease_ms=5_000).run_once())
+    await asyncio.wait_for(hanging.in_flight.wait(), timeout=5)
+    crashed.cancel()  # kill -9: nothing after the send is committed
+    with contextlib.suppress(asyncio.CancelledError):
+        await crashed
+    clock.advance(seconds=6)
+    replay = RecordingChannel(needs_window=True)
+    w = worker(sessions, clock, replay)
+    for _ in range(5):
+        await w.run_once()
+    async with sessions() as session:
+        final = {r.id: (r.status, r.channel) for r in (await session.scalars(select(OutboundMessageRow))).all()}
+        user = await session.get(UserRow, user_id)
+    assert final == dict.fromkeys(rows, ("sent", "wechat"))  # none pushed off the customer-service rung
+    assert sorted(m.idempotency_key for m in replay.sent) == [f"r{n}" for n in range(5)]
+    assert user is not None
+    assert user.window_sent_count == 5

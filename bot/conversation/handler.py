@@ -20,6 +20,7 @@ from zoneinfo import ZoneInfo
 from bot.agent.port import Agent
 from bot.conversation import change, create, dialog, digest, query, shortcut, snooze
 from bot.conversation.context import Context, PageLinks
+from bot.handler import CAPABILITIES
 from bot.wechat.messages import InboundMessage
 from intent import parse_all
 from intent.model import (
@@ -113,6 +114,8 @@ class ConversationHandler:
         if pending is not None and shortcut.drops(text):
             label = pending.intent.pending.label if pending.intent.pending else ""
             return [o.Dropped(label)], False
+        if shortcut.asks_help(text):
+            return [o.Said(CAPABILITIES)], False
         link = shortcut.link_request(text)
         if link is not None:
             return [o.Linked(link, done=False)], False  # made after the transaction (`_links_for`)

@@ -16,6 +16,14 @@ _LINKS: tuple[tuple[re.Pattern[str], Literal["share", "unshare", "feed"]], ...] 
 )
 
 
+_HELP = re.compile(r"^(帮助|help|菜单|使用说明|怎么用|你能做什么|你会什么|你能干什么|功能)[？?。!！]*$", re.IGNORECASE)
+
+
+def asks_help(text: str) -> bool:
+    """帮助 (the HELP menu key sends it): what the bot can do, with examples."""
+    return bool(_HELP.match(text.strip()))
+
+
 def drops(text: str) -> bool:
     """"算了": call off the open question."""
     return bool(_DROP.match(text.strip()))

@@ -86,3 +86,10 @@ async def test_menu_clicks_answer_like_the_sentences(bot: Bot) -> None:
     week = await chat.click("WEEK")
     assert today.startswith("6月18日（周四）") and "没有安排" in today
     assert week.startswith("6月15日（周一）到6月21日（周日）") and "带材料" in week
+
+
+async def test_help_key_and_word_list_what_the_bot_can_do(bot: Bot) -> None:
+    chat = bot.chat()
+    for reply in (await chat.click("HELP"), await chat.say("你能做什么？")):
+        assert reply.startswith("我可以帮你记待办、日程和提醒，例如：")
+    assert bot.agent.asked == []

@@ -19,7 +19,14 @@ from typing import Any
 import httpx
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.wechat.errors import FailureClass, PartialSendError, WeChatAPIError, WeChatError, WeChatTransportError
+from bot.wechat.errors import (
+    ErrcodeRule,
+    FailureClass,
+    PartialSendError,
+    WeChatAPIError,
+    WeChatError,
+    WeChatTransportError,
+)
 from bot.wechat.token_store import CachedToken, TokenStore, usable_until
 from bot.wechat.xml import split_utf8, strip_illegal
 from schedule.clock import Clock, now_ms
@@ -27,12 +34,18 @@ from schedule.clock import Clock, now_ms
 log = logging.getLogger(__name__)
 DEFAULT_TIMEOUT = httpx.Timeout(5.0, connect=3.0)
 _IP = re.compile(r"invalid ip ([0-9a-fA-F.:]+)")
+# A 45002 that survived resending in halves: failed for good (no errcode, so no retry of the same payload).
+SPLIT_FAILED = ErrcodeRule(FailureClass.INVALID_PAYLOAD, "content size out of limit even in halves", alert=True)
 
 
 @dataclass(frozen=True)
 class SentPart:
     index: int
     msgid: str | None  # custom/send documents no msgid; kept when WeChat returns one
+
+
+def _text_body(openid: str, content: str) -> dict[str, Any]:
+    return {"touser": openid, "msgtype": "text", "text": {"content": content}}
 
 
 def template_client_msg_id(idempotency_key: str) -> str:
@@ -181,9 +194,8 @@ class WeChatClient:
         for index, part in enumerate(split_utf8(strip_illegal(text))):
             if index in skip_parts:
                 continue
-            body = {"touser": openid, "msgtype": "text", "text": {"content": part}}
             try:
-                data = await self._call("message/custom/send", body)
+                data = await self._send_part(openid, part)
             except WeChatError as exc:
                 if sent:
                     raise PartialSendError(exc, [(p.index, p.msgid) for p in sent]) from exc
@@ -191,6 +203,27 @@ class WeChatClient:
             msgid = data.get("msgid")
             sent.append(SentPart(index, str(msgid) if msgid is not None else None))
         return sent
+
+    async def _send_part(self, openid: str, part: str) -> dict[str, Any]:
+        """One part; on 45002 (WeChat measured it over its limit) resend it once in halves, and if that
+        fails too, give up without a retry (the same payload fails the same way)."""
+        try:
+            return await self._call("message/custom/send", _text_body(openid, part))
+        except WeChatAPIError as exc:
+            if not exc.rule.split:
+                raise
+            log.warning("wechat custom/send: errcode 45002 on a %d-byte part, resending it in halves",
+                        len(part.encode("utf-8")))
+        data: dict[str, Any] = {}
+        for piece in split_utf8(part, max(len(part.encode("utf-8")) // 2, 8)):
+            try:
+                data = await self._call("message/custom/send", _text_body(openid, piece))
+            except WeChatAPIError as exc:
+                if not exc.rule.split:
+                    raise
+                raise WeChatError(f"{exc} after resending in halves", failure=FailureClass.INVALID_PAYLOAD,
+                                  rule=SPLIT_FAILED) from exc
+        return data
 
     async def typing(self, openid: str, *, command: str = "Typing") -> None:
         await self._call("message/custom/typing", {"touser": openid, "command": command})

@@ -15,7 +15,7 @@ from bot.app import create_app
 from bot.settings import Settings
 from bot.testing import FakeWeChatAPI
 from bot.wechat.client import WeChatClient
-from bot.wechat.errors import FailureClass, WeChatAPIError
+from bot.wechat.errors import FailureClass, WeChatAPIError, WeChatError
 from schedule import outbox, window
 from schedule.clock import now_ms
 from schedule.db import create_engine, session_factory
@@ -139,3 +139,27 @@ async def test_ip_not_whitelisted_three_rows_one_token_call_and_healthz_says_so(
     assert len(api.calls_to("stable_token")) == 1
     assert health["wechat"].startswith("misconfigured:") and "127.0.0.1" in health["wechat"]
     assert all(status == "pending" and wait >= 600_000 for status, wait in states)
+
+
+async def test_45002_resends_the_part_in_halves_once(api: FakeWeChatAPI, sessions: Sessions,
+                                                     clock: FrozenClock) -> None:
+    client = make_client(api, sessions, clock)
+    text = "明天上午九点带材料，" * 60  # 1800 bytes: one part by our count, "too long" by WeChat's
+    api.script("message/custom/send", 45002)
+    parts = await client.send_text("o-long", text)
+    contents = [c.body["text"]["content"] for c in api.calls_to("message/custom/send")]
+    assert len(contents) == 3 and contents[0] == text and "".join(contents[1:]) == text
+    assert all(len(c.encode()) <= 900 for c in contents[1:]) and len(parts) == 1
+    await client.aclose()
+
+
+async def test_45002_after_halving_fails_without_a_retry(api: FakeWeChatAPI, sessions: Sessions,
+                                                         clock: FrozenClock) -> None:
+    client = make_client(api, sessions, clock)
+    api.script("message/custom/send", 45002, 45002)
+    with pytest.raises(WeChatError) as info:
+        await client.send_text("o-long", "提醒" * 300)
+    assert info.value.failure is FailureClass.INVALID_PAYLOAD and not info.value.retryable
+    assert info.value.errcode is None  # so the retry policy does not resend the same payload five times
+    assert len(api.calls_to("message/custom/send")) == 2
+    await client.aclose()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from intent import clarify
 from intent.model import Missing, Recurrence, Reminder, SnoozeIntent, SubscribeDigestIntent
@@ -57,8 +57,8 @@ def _snooze_at(text: str, slots: Slots, now: datetime) -> tuple[datetime | None,
     if slots.relative is not None and slots.relative.start is not None:
         return slots.relative.start, "rule12.relative"
     if slots.durations and slots.durations[0].seconds:
-        return (now + timedelta(seconds=slots.durations[0].seconds)).replace(second=0, microsecond=0), \
-            "rule12.duration"
+        later = (now.astimezone(UTC) + timedelta(seconds=slots.durations[0].seconds)).astimezone(now.tzinfo)
+        return later.replace(second=0, microsecond=0), "rule12.duration"  # elapsed time, also across DST
     when = slots.when
     if when is not None and when.start is not None:
         if when.has_clock:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import calendar
 import re
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 from intent.timex.lexicon import CN
 from intent.timex.numerals import cn_int
@@ -93,10 +93,14 @@ def _trunc(now: datetime, g: Grain) -> datetime:
     return base.replace(month=1, day=1) if g == "year" else base
 
 
-def _shift(at: datetime, secs: int, months: int, sign: int) -> datetime:
+def _shift(at: datetime, secs: int, months: int, sign: int, absolute: bool = False) -> datetime:
+    """Calendar units move the wall clock (3天后 keeps the hour); hours and minutes are elapsed time, so
+    三个小时后 across a DST change is 3 real hours (aware arithmetic in one zone would be wall-clock)."""
     if months:
         y, mo = add_months(at.year, at.month, sign * months)
         at = at.replace(year=y, month=mo, day=min(at.day, calendar.monthrange(y, mo)[1]))
+    if absolute and at.tzinfo is not None:
+        return (at.astimezone(UTC) + timedelta(seconds=sign * secs)).astimezone(at.tzinfo)
     return at + timedelta(seconds=sign * secs)
 
 
@@ -123,13 +127,15 @@ def duration(m: re.Match[str], ctx: Ctx) -> Piece | None:
     if pre == "提前":
         return Piece("dur", b, e, "lead", secs=total, lead=True)
     now = ctx.now
+    real = grain in ("hour", "minute", "second") and not months
     if (pre.startswith(("未来", "最近")) and grain in ("day", "week")) or (pre == "最近" and grain == "month"):
         start = ctx.at(ctx.today)
         return Piece("span", b, e, "next_days", start=start, end=_shift(start, secs, months, 1), grain="day")
     if pre.startswith("未来") or pre == "之后":
-        return Piece("span", b, e, "next_span", start=now, end=_shift(now, secs, months, 1), grain="second")
+        return Piece("span", b, e, "next_span", start=now, end=_shift(now, secs, months, 1, real), grain="second")
     if pre.startswith(("最近", "过去")) or pre in ("近", "之前"):
-        return Piece("span", b, e, "past_span", start=_shift(now, secs, months, -1), end=now, grain="second")
+        return Piece("span", b, e, "past_span", start=_shift(now, secs, months, -1, real), end=now,
+                     grain="second")
     if pre in ("上", "前", "下", "后"):
         t = _trunc(now, grain)
         if pre in ("上", "前"):
@@ -138,10 +144,10 @@ def duration(m: re.Match[str], ctx: Ctx) -> Piece | None:
                            (0, 1 if grain == "month" else 12)), 1)
         return Piece("span", b, e, "next_n", start=step, end=_shift(step, secs, months, 1), grain=grain)
     if post in ("以内", "之内", "内", "里"):
-        return Piece("span", b, e, "within", start=now, end=_shift(now, secs, months, 1), grain="second")
+        return Piece("span", b, e, "within", start=now, end=_shift(now, secs, months, 1, real), grain="second")
     if post:
         sign = -1 if "前" in post else 1
-        at = _shift(now, secs, months, sign)
+        at = _shift(now, secs, months, sign, real)
         if grain in ("day", "week", "month", "year"):
             return Piece("date", b, e, "days_from_now", day=at.date(),
                          grain="week" if grain == "week" else "day")

@@ -148,7 +148,7 @@ def build_wechat_router(*, settings: Settings, sessions: async_sessionmaker[Asyn
         except DecryptError as exc:  # signed but unreadable with our keys: a configuration problem
             log.warning("wechat callback rejected (400): %s; check WECHAT_ENCODING_AES_KEY", exc)
             return _plain(400)
-        except (XmlRejected, RecursionError) as exc:
+        except (XmlRejected, RecursionError, ValueError) as exc:  # ValueError: pydantic on odd field values
             log.warning("wechat callback with an unreadable body acknowledged: %s", exc)
             return _plain(200, SUCCESS)
         try:

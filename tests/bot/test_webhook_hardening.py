@@ -357,3 +357,20 @@ async def test_unsubscribe_blanks_stored_replies(sessions: Sessions, clock: Froz
     async with sessions() as session:
         replies = (await session.scalars(select(InboundMessageRow.reply))).all()
     assert not any("看牙医" in (reply or "") for reply in replies)
+
+
+@pytest.mark.parametrize("body", [
+    '{"MsgType": {"a": 1}, "FromUserName": "u"}',
+    '{"MsgType": "text", "FromUserName": "u", "CreateTime": "soon"}',
+    '{"MsgType": "text", "FromUserName": ["u"], "CreateTime": 1}',
+    '{"MsgType": "text", "FromUserName": "u", "CreateTime": 1e400, "Content": null}',
+    '{"MsgType": "event", "FromUserName": "u", "Event": "subscribe_msg_popup_event",'
+    ' "SubscribeMsgPopupEvent": [[[[1]]]]}',
+    "[" * 3000 + "]" * 3000,
+    '{"a": "' + "\\ud800" * 10 + '"}',
+])
+async def test_hostile_json_bodies_never_500(sessions: Sessions, clock: FrozenClock, body: str) -> None:
+    app, _ = bare_app(sessions, clock, RecordingHandler())
+    async with http(app) as client:
+        r = await client.post("/wechat", params=signed(clock), content=body.encode())
+    assert r.status_code == 200

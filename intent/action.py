@@ -102,6 +102,9 @@ def classify(text: str, slots: Slots, today: date | None = None) -> Decision:
     create_first = IMPERATIVE.search(text)
     for pattern, action in ((COMPLETE, "complete"), (CANCEL, "cancel"), (UPDATE, "update")):
         m = pattern.search(text)
+        waived = NO_REMINDER.search(text)
+        if m and action == "cancel" and waived and waived.start() <= m.start() and m.end() <= waived.end():
+            continue  # 提醒就免了: the reminder is waived, nothing is cancelled
         if m and action == "complete" and m.groupdict().get("bare") and _INTENDED.search(text):
             continue  # 月底前要把报销单交了: an intention, not a report
         if m and not (create_first and create_first.start() < m.start()):

@@ -27,7 +27,14 @@ ALL_DAY_ACTIVITY = re.compile(r"纪念日|生日|出差|旅行|旅游|放假|休
 DEADLINE = re.compile(
     r"(?:之前|以前|前)(?:要|得|把|需要|必须|记得|,|完成|交|提交)|截止|截至|到期|要交|记得|deadline|ddl", re.IGNORECASE
 )
-NO_REMINDER = re.compile(r"(?:不用|不要|别|无需|不需要|不必|不)(?:再)?(?:设置?|加)?(?:个)?提醒(?:我)?")
+# No reminder: a negation before a reminder verb (不用叫我, 这次别提醒), the reminder waived after it
+# (提醒就免了, 提醒不用了), or "just note it" (记着就行).
+NO_REMINDER_RX = (
+    r"(?:不用|不要|别|无需|不需要|不必|甭|不)(?:再)?(?:设置?|加|给我|来)?(?:个)?(?:提醒|叫我|喊我|通知我|催我)(?:我)?"
+    r"|(?:提醒|闹钟|叫我)(?:就|也|啥的)?(?:免了|不用了?|不要了?|算了|省了|没必要)"
+    r"|(?:记着|记下|记一下|记上|记住|存着)就(?:行|好|可以)了?"
+)
+NO_REMINDER = re.compile(NO_REMINDER_RX)
 REMIND_WORD = re.compile(r"提醒|叫我|喊我|叫醒|通知我|告诉我|闹钟|闹铃")
 RECORD_WORD = re.compile(r"记一下|记下|记录|记上|帮我记|备忘|加个待办|加一个待办|添加待办|新建|记个")
 WEATHER = re.compile(r"下雨|下雪|天气|气温|温度|刮风|台风|雾霾|降温|升温")

@@ -103,8 +103,9 @@ def classify(text: str, slots: Slots, today: date | None = None) -> Decision:
     for pattern, action in ((COMPLETE, "complete"), (CANCEL, "cancel"), (UPDATE, "update")):
         m = pattern.search(text)
         waived = NO_REMINDER.search(text)
-        if m and action == "cancel" and waived and waived.start() <= m.start() and m.end() <= waived.end():
-            continue  # 提醒就免了: the reminder is waived, nothing is cancelled
+        if m and action == "cancel" and waived and waived.start() <= m.start() and m.end() <= waived.end() \
+                and (slots.when is not None or slots.recur is not None):
+            continue  # 明天三点开会，提醒就免了: a new item without reminder (续费提醒不要了 still cancels)
         if m and action == "complete" and m.groupdict().get("bare") and _INTENDED.search(text):
             continue  # 月底前要把报销单交了: an intention, not a report
         if m and not (create_first and create_first.start() < m.start()):

@@ -7,12 +7,15 @@ number of workers produce at most one digest per subscription per local date.
 
 from __future__ import annotations
 
+import logging
+from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
+from typing import Any
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import and_, or_, select
+from sqlalchemy import ColumnElement, and_, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from schedule import inbound, outbox
@@ -29,6 +32,7 @@ RECOVERY_AFTER_MS = 60_000  # far past the 4 s reply budget: a message still pro
 DEDUPE_KEEP_MS = 2 * 86_400_000  # WeChat retries within seconds; two days is ample
 ReminderText = Callable[[Item, int], str]
 DigestText = Callable[[date, list[Item], str], str]
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +47,7 @@ class Scheduler:
     """Moves due reminders and digests into the outbox; one `tick()` reads the clock once."""
 
     def __init__(self, sessions: async_sessionmaker[AsyncSession], clock: Clock, *, reminder_text: ReminderText,
-                 digest_text: DigestText, catchup_hours: int = 12, batch_size: int = 100) -> None:
+                 digest_text: DigestText, catchup_hours: int = 12, batch_size: int = 500) -> None:
         self._sessions = sessions
         self._clock = clock
         self._reminder_text = reminder_text
@@ -79,7 +83,7 @@ class Scheduler:
         return await in_transaction(self._sessions, lambda session: self._fire_reminders(session, to_ms(now)))
 
     async def _fire_reminders(self, session: AsyncSession, now_ms: int) -> tuple[int, int]:
-        queued = expired = 0
+        """Set-based: one locked read, one multi-row outbox INSERT, one UPDATE per resulting status."""
         rows = (await session.execute(
             select(ReminderRow, ScheduleItemRow)
             .join(ScheduleItemRow, ScheduleItemRow.id == ReminderRow.item_id)
@@ -87,30 +91,34 @@ class Scheduler:
             .order_by(ReminderRow.remind_at, ReminderRow.id)
             .limit(self._batch)
             .with_for_update(skip_locked=True))).all()
+        status: dict[str, list[int]] = {"cancelled": [], "expired": [], "locked": []}
+        messages: list[dict[str, Any]] = []
         for reminder, item_row in rows:
             if item_row.status != "active":
-                reminder.status, reminder.updated_at = "cancelled", now_ms
+                status["cancelled"].append(reminder.id)
                 continue
             await self._schedule_next(session, reminder, item_row, now_ms)
             item = self._item_at(item_row, reminder)
+            payload = {"text": self._reminder_text(item, reminder.remind_at), "title": item.title, "when": _when(item)}
             if now_ms - reminder.remind_at > self._catchup_ms:
-                reminder.status, reminder.updated_at = "expired", now_ms
-                expired += 1
+                status["expired"].append(reminder.id)
+                log.info("reminder %s expired after downtime: reported in the in-app queue", reminder.id)
                 # Too late to push, never silently dropped: the in-app queue reports it on the next reply.
-                await outbox.enqueue(
-                    session, user_id=reminder.user_id, idempotency_key=f"expired:{reminder.id}:{reminder.remind_at}",
-                    kind="notice", reminder_id=reminder.id, now_ms=now_ms, channel="inapp",
-                    payload={"text": self._reminder_text(item, reminder.remind_at), "title": item.title,
-                             "when": _when(item), "expired": True})
+                messages.append({"user_id": reminder.user_id, "kind": "notice", "channel": "inapp",
+                                 "idempotency_key": f"expired:{reminder.id}:{reminder.remind_at}",
+                                 "reminder_id": reminder.id, "payload": {**payload, "expired": True}})
                 continue
-            await outbox.enqueue(
-                session, user_id=reminder.user_id, idempotency_key=f"reminder:{reminder.id}:{reminder.remind_at}",
-                kind="reminder", reminder_id=reminder.id, now_ms=now_ms, channel=reminder.channel,
-                payload={"text": self._reminder_text(item, reminder.remind_at), "title": item.title,
-                         "when": _when(item)})
-            reminder.status, reminder.updated_at = "locked", now_ms
-            queued += 1
-        return queued, expired
+            status["locked"].append(reminder.id)
+            messages.append({"user_id": reminder.user_id, "kind": "reminder", "channel": reminder.channel,
+                             "idempotency_key": f"reminder:{reminder.id}:{reminder.remind_at}",
+                             "reminder_id": reminder.id, "payload": payload})
+        await outbox.enqueue_many(session, messages, now_ms=now_ms)
+        for new_status, ids in status.items():
+            if ids:
+                await session.execute(update(ReminderRow).where(ReminderRow.id.in_(ids))
+                                      .values(status=new_status, updated_at=now_ms)
+                                      .execution_options(synchronize_session=False))
+        return len(status["locked"]), len(status["expired"])
 
     def _item_at(self, row: ScheduleItemRow, reminder: ReminderRow) -> Item:
         """The item as seen at the occurrence this reminder belongs to."""
@@ -145,44 +153,73 @@ class Scheduler:
         return await in_transaction(self._sessions, lambda session: self._fire_digests(session, now))
 
     async def _fire_digests(self, session: AsyncSession, now: datetime) -> int:
+        """Set-based: the batch's agendas in one read, one multi-row outbox INSERT, grouped UPDATEs."""
         now_ms = to_ms(now)
-        queued = 0
-        subs = (await session.scalars(
-            select(DigestSubscriptionRow)
+        subs = (await session.execute(
+            select(DigestSubscriptionRow.id, DigestSubscriptionRow.user_id, DigestSubscriptionRow.timezone,
+                   DigestSubscriptionRow.next_run_at, DigestSubscriptionRow.last_run_local_date,
+                   DigestSubscriptionRow.local_time, DigestSubscriptionRow.workdays, DigestSubscriptionRow.channel)
             .where(DigestSubscriptionRow.status == "active", DigestSubscriptionRow.next_run_at <= now_ms)
             .order_by(DigestSubscriptionRow.next_run_at)
             .limit(self._batch)
             .with_for_update(skip_locked=True))).all()
+        due: list[tuple[Any, date, ZoneInfo]] = []
+        updates: dict[tuple[int, str | None], list[int]] = defaultdict(list)
         for sub in subs:
             tz = ZoneInfo(sub.timezone)
             run_at = from_ms(sub.next_run_at or now_ms)
             day = run_at.astimezone(tz).date()
             fresh = now_ms - to_ms(run_at) <= self._catchup_ms
-            if fresh and sub.last_run_local_date != day.isoformat():
-                items = await agenda(session, sub.user_id, day, tz)
-                await outbox.enqueue(
-                    session, user_id=sub.user_id, idempotency_key=f"digest:{sub.id}:{day.isoformat()}",
-                    kind="digest", now_ms=now_ms, channel=sub.channel,
-                    payload={"text": self._digest_text(day, items, sub.timezone), "title": "今日待办",
-                             "when": day.isoformat()})
-                sub.last_run_local_date = day.isoformat()
-                queued += 1
-            sub.next_run_at = to_ms(next_digest_run(sub.local_time, tz=tz, after=max(now, run_at),
-                                                    workdays=sub.workdays))
-            sub.updated_at = now_ms
-        return queued
+            last = sub.last_run_local_date
+            if fresh and last != day.isoformat():
+                due.append((sub, day, tz))
+                last = day.isoformat()
+            after = to_ms(next_digest_run(sub.local_time, tz=tz, after=max(now, run_at), workdays=sub.workdays))
+            updates[(after, last)].append(sub.id)
+        agendas = await agendas_of(session, [(sub.user_id, day, tz) for sub, day, tz in due])
+        await outbox.enqueue_many(session, [
+            {"user_id": sub.user_id, "kind": "digest", "channel": sub.channel,
+             "idempotency_key": f"digest:{sub.id}:{day.isoformat()}",
+             "payload": {"text": self._digest_text(day, agendas[(sub.user_id, day)], sub.timezone),
+                         "title": "今日待办", "when": day.isoformat()}}
+            for sub, day, _ in due], now_ms=now_ms)
+        for (after, last), ids in updates.items():
+            await session.execute(update(DigestSubscriptionRow).where(DigestSubscriptionRow.id.in_(ids))
+                                  .values(next_run_at=after, last_run_local_date=last, updated_at=now_ms)
+                                  .execution_options(synchronize_session=False))
+        return len(due)
+
+
+async def agendas_of(session: AsyncSession, wanted: list[tuple[int, date, ZoneInfo]]
+                     ) -> dict[tuple[int, date], list[Item]]:
+    """Many users' agendas (see `agenda`) from one read of their candidate items."""
+    if not wanted:
+        return {}
+    latest = max(to_ms(datetime.combine(day + timedelta(days=1), datetime.min.time(), tz)) for _, day, tz in wanted)
+    rows = (await session.scalars(select(ScheduleItemRow).where(
+        ScheduleItemRow.user_id.in_(sorted({user for user, _, _ in wanted})), ScheduleItemRow.status == "active",
+        _candidate(latest)))).all()
+    by_user: dict[int, list[ScheduleItemRow]] = defaultdict(list)
+    for row in rows:
+        by_user[row.user_id].append(row)
+    return {(user, day): _agenda(by_user[user], day, tz) for user, day, tz in wanted}
+
+
+def _candidate(end: int) -> ColumnElement[bool]:
+    return or_(ScheduleItemRow.rrule.is_not(None), ScheduleItemRow.workdays.is_not(None),
+               ScheduleItemRow.lunar.is_not(None),
+               and_(ScheduleItemRow.kind == "task", ScheduleItemRow.due_at < end),
+               and_(ScheduleItemRow.kind == "event", ScheduleItemRow.start_at < end))
 
 
 async def agenda(session: AsyncSession, user_id: int, day: date, tz: ZoneInfo) -> list[Item]:
     """A day's agenda: events that day, tasks due that day, and overdue open tasks (oldest first)."""
+    return (await agendas_of(session, [(user_id, day, tz)]))[(user_id, day)]
+
+
+def _agenda(rows: list[ScheduleItemRow], day: date, tz: ZoneInfo) -> list[Item]:
     start = to_ms(datetime.combine(day, datetime.min.time(), tz))
     end = to_ms(datetime.combine(day + timedelta(days=1), datetime.min.time(), tz))
-    rows = (await session.scalars(select(ScheduleItemRow).where(
-        ScheduleItemRow.user_id == user_id, ScheduleItemRow.status == "active",
-        or_(ScheduleItemRow.rrule.is_not(None), ScheduleItemRow.workdays.is_not(None),
-            ScheduleItemRow.lunar.is_not(None),
-            and_(ScheduleItemRow.kind == "task", ScheduleItemRow.due_at < end),
-            and_(ScheduleItemRow.kind == "event", ScheduleItemRow.start_at < end))))).all()
     items: list[Item] = []
     for row in rows:
         if row.kind == "task" and row.due_at is not None and row.due_at < start and recurrence_of(row) is None:

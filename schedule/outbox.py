@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, cast
 
-from sqlalchemy import select
+from sqlalchemy import Table, insert, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from schedule.model import OutboundMessageRow
@@ -52,3 +53,22 @@ async def enqueue(
     session.add(row)
     await session.flush()
     return row
+
+
+async def enqueue_many(session: AsyncSession, messages: Sequence[dict[str, Any]], *, now_ms: int) -> int:
+    """Queue many pending messages in one multi-row INSERT (the scheduler's bursts); keys already in
+    the outbox are skipped, as `enqueue` does. Each dict carries user_id, idempotency_key, kind,
+    payload, channel and optionally reminder_id. Returns how many rows were added."""
+    if not messages:
+        return 0
+    keys = [m["idempotency_key"] for m in messages]
+    if bad := {m["kind"] for m in messages} - OUTBOX_KINDS:
+        raise ValueError(f"unknown outbox kind {sorted(bad)!r}")
+    taken = set((await session.scalars(
+        select(OutboundMessageRow.idempotency_key).where(OutboundMessageRow.idempotency_key.in_(keys)))).all())
+    fresh = [{"reminder_id": None, "channel": "wechat", **m, "status": "pending", "attempts": 0,
+              "next_attempt_at": now_ms, "created_at": now_ms, "updated_at": now_ms}
+             for m in messages if m["idempotency_key"] not in taken]
+    if fresh:
+        await (await session.connection()).execute(insert(cast(Table, OutboundMessageRow.__table__)), fresh)
+    return len(fresh)

@@ -224,3 +224,25 @@ async def test_reply_and_rows_roll_back_together_when_the_store_fails(bot: Bot) 
     assert "没有保存任何内容" in reply
     assert len(await bot.rows(ScheduleItemRow)) == 1
 
+
+
+async def test_reminder_expired_during_downtime_is_reported_once(bot: Bot) -> None:
+    chat = bot.chat()
+    await chat.say("今天上午十点半提醒我给妈妈打电话")
+    worker = delivery_worker(bot.app.state.settings, bot.sessions, bot.clock, None)
+    bot.clock.set(datetime(2026, 6, 19, 2, 0, tzinfo=SH))  # the service was down for 15.5 hours
+    await worker.run_once()
+    reminder = (await bot.rows(ReminderRow))[0]
+    assert reminder.status == "expired"
+    reply = await chat.say("看看今天的安排")
+    assert reply.startswith("你有 1 条未送达的提醒：\n· ⏰ 提醒：6月18日（周四）10:30 给妈妈打电话。")
+    assert "服务中断期间过期" in reply
+    assert "未送达" not in await chat.say("看看今天的安排")
+
+
+async def test_no_reminder_inside_the_request(bot: Bot) -> None:
+    reply = await bot.chat().say("明天下午三点开会，不用提醒")
+    [item] = await bot.rows(ScheduleItemRow)
+    assert (item.kind, item.start_at) == ("event", at(6, 19, 15))
+    assert await bot.rows(ReminderRow) == []
+    assert "未设置提醒" in reply

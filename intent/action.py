@@ -93,7 +93,13 @@ def classify(text: str, slots: Slots, today: date | None = None) -> Decision:
             return Decision("unsubscribe_digest", "digest.unsubscribe_negated")  # 不用每天给我发待办了
         return Decision("subscribe_digest", "digest.subscribe")
     remind = REMIND_WORD.search(text)
-    if _is_query(text, slots):
+    from intent import boundary
+
+    if boundary.asks_the_world(text) and not remind:
+        return Decision("none", "none.world_lookup")
+    if boundary.asks_about_bot(text, slots):
+        return Decision("none", "none.about_bot")
+    if _is_query(text, slots) or boundary.asks_own_item(text, slots):
         return Decision("query", "query.ask")
     if WEATHER.search(text) and not remind:
         return Decision("none", "none.weather")

@@ -24,11 +24,33 @@ _PUNCT = str.maketrans({"。": ",", "…": ",", "⋯": ",",
                         "“": '"', "”": '"', "‘": "'", "’": "'", "「": '"', "」": '"'})
 
 
+# What pinyin input and dialect put in place of schedule words, each gated by its context so real words
+# survive: 名天→明天, 下五3点→下午3点, 题醒→提醒, 5分钟后在提醒我→再提醒我, 俩点→两点, 一个钟后→一个小时后,
+# 明儿个→明天.
+_NUMERAL = r"[0-9零一二两三四五六七八九十俩]"
+_TYPO = re.compile(
+    rf"(?P<day>[名鸣铭]天|明添)|(?P<noon>[上下中]五)(?={_NUMERAL}|$|[,!? ])|(?P<remind>题醒|提星|体醒|题星)"
+    r"|(?P<again>(?:(?<=[后会儿下点,]))在)(?=(?:提醒|叫|喊|通知|催)我?)|(?P<two>俩)(?=[点个小钟天周礼星月年号])"
+    rf"|(?P<clock>个钟)(?!头|点)(?=后|以后|之后|内|左右|以内)|(?P<er>[今明后]儿个)"
+)
+_FIX = {"day": "明天", "remind": "提醒", "again": "再", "two": "两", "clock": "个小时"}
+
+
+def _fix(m: re.Match[str]) -> str:
+    kind = m.lastgroup or ""
+    if kind == "noon":
+        return m.group(0)[0] + "午"
+    if kind == "er":
+        return m.group(0)[0] + "天"
+    return _FIX.get(kind, m.group(0))
+
+
 def normalise(text: str) -> str:
     """Return the text the rules and the time engine see (one line, ≤ MAX_CHARS, ASCII punctuation)."""
     head = text[: MAX_CHARS * 4]
     head = _CONTROL.sub(" ", head)
     head = head.translate(_TRADITIONAL)
+    head = _TYPO.sub(_fix, head)
     try:  # lazy: keeps `import intent` light; a broken engine package must not stop the intent rules
         from intent.timex.normalise import normalise as timex_normalise
 

@@ -47,13 +47,13 @@ class FakeLLM:
     default_reply: str = "好的。"
     latency_s: float = 0.0
     retry_after_ms: int | None = 10  # sent with errors so the SDK's retries do not back off for seconds
-    requests: list[dict[str, Any]] = field(default_factory=list)
+    requests: list[dict[str, Any]] = field(default_factory=list, repr=False)
     port: int = 0
-    _script: deque[Scripted] = field(default_factory=deque)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-    _serial: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
-    _server: uvicorn.Server | None = None
-    _thread: threading.Thread | None = None
+    _script: deque[Scripted] = field(default_factory=deque, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _serial: itertools.count[int] = field(default_factory=lambda: itertools.count(1), repr=False)
+    _server: uvicorn.Server | None = field(default=None, repr=False)
+    _thread: threading.Thread | None = field(default=None, repr=False)
 
     # --- scripting ------------------------------------------------------------------------
     def reply(self, content: str, *, delay_s: float = 0.0) -> FakeLLM:

@@ -82,6 +82,7 @@ async def create_item(body: ItemIn, user: Caller, service: Service, timing: Now)
 async def list_items(
     user: Caller,
     service: Service,
+    timing: Now,
     from_: Annotated[EpochMs | None, Query(alias="from")] = None,
     to: Annotated[EpochMs | None, Query()] = None,
     kind: Literal["task", "event"] | None = None,
@@ -92,7 +93,7 @@ async def list_items(
         raise HTTPException(422, "'to' is before 'from'")
     items = await service.list_items(user.id, start_ms=from_, end_ms=to, kind=kind,
                                      include_undated_tasks=include_undated, include_reminders=include_reminders)
-    return ItemList(items=[ItemOut.of(i, with_reminders=include_reminders) for i in items])
+    return ItemList(items=[ItemOut.of(i, with_reminders=include_reminders, timing=timing) for i in items])
 
 
 @router.get("/items/{item_id}")

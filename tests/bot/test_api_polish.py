@@ -70,6 +70,8 @@ async def test_the_answer_says_what_happens_to_a_reminder_in_the_past(client: ht
     item_id = created.json()["id"]
     clock.advance(timedelta(hours=20))
     assert (await client.get(f"{ITEMS}/{item_id}")).json()["reminders"][0]["delivery"] == "expired"
+    listed = (await client.get(ITEMS, params={"include_reminders": 1})).json()["items"]
+    assert sorted(r["delivery"] for i in listed for r in i["reminders"]) == ["expired"] * 3
 
 
 @pytest.mark.parametrize("title", ["买\x00牛奶", "买\u200b牛奶", "买\x1b[31m牛奶", "买\r\n牛奶"])

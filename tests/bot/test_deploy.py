@@ -42,7 +42,7 @@ def test_units_run_the_real_commands() -> None:
 
 def test_nginx_site_limits_body_and_keeps_wechat_under_five_seconds() -> None:
     site = (DEPLOY / "nginx-schedbot.conf").read_text(encoding="utf-8")
-    assert "client_max_body_size 64k;" in site and "listen 443 ssl;" in site
+    assert "client_max_body_size 64k;" in site and "listen 443 ssl" in site
     wechat = re.search(r"location = /wechat \{(.*?)\}", site, re.S)
     assert wechat is not None
     found = re.findall(r"proxy_(connect|send|read)_timeout (\d+)(ms|s);", wechat.group(1))
@@ -73,3 +73,40 @@ def test_env_example_is_a_valid_shell_environment_for_schedbot(tmp_path: Path) -
                             env={"PATH": "/usr/bin:/bin"})
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["button"][0]["key"] == "TODAY"
+
+
+def self_signed(directory: Path) -> tuple[Path, Path]:
+    from datetime import UTC, datetime, timedelta
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "bot.example.com")])
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(1).not_valid_before(start).not_valid_after(start + timedelta(days=3650))
+            .sign(key, hashes.SHA256()))
+    cert_path, key_path = directory / "fullchain.pem", directory / "privkey.pem"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    return cert_path, key_path
+
+
+@pytest.mark.skipif(shutil.which("nginx") is None, reason="nginx not installed")
+def test_nginx_accepts_the_site(tmp_path: Path) -> None:
+    cert, key = self_signed(tmp_path)
+    site = (DEPLOY / "nginx-schedbot.conf").read_text(encoding="utf-8")
+    site = site.replace("/etc/letsencrypt/live/bot.example.com/fullchain.pem", str(cert))
+    site = site.replace("/etc/letsencrypt/live/bot.example.com/privkey.pem", str(key))
+    (tmp_path / "site.conf").write_text(site, encoding="utf-8")
+    (tmp_path / "nginx.conf").write_text(
+        f"pid {tmp_path}/nginx.pid;\nerror_log {tmp_path}/error.log;\nevents {{}}\n"
+        f"http {{\n  access_log {tmp_path}/access.log;\n  include {tmp_path}/site.conf;\n}}\n", encoding="utf-8")
+    result = subprocess.run(["nginx", "-t", "-q", "-p", str(tmp_path), "-c", str(tmp_path / "nginx.conf")],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "warn" not in result.stderr, result.stderr

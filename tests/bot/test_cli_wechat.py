@@ -137,3 +137,25 @@ def test_an_auth_errcode_refreshes_the_token_once(fake: FakeWeChatAPI, tmp_path:
     looping = wechat(fake, tmp_path, "menu")
     assert looping.returncode == 1 and "errcode 40001" in looping.stdout
     assert [c.endpoint for c in fake.calls].count("menu/create") == 4  # 2 + 2: one retry each, never a loop
+
+
+async def test_the_fields_checked_are_the_fields_the_template_channel_fills() -> None:
+    from typing import Any
+
+    from bot.delivery import WeChatTemplateChannel
+    from bot.wechat_admin import REMINDER_FIELDS
+    from schedule.channel import Outgoing
+
+    class CapturingClient:
+        def __init__(self) -> None:
+            self.data: dict[str, Any] = {}
+
+        async def send_template(self, openid: str, template_id: str, data: dict[str, Any], **_: Any) -> str:
+            self.data = data
+            return "1"
+
+    client = CapturingClient()
+    channel = WeChatTemplateChannel(client, "tpl")  # type: ignore[arg-type]
+    await channel.send(Outgoing(outbox_id=1, user_id=1, openid="o", kind="reminder", idempotency_key="k",
+                                payload={"text": "提醒：开会", "title": "开会", "when": "6月19日 15:00"}))
+    assert set(client.data) == set(REMINDER_FIELDS)

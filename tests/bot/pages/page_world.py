@@ -1,18 +1,27 @@
-"""Seed data for the page tests: a user with a week of items, as the bot would have stored them."""
+"""Page-test world: the real app on a fresh database (both backends), a user with a week of items, a client.
+
+The fixtures live here rather than in a conftest.py (other test folders import their conftest by name);
+test modules import `app_fixture` and `world_fixture`, which pytest registers as `app` and `world`.
+"""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import datetime
 from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo
 
 import httpx
+import pytest
+from asgi_lifespan import LifespanManager
 from fastapi import FastAPI
 from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from bot.app import create_app
 from bot.pages.links import PageLinks
+from bot.settings import load_settings
 from schedule import outbox
 from schedule.clock import to_ms
 from schedule.domain import Item, NewItem, NewReminder, Recurrence, User
@@ -82,3 +91,20 @@ async def extras(service: ScheduleService, sessions: async_sessionmaker[AsyncSes
         await outbox.enqueue(session, user_id=user_id, idempotency_key="t:undelivered", kind="reminder",
                              channel="inapp", now_ms=ms(2026, 6, 18, 9, 30),
                              payload={"text": "⏰ 提醒：6月18日（周四） 09:30 交水费"})
+
+
+@pytest.fixture(name="app")
+async def app_fixture(database_url: str, clock: FrozenClock) -> AsyncIterator[FastAPI]:
+    settings = load_settings(DATABASE_URL=database_url, PUBLIC_BASE_URL=BASE, H5_WECHAT_MP_ENABLED=False)
+    application = create_app(settings, clock=clock, run_worker=False)
+    async with LifespanManager(application):
+        yield application
+
+
+@pytest.fixture(name="world")
+async def world_fixture(app: FastAPI, clock: FrozenClock) -> AsyncIterator[World]:
+    service: ScheduleService = app.state.service
+    user, items = await seed(service)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE) as client:
+        yield World(app=app, client=client, service=service, links=app.state.page_links, clock=clock, user=user,
+                    items=items)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from page_world import World, ms, path_of, seed
+from page_world import World, app_fixture, ms, path_of, seed, world_fixture  # noqa: F401 (pytest fixtures `app`, `world`)
 
 from bot.pages.actions import snooze_at
 

@@ -8,7 +8,7 @@ from urllib.parse import urlsplit
 
 import pytest
 from icalendar import Calendar
-from page_world import BASE, World, ms, path_of, seed
+from page_world import BASE, World, app_fixture, ms, path_of, seed, world_fixture  # noqa: F401 (pytest fixtures `app`, `world`)
 from sqlalchemy import func, select
 
 from bot.pages.links import PageLinks

@@ -58,6 +58,8 @@ class Pages:
         try:
             claims = await self.links.resolve(token, scopes=PRIVATE | SHARE)
             tz = await self.loader.timezone(claims.user_id)
+            if claims.scope == "s":  # a public share shows the coming week only, whatever the query says
+                raw_from = raw_to = None
             span = parse_range(raw_from, raw_to, today=self.loader.today(tz))
         except LinkError as exc:
             return self.error(exc.status)

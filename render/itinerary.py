@@ -205,7 +205,7 @@ def summary(view: Itinerary) -> str:
     else:
         counts = {kind: sum(1 for e in entries if e.kind == kind) for kind in MARKS}
         parts = [f"{MARKS[k]} {n}" for k, n in counts.items() if n]
-        first = f"{view.range_label}共 {len(entries)} 项" + (f"（{'，'.join(parts)}）" if parts else "") + "。"
+        first = f"{view.range_label}，共 {len(entries)} 项" + (f"（{'，'.join(parts)}）" if parts else "") + "。"
     facts = []
     overdue = len(view.overdue) + sum(1 for e in entries if e.tone == "overdue")
     if overdue:

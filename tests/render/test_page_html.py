@@ -73,7 +73,7 @@ def test_title_and_open_graph_for_the_link_preview(renderer: PageRenderer) -> No
     assert '<meta property="og:title" content="我的行程 · 12月1日–12月7日">' in html
     assert '<meta property="og:url" content="https://x/p/TOKEN">' in html
     description = re.search(r'<meta property="og:description" content="([^"]*)">', html)
-    assert description is not None and description.group(1).startswith("12月1日–12月7日共 4 项")
+    assert description is not None and description.group(1).startswith("12月1日–12月7日，共 4 项")
 
 
 def test_titles_are_text_never_markup(renderer: PageRenderer) -> None:

@@ -84,7 +84,7 @@ def test_summary_is_two_short_lines() -> None:
     view = build_itinerary(items, now_ms=now, tz=SH, start_on=date(2026, 6, 18), end_on=date(2026, 6, 25),
                            overdue=overdue)
     lines = summary(view).split("\n")
-    assert lines == ["6月18日–6月24日共 3 项（待办 1，日程 1，提醒 1）。",
+    assert lines == ["6月18日–6月24日，共 3 项（待办 1，日程 1，提醒 1）。",
                      "已过期 1 项，今天 1 项，下一项：今天 15:00 会议。"]
 
 

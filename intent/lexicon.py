@@ -12,6 +12,8 @@ _NOT_MEETING = re.compile(
     r"会不会|会有|会下|会来|会去|会是|会在|会说|会做|会用|会开车|会游泳|我会|你会|他会|她会|会议纪要|会议记录"
 )
 _MEETING = re.compile(
+    r"(?i:meeting|call with|con-?call|conference call|stand-?up|sync|1on1|1:1|one-on-one|interview|review|demo|workshop"
+    r"|webinar)|面试|"
     r"评审会|电话会议|视频会议|项目会|例会|周会|晨会|组会|早会|夕会|月会|站会|开会|会议|有个会|开个会|"
     r"个会|的会|会$|会[,，.!]"
 )

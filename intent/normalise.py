@@ -27,6 +27,7 @@ _PUNCT = str.maketrans({"。": ",", "…": ",", "⋯": ",",
 # What pinyin input and dialect put in place of schedule words, each gated by its context so real words
 # survive: 名天→明天, 下五3点→下午3点, 题醒→提醒, 5分钟后在提醒我→再提醒我, 俩点→两点, 一个钟后→一个小时后,
 # 明儿个→明天.
+_LATIN = re.compile(r"[A-Za-z]{2}")
 _NUMERAL = r"[0-9零一二两三四五六七八九十俩]"
 _TYPO = re.compile(
     rf"(?P<day>[名鸣铭]天|明添)|(?P<noon>[上下中]五)(?={_NUMERAL}|$|[,!? ])|(?P<remind>题醒|提星|体醒|题星)"
@@ -51,6 +52,10 @@ def normalise(text: str) -> str:
     head = _CONTROL.sub(" ", head)
     head = head.translate(_TRADITIONAL)
     head = _TYPO.sub(_fix, head)
+    if _LATIN.search(head):
+        from intent.english import to_chinese
+
+        head = to_chinese(head)
     try:  # lazy: keeps `import intent` light; a broken engine package must not stop the intent rules
         from intent.timex.normalise import normalise as timex_normalise
 

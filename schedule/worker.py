@@ -49,7 +49,7 @@ class DeliveryWorker:
     def __init__(self, sessions: async_sessionmaker[AsyncSession], clock: Clock, channels: dict[str, Channel], *,
                  policy: RetryPolicy | None = None, lease_ms: int = 5_000, batch_size: int = 64,
                  poll_interval_s: float = 1.0, rand: random.Random | None = None,
-                 scheduler: Scheduler | None = None) -> None:
+                 scheduler: Scheduler | None = None, max_in_flight: int = 32) -> None:
         self._sessions = sessions
         self._clock = clock
         self._channels = channels
@@ -62,6 +62,7 @@ class DeliveryWorker:
         self._scheduler = scheduler
         self._wake = asyncio.Event()
         self._stop = asyncio.Event()
+        self._in_flight = max_in_flight
 
     def notify(self) -> None:
         """Wake the loop now (called after a commit that queued something)."""
@@ -145,8 +146,14 @@ class DeliveryWorker:
         outcomes = [self._failed(i, DeliveryFailure("window", "customer-service window closed or used up"))
                     for i in closed]
         renewal = asyncio.create_task(self._renew(ready))
+        bound = asyncio.Semaphore(self._in_flight)  # matches the HTTP client's keep-alive pool
+
+        async def send(item: Claimed) -> Outcome:
+            async with bound:
+                return await self._send(item)
+
         try:
-            outcomes += await asyncio.gather(*(self._send(item) for item in ready))
+            outcomes += await asyncio.gather(*(send(item) for item in ready))
         finally:
             renewal.cancel()
             with contextlib.suppress(asyncio.CancelledError):

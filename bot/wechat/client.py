@@ -33,6 +33,7 @@ from schedule.clock import Clock, now_ms
 
 log = logging.getLogger(__name__)
 DEFAULT_TIMEOUT = httpx.Timeout(5.0, connect=3.0)
+MAX_CONNECTIONS = 32  # concurrent calls per process; more wait for a free keep-alive connection
 _IP = re.compile(r"invalid ip ([0-9a-fA-F.:]+)")
 # A 45002 that survived resending in halves: failed for good (no errcode, so no retry of the same payload).
 SPLIT_FAILED = ErrcodeRule(FailureClass.INVALID_PAYLOAD, "content size out of limit even in halves", alert=True)
@@ -58,11 +59,17 @@ class WeChatClient:
                  clock: Clock, api_base: str = "https://api.weixin.qq.com",
                  transport: httpx.AsyncBaseTransport | None = None,
                  timeout: httpx.Timeout = DEFAULT_TIMEOUT, token_poll_s: float = 0.05,
-                 token_wait_polls: int = 200, config_pause_s: int = 300) -> None:
+                 token_wait_polls: int = 200, config_pause_s: int = 300,
+                 max_connections: int = MAX_CONNECTIONS) -> None:
         self.app_id = app_id
         self._secret = app_secret
         self._clock = clock
-        self._http = httpx.AsyncClient(base_url=api_base.rstrip("/"), transport=transport, timeout=timeout)
+        # Every connection kept alive: the worker's concurrent sends reuse them instead of reconnecting
+        # each batch (httpx keeps 20 by default), and a bounded pool keeps httpcore's per-request scan short.
+        limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections,
+                              keepalive_expiry=30)
+        self._http = httpx.AsyncClient(base_url=api_base.rstrip("/"), transport=transport, timeout=timeout,
+                                       limits=limits)
         self._store = TokenStore(sessions, clock, f"wechat:{app_id}")
         self._memory: CachedToken | None = None
         self._lock = asyncio.Lock()

@@ -171,11 +171,14 @@ class Dispatcher:
             log.info("wechat %s: answer not ready %.1fs after arrival, answering through the outbox",
                      message.dedupe_key, self.reply_budget_s)
             assert message.user_id is not None
-            await self._writes.run(partial(inbound.assign_user, dedupe_key=message.dedupe_key,
-                                           user_id=message.user_id))
-            self._spawn(self._late(task, message, received, window_kind))
+            self._spawn(self._late(task, message, received, window_kind))  # first: the answer is never orphaned
             if self._client is not None:
                 self._spawn(self._typing(message.openid))
+            try:
+                await self._writes.run(partial(inbound.assign_user, dedupe_key=message.dedupe_key,
+                                               user_id=message.user_id))
+            except Exception:  # only recovery's notice needs it; the late answer carries the user itself
+                log.exception("could not record the sender of %s", message.dedupe_key)
             return SUCCESS
         except Exception:
             log.exception("handler failed on %s", message.dedupe_key)

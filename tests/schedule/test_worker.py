@@ -283,3 +283,57 @@ async def test_a_crash_mid_send_does_not_take_a_second_window_slot(sessions: asy
     assert sorted(m.idempotency_key for m in replay.sent) == [f"r{n}" for n in range(5)]
     assert user is not None
     assert user.window_sent_count == 5
+
+
+async def test_a_killed_workers_rows_go_to_another_worker_after_the_short_lease(
+        sessions: async_sessionmaker[AsyncSession], clock: FrozenClock, user_id: int) -> None:
+    rows = [await queue(sessions, clock, user_id, f"k{n}") for n in range(3)]
+    hanging = HangingChannel()
+    hanging.needs_window = False
+    dead = asyncio.create_task(worker(sessions, clock, hanging).run_once())  # default lease: 5 s
+    await asyncio.wait_for(hanging.in_flight.wait(), timeout=5)
+    dead.cancel()  # kill -9 with the whole batch in flight
+    with contextlib.suppress(asyncio.CancelledError):
+        await dead
+    other = RecordingChannel()
+    clock.advance(seconds=4)
+    assert (await worker(sessions, clock, other).run_once()).claimed == 0  # still leased
+    clock.advance(seconds=2)
+    report = await worker(sessions, clock, other).run_once()
+    assert (report.released, report.sent) == (3, 3)
+    assert sorted(m.outbox_id for m in other.sent) == rows
+    assert {(await row_of(sessions, r)).failure_class for r in rows} == {"unknown"}  # replayed at-least-once
+
+
+class GatedChannel(RecordingChannel):
+    """Sends wait until the test opens the gate."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = asyncio.Event()
+        self.in_flight = asyncio.Event()
+
+    async def send(self, message: Outgoing) -> Receipt:
+        self.in_flight.set()
+        await self.gate.wait()
+        return await super().send(message)
+
+
+async def test_a_slow_send_keeps_its_lease_renewed(sessions: async_sessionmaker[AsyncSession], clock: FrozenClock,
+                                                   user_id: int) -> None:
+    row_id = await queue(sessions, clock, user_id, "slow")
+    slow = GatedChannel()
+    task = asyncio.create_task(worker(sessions, clock, slow, lease_ms=300).run_once())
+    await asyncio.wait_for(slow.in_flight.wait(), timeout=5)
+    first = (await row_of(sessions, row_id)).locked_until
+    clock.advance(seconds=10)  # long past the first lease
+    for _ in range(200):  # the renewal runs every lease/3 of loop time and extends from the clock's now
+        if (await row_of(sessions, row_id)).locked_until > first:
+            break
+        await asyncio.sleep(0.02)
+    other = RecordingChannel()
+    assert (await worker(sessions, clock, other).run_once()).claimed == 0
+    slow.gate.set()
+    assert (await task).sent == 1
+    assert other.sent == []
+    assert (await row_of(sessions, row_id)).status == "sent"

@@ -86,10 +86,11 @@ def build_app() -> Any:
 
 
 def _conversation(app: Any, settings: Any, clock: SystemClock) -> Any:
-    """The conversation handler as create_app builds its default (same service and agent)."""
+    """The conversation handler as create_app builds its default (same service, agent and page links)."""
     from bot.conversation import ConversationHandler
 
-    return ConversationHandler(app.state.service, clock, agent=app.state.agent, links=None,
+    links = app.state.page_links if settings.H5_SCHEDULE_ENABLED else None
+    return ConversationHandler(app.state.service, clock, agent=app.state.agent, links=links,
                                meeting_offset_minutes=settings.H5_REMINDER_DEFAULT_MEETING_OFFSET_MINUTES,
                                dialog_ttl_minutes=settings.H5_DIALOG_TTL_MINUTES)
 

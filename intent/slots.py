@@ -150,6 +150,13 @@ def _attach_clock(s: Slots, points: list[TimeMention], text: str) -> None:
     names its own day (老板今天说了，周四下午两点开会 / 明天就放假了，提醒我今晚八点…), the earlier day
     was context and the later mention is the request's time.
     """
+    rec, clock = s.recur, s.when
+    if rec is not None and rec.start is not None and not rec.has_clock and clock is not None \
+            and clock.start is not None and clock.has_clock and not clock.has_date and clock.span[0] > rec.span[0]:
+        s.recur = replace(rec, start=on_day(clock, rec.start, rec.period), has_clock=True,
+                          rule=f"{rec.rule}+attached_clock")  # 每周一，三点开会
+        s.when, s.second = None, None
+        return
     day = s.when
     if day is None or day.has_clock or not day.has_date or day.start is None or day not in points:
         return

@@ -102,8 +102,12 @@ def now(m: re.Match[str], ctx: Ctx) -> Piece:
 
 
 MIN = rf"(?:\d{{1,2}}|[{CN}]{{1,3}})"
+# A Chinese hour as people write it (十三, 二十三, 两 …): 周一三点 is Monday 3 o'clock, not hour "一三".
+_CN_HOUR = r"(?:二十[一二三四]?|十[一二三四五六七八九]?|[零〇一二两三四五六七八九]|二十四|廿[一二三四]?)"
+
+
 RULES: list[tuple[str, str, Handler]] = [
-    ("clock_hms", rf"(?P<h>(?<![\d.])\d{{1,2}}|[{CN}]{{1,3}})(?:点|时)(?P<z>钟|整)?"
+    ("clock_hms", rf"(?P<h>(?<![\d.])\d{{1,2}}|{_CN_HOUR})(?:点|时)(?P<z>钟|整)?"
                   rf"(?:(?P<half>半)|(?P<q>[一三1-3])刻(?!钟)|"
                   rf"过?(?P<mi>{MIN})(?P<fen>分)?(?:(?P<sec>{MIN})秒)?)?(?:多钟?|许|钟|整)?", clock_cn),
     ("clock_colon", r"(?<![\d:.])(?P<h>[01]?\d|2[0-4]):(?P<mi>[0-5]\d)(?::(?P<sec>[0-5]\d))?(?![\d:])"

@@ -13,11 +13,26 @@ FREQ = {"天": "DAILY", "日": "DAILY", "晚": "DAILY", "早": "DAILY", "早上"
 WORKDAYS = "MO,TU,WE,TH,FR"
 
 
+_DAY_CHARS = "一二三四五六日天"
+# 周一、三 / 周二和周五 / 周一三五: a list of weekdays; a day followed by 点/时/号 … is a number, not a day.
+_DAY = r"[一二三四五六日天](?![点:时号个月年分])"
+_DAY_LIST = rf"(?:周|星期|礼拜){_DAY}(?:(?:[、,/ ]|和|及|与|跟)?(?:周|星期|礼拜)?{_DAY})+"
+
+
+def weekday_list(m: re.Match[str], ctx: Ctx) -> Piece | None:
+    """周一三五 without 每 is the habitual weekly plan; 周六日 alone is this weekend, not a list."""
+    days = m.group("days")
+    if days in ("六日", "六天"):
+        return None
+    byday = ",".join(dict.fromkeys(BYDAY[WD_INDEX[c]] for c in days))
+    return Piece("set", m.start(), m.end(), "weekday_list", freq="WEEKLY", extra={"byday": byday})
+
+
 def every(m: re.Match[str], ctx: Ctx) -> Piece:
     u = m.group("u") or ""
     b, e = m.start(), m.end()
-    if u.startswith(("周", "星期", "礼拜")) and len(u.lstrip("周星期礼拜")) >= 2:
-        days = u.lstrip("周星期礼拜")
+    days = [c for c in u if c in _DAY_CHARS]
+    if u.startswith(("周", "星期", "礼拜")) and len(days) >= 2:
         byday = ",".join(dict.fromkeys(BYDAY[WD_INDEX[c]] for c in days))
         return Piece("set", b, e, "every_weekdays", freq="WEEKLY", extra={"byday": byday})
     if u.endswith("最后一天"):
@@ -53,8 +68,9 @@ def every_nth_weekday(m: re.Match[str], ctx: Ctx) -> Piece:
 RULES: list[tuple[str, str, Handler]] = [
     ("every_nth_weekday", r"每(?:个|一个)?月的?(?:(?P<last>最后一个|倒数第一个)|第(?P<n>[一二三四1-4])个)"
                           r"(?:周|星期|礼拜)(?P<wd>[一二三四五六日天1-7])", every_nth_weekday),
-    ("every", r"每(?:个|一个?)?(?P<u>(?:周|星期|礼拜)[一二三四五六日天]{2,}|月的?最后一天|"
+    ("every", rf"每(?:个|一个?)?(?P<u>{_DAY_LIST}|月的?最后一天|"
               r"工作日|非工作日|节假日|周末|天|日|晚上|早上|晚|早|小时|分钟|季度|"
               r"(?:周|星期|礼拜)(?![一二三四五六日天末1-7])|月|年)?", every),
+    ("weekday_list", rf"(?<![每个上下这本])(?:周|星期|礼拜)(?P<days>(?:{_DAY}){{2,}})", weekday_list),
     ("workday", r"(?<![每个下非])(?:非工作日|节假日|工作日)(?!内)", workday),
 ]

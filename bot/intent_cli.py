@@ -13,11 +13,28 @@ from schedule.clock import SystemClock
 DEFAULT_TZ = "Asia/Shanghai"
 
 
+class UsageError(ValueError):
+    """A bad --now or --tz: one line on stderr and exit status 2, like argparse's own errors."""
+
+
+def _zone(tz: str | None) -> ZoneInfo:
+    name = tz or DEFAULT_TZ
+    try:
+        return ZoneInfo(name)
+    except Exception:  # ZoneInfoNotFoundError, ValueError for paths, …
+        raise UsageError(f"--tz {name!r} is not an IANA timezone (e.g. Asia/Shanghai)") from None
+
+
 def _reference(now: str | None, tz: ZoneInfo) -> datetime:
     if now is None:
         return SystemClock().now().astimezone(tz)
-    ref = datetime.fromisoformat(now.replace("Z", "+00:00"))
-    return ref.replace(tzinfo=tz) if ref.tzinfo is None else ref.astimezone(tz)
+    try:
+        ref = datetime.fromisoformat(now.replace("Z", "+00:00"))
+    except ValueError:
+        raise UsageError(f"--now {now!r} is not ISO 8601 (e.g. 2026-06-18T10:00:00+08:00)") from None
+    if ref.tzinfo is None:
+        raise UsageError(f"--now {now!r} has no UTC offset (e.g. 2026-06-18T10:00:00+08:00)")
+    return ref.astimezone(tz)
 
 
 def _timex(line: str, ref: datetime, tz: ZoneInfo) -> dict[str, Any]:
@@ -42,9 +59,15 @@ def _parse(line: str, ref: datetime, tz: ZoneInfo) -> dict[str, Any]:
     return {"text": line, "intent": intent}
 
 
-def run(command: str, *, now: str | None, tz: str | None, stdin: TextIO, stdout: TextIO) -> int:
-    zone = ZoneInfo(tz or DEFAULT_TZ)
-    ref = _reference(now, zone)
+def run(command: str, *, now: str | None, tz: str | None, stdin: TextIO, stdout: TextIO,
+        stderr: TextIO | None = None) -> int:
+    """Stream stdin lines to JSON lines; a bad --now/--tz prints one line and returns 2 (no traceback)."""
+    try:
+        zone = _zone(tz)
+        ref = _reference(now, zone)
+    except UsageError as exc:
+        print(f"schedbot {command}: error: {exc}", file=stderr or sys.stderr)
+        return 2
     handle = _timex if command == "timex" else _parse
     for raw in iter(stdin.readline, ""):
         line = raw[:-2] if raw.endswith("\r\n") else raw[:-1] if raw.endswith("\n") else raw

@@ -47,26 +47,30 @@ def _now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-async def seed(url: str, kind: str, count: int, due_ms: int) -> None:
+async def seed(url: str, kind: str, count: int, due_ms: int, *, per_user: int = 1, spread_ms: int = 0) -> None:
+    """Users with an open window (5 sends), `per_user` reminders each titled bench{i}, due over `spread_ms`."""
     engine = create_engine(url)
     try:
         await upgrade(engine)
         now = _now_ms()
         async with engine.begin() as conn:
+            users = -(-count // per_user)
+            for start in range(0, users, 1000):
+                await conn.execute(insert(UserRow), [
+                    {"id": u + 1, "wechat_openid": f"oBench{u}", "timezone": "Asia/Shanghai", "subscribed": True,
+                     "window_kind": "message", "window_opened_at": now, "window_sent_count": 0,
+                     "last_user_message_at": now, "created_at": now} for u in range(start, min(start + 1000, users))])
             for start in range(0, count, 1000):
                 n = range(start, min(start + 1000, count))
-                await conn.execute(insert(UserRow), [
-                    {"id": i + 1, "wechat_openid": f"oBench{i}", "timezone": "Asia/Shanghai", "subscribed": True,
-                     "window_kind": "message", "window_opened_at": now, "window_sent_count": 0,
-                     "last_user_message_at": now, "created_at": now} for i in n])
                 if kind == "reminder":
+                    at = {i: due_ms + i * spread_ms // count for i in n}
                     await conn.execute(insert(ScheduleItemRow), [
-                        {"id": i + 1, "user_id": i + 1, "kind": "event", "title": f"bench{i}", "status": "active",
-                         "start_at": due_ms + 3_600_000, "timezone": "Asia/Shanghai", "all_day": False,
-                         "source_channel": "api", "created_at": now, "updated_at": now} for i in n])
+                        {"id": i + 1, "user_id": i // per_user + 1, "kind": "event", "title": f"bench{i}",
+                         "status": "active", "start_at": at[i] + 3_600_000, "timezone": "Asia/Shanghai",
+                         "all_day": False, "source_channel": "api", "created_at": now, "updated_at": now} for i in n])
                     await conn.execute(insert(ReminderRow), [
-                        {"user_id": i + 1, "item_id": i + 1, "remind_at": due_ms, "offset_minutes": 60,
-                         "channel": "wechat", "status": "pending", "attempts": 0, "next_attempt_at": due_ms,
+                        {"user_id": i // per_user + 1, "item_id": i + 1, "remind_at": at[i], "offset_minutes": 60,
+                         "channel": "wechat", "status": "pending", "attempts": 0, "next_attempt_at": at[i],
                          "created_at": now, "updated_at": now} for i in n])
                 else:
                     await conn.execute(insert(DigestSubscriptionRow), [

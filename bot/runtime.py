@@ -28,6 +28,9 @@ def wechat_client(settings: Settings, sessions: async_sessionmaker[AsyncSession]
     """The outbound WeChat client, or None while credentials are missing."""
     if not (settings.H5_WECHAT_MP_ENABLED and settings.WECHAT_APP_ID and settings.WECHAT_APP_SECRET):
         return None
+    # httpx logs every request at INFO; at hundreds of sends a second that line costs more than the send
+    # (the delivery log already writes one line per attempt).
+    logging.getLogger("httpx").setLevel(logging.WARNING)
     return WeChatClient(app_id=settings.WECHAT_APP_ID, app_secret=settings.WECHAT_APP_SECRET, sessions=sessions,
                         clock=clock, api_base=settings.WECHAT_API_BASE, transport=transport)
 

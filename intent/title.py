@@ -48,7 +48,7 @@ _BA = re.compile(r"^(?:要|得|先)?把(.{1,10}?)"
 
 def clean(segment: str) -> str:
     seg = _ANYWHERE.sub(",", segment)
-    parts = [_strip(_BA.sub(r"\2\1", p.strip())) for p in _SEP.split(seg)]
+    parts = [_strip(_BA.sub(r"\2\1", p.strip()) if "把" in p else p) for p in _SEP.split(seg)]
     return "".join(p for p in parts if p)
 
 

@@ -7,6 +7,8 @@ do, so `schedbot serve|worker|migrate|user` exit 2 with that line instead of a S
 from __future__ import annotations
 
 import asyncio
+import os
+from pathlib import Path
 
 from alembic.script import ScriptDirectory
 from alembic.util.exc import CommandError
@@ -61,6 +63,25 @@ def explain(exc: BaseException, url: str) -> str:
     return prefix + f"{type(orig or exc).__name__}: {detail[:200]}"
 
 
+def sqlite_file_problem(url: str) -> str | None:
+    """Why the SQLite file at `url` cannot be opened for writing, checked without connecting.
+
+    A failed aiosqlite connect leaves a close queued on its worker thread that can run after the
+    command's event loop has closed (a stray traceback), so the common causes are caught up front.
+    """
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite" or not parsed.database or parsed.database == ":memory:":
+        return None
+    path = Path(parsed.database).absolute()
+    if not path.parent.is_dir():
+        return f"the directory {path.parent} does not exist — create it or fix the path"
+    if not os.access(path.parent, os.W_OK | os.X_OK):
+        return f"cannot write to {path.parent} — fix its permissions or the path"
+    if path.exists() and not os.access(path, os.R_OK | os.W_OK):
+        return f"cannot read and write {path} — fix its permissions"
+    return None
+
+
 def _revisions(connection: Connection) -> tuple[str | None, str | None]:
     from alembic.migration import MigrationContext
 
@@ -83,6 +104,9 @@ async def check_database(engine: AsyncEngine, url: str, *, migrate: bool) -> str
 
     Raises DatabaseProblem with the owner-facing line on any failure.
     """
+    problem = sqlite_file_problem(url)
+    if problem:
+        raise DatabaseProblem(f"DATABASE_URL={masked(url)}: cannot open the SQLite file: {problem}")
     try:
         current, head = await asyncio.wait_for(revision(engine), CONNECT_TIMEOUT_S)
         if migrate and current != head:

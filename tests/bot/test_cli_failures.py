@@ -38,7 +38,8 @@ def test_unreachable_database_is_one_line_naming_the_masked_url(tmp_path: Path, 
 def test_missing_sqlite_directory_says_so(tmp_path: Path) -> None:
     result = run(["migrate"], tmp_path, DATABASE_URL=f"sqlite+aiosqlite:///{tmp_path}/no/such/dir/x.db")
     assert result.returncode == 2
-    assert "cannot open the SQLite file" in one_clear_line(result.stderr)
+    line = one_clear_line(result.stderr)
+    assert "cannot open the SQLite file: the directory" in line and "no/such/dir does not exist" in line
 
 
 @pytest.mark.mariadb

@@ -191,10 +191,10 @@ def _each(
 
 
 def _with_day(text: str, group: list[_Clause], day: date) -> str:
-    """Put the carried day before the first clock time (or, for a query, before the clause)."""
+    """Put the carried day before the first clock or day period (or, for a query, before the clause)."""
     first = group[0]
-    clock = next((m for c in group for m in c.mentions if m.has_clock and not m.relative and m.type != "set"),
-                 None)
+    clock = next((m for c in group for m in c.mentions if (m.has_clock or m.period) and not m.relative
+                  and m.type != "set"), None)
     stamp = f"{day.year}年{day.month}月{day.day}日"
     if clock is not None:
         owner = next(c for c in group if clock in c.mentions)

@@ -158,8 +158,10 @@ def _attach_clock(s: Slots, points: list[TimeMention], text: str) -> None:
         s.when, s.second = None, None
         return
     day = s.when
-    if day is None or day.has_clock or not day.has_date or day.start is None or day not in points:
+    if day is None or day.has_clock or day.start is None or day not in points:
         return
+    if not day.has_date and day.period is None:
+        return  # only a day, or a part of one (晚上请客户吃饭7点), takes a later clock
     ask = _TRIGGER.search(text, day.span[1])
     own = next((m for m in points if ask is not None and m.span[0] > ask.start() and m.has_date), None)
     if ask is not None and own is not None and _SEPARATOR.search(text, day.span[1], ask.start()):

@@ -66,6 +66,18 @@ SPLIT: list[Case] = [
     ("周一早上9点提醒我交报告，顺便查一下周一还有什么会", NY, NEW_YORK, [
         {"action": "create", "title": "交报告", "at": "2026-03-09 09:00", "remind": "2026-03-09 09:00"},
         {"action": "query", "range": ("2026-03-09 00:00", "2026-03-10 00:00")}]),
+    ("明天上午10点面试，下午2点体检，晚上请客户吃饭7点", THU, SHANGHAI, [
+        {"action": "create", "title": "面试", "at": "2026-06-19 10:00"},
+        {"action": "create", "title": "体检", "at": "2026-06-19 14:00"},
+        {"action": "create", "title_has": "吃饭", "at": "2026-06-19 19:00"}]),
+    ("明天9点提醒我交房租，下午3点提醒我取快递，晚上8点提醒我倒垃圾", THU, SHANGHAI, [
+        {"action": "create", "title": "交房租", "at": "2026-06-19 09:00"},
+        {"action": "create", "title": "取快递", "at": "2026-06-19 15:00"},
+        {"action": "create", "title": "倒垃圾", "at": "2026-06-19 20:00"}]),
+    ("周五交报告，周六交房租，周日交水费", THU, SHANGHAI, [
+        {"action": "create", "title": "交报告", "at": "2026-06-19 00:00"},
+        {"action": "create", "title": "交房租", "at": "2026-06-20 00:00"},
+        {"action": "create", "title": "交水费", "at": "2026-06-21 00:00"}]),
     ("明天上午十点提醒我去银行，下午三点提醒我去超市", NY, NEW_YORK, [
         {"action": "create", "title": "去银行", "at": "2026-03-07 10:00"},
         {"action": "create", "title": "去超市", "at": "2026-03-07 15:00"}]),
@@ -87,6 +99,9 @@ SINGLE: list[tuple[str, Any, ZoneInfo]] = [
     ("下周一到周五每天早上7点，提醒我跑步", SUN_NIGHT, SHANGHAI),
     ("今天下午有空吗，想约你喝咖啡", THU, SHANGHAI),
     ("tomorrow 9am, remind me to call mom", NY, NEW_YORK),
+    ("好的，明天下午三点开会", THU, SHANGHAI),
+    ("嗯嗯，帮我记一下，明天交报告", THU, SHANGHAI),
+    ("明天下午三点开会，大概一个小时", THU, SHANGHAI),
 ]
 
 

@@ -54,6 +54,9 @@ CASES: list[tuple[str, Any, ZoneInfo, dict[str, Any]]] = [
     ("大后天，20:00去银行", MON, SHANGHAI, {"action": "create", "at": "2026-06-18 20:00"}),
     ("额 明天…上午十点…去看牙", NY_FRI, NEW_YORK, {"action": "create", "at": "2026-03-07 10:00"}),
     ("后天…早上九点…送孩子去学校", BERLIN_FRI, BERLIN, {"action": "create", "at": "2026-03-29 09:00"}),
+    ("晚上请客户吃饭7点", MON, SHANGHAI, {"action": "create", "at": "2026-06-15 19:00"}),
+    ("明天晚上，8点，吃饭", MON, SHANGHAI, {"action": "create", "title": "吃饭", "at": "2026-06-16 20:00"}),
+    ("好的，明天下午三点开会", MON, SHANGHAI, {"action": "create", "title": "开会", "at": "2026-06-16 15:00"}),
     ("明天下午3点开会，2点半提醒我", MON, SHANGHAI, {"action": "create", "at": "2026-06-16 15:00",
                                         "remind": "2026-06-16 14:30"}),
 ]

@@ -8,6 +8,7 @@ Seeds users with an open customer-service window and N reminders (or digest subs
 one instant a few seconds ahead, starts the workers, waits until every push is sent, then prints
 reminders/s (first due → last sent), worker CPU ms per delivered message (from /proc, all worker
 processes), due→sent p50/p99/max, worker RSS peak, and the number of sends the fake API saw.
+BENCH_PROFILE_DIR=dir writes a cProfile of every worker there.
 """
 
 from __future__ import annotations
@@ -134,7 +135,10 @@ def run(backend: str, workers: int, kind: str, count: int, latency: float) -> di
         asyncio.run(seed(url, kind, count, due))
         env = {**os.environ, "DATABASE_URL": url, "DATABASE_AUTO_MIGRATE": "false", "WECHAT_APP_ID": "wxbench",
                "WECHAT_APP_SECRET": "benchsecret", "WECHAT_API_BASE": api.base_url, "H5_WECHAT_MP_ENABLED": "true"}
-        procs = [subprocess.Popen([str(ROOT / ".venv/bin/schedbot"), "worker"], env=env, cwd=tmp,
+        profile = os.environ.get("BENCH_PROFILE_DIR")  # cProfile each worker (written on SIGTERM)
+        command = [sys.executable, "-m", "cProfile", "-o", f"{profile}/{backend}-{kind}-{{}}.prof", "-m", "bot.cli",
+                   "worker"] if profile else [str(ROOT / ".venv/bin/schedbot"), "worker"]
+        procs = [subprocess.Popen([c.format(i) for c in command], env={**env, "PYTHONPATH": str(ROOT)}, cwd=tmp,
                                   stdout=subprocess.DEVNULL, stderr=open(f"{tmp}/worker{i}.log", "wb"))  # noqa: SIM115
                  for i in range(workers)]
         time.sleep(max(0.0, (due - _now_ms()) / 1000 - 0.5))

@@ -63,6 +63,7 @@ class DeliveryWorker:
         self._wake = asyncio.Event()
         self._stop = asyncio.Event()
         self._in_flight = max_in_flight
+        self._released_at = -(1 << 62)
 
     def notify(self) -> None:
         """Wake the loop now (called after a commit that queued something)."""
@@ -115,7 +116,9 @@ class DeliveryWorker:
         if self._scheduler is not None:
             fired = await self._scheduler.tick()
             queued = fired.reminders_queued + fired.digests_queued
-        released = await self.release_stale()
+        released = 0
+        if now_ms(self._clock) - self._released_at >= self._lease_ms // 3:  # stale leases are rare: look now and then
+            released = await self.release_stale()
         claimed = await self.claim()
         outcomes = await self._deliver(claimed)
         return TickReport(released=released, claimed=len(claimed), queued=queued,
@@ -125,7 +128,7 @@ class DeliveryWorker:
 
     # ---------------------------------------------------------------- claiming
     async def release_stale(self) -> int:
-        now = now_ms(self._clock)
+        now = self._released_at = now_ms(self._clock)
         return await in_transaction(self._sessions, lambda session: claims.release_stale(session, now=now))
 
     async def claim(self) -> list[Claimed]:

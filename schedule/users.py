@@ -15,6 +15,7 @@ from schedule.model import (
     DialogStateRow,
     DigestSubscriptionRow,
     OutboundMessageRow,
+    PageShareRow,
     ReminderRow,
     ScheduleItemRow,
     UserRow,
@@ -74,6 +75,7 @@ async def forget(session: AsyncSession, user_id: int, *, now_ms: int) -> None:
     await session.execute(delete(DigestSubscriptionRow).where(DigestSubscriptionRow.user_id == user_id))
     await session.execute(delete(DialogStateRow).where(DialogStateRow.user_id == user_id))
     await session.execute(delete(AgentMessageRow).where(AgentMessageRow.user_id == user_id))
+    await session.execute(delete(PageShareRow).where(PageShareRow.user_id == user_id))  # public links stop working
     await session.execute(
         update(UserRow).where(UserRow.id == user_id).values(subscribed=False, api_token_hash=None)
     )

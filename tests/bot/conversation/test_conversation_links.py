@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from conftest import Bot
 
+from bot.testing import event_message
+
 
 async def test_page_request_answers_with_summary_and_a_working_link(bot: Bot) -> None:
     chat = bot.chat()
@@ -41,3 +43,12 @@ async def test_share_unshare_and_feed(bot: Bot) -> None:
     feed_path = feed.split("：", 1)[1].split("\n", 1)[0].removeprefix(bot.app.state.settings.PUBLIC_BASE_URL)
     ics = await bot.client.get(feed_path)
     assert ics.status_code == 200 and "BEGIN:VCALENDAR" in ics.text
+
+
+async def test_unfollowing_closes_the_public_share(bot: Bot) -> None:
+    chat = bot.chat()
+    share = await chat.say("分享行程页")
+    path = share.split("：", 1)[1].split("\n", 1)[0].removeprefix(bot.app.state.settings.PUBLIC_BASE_URL)
+    assert (await bot.client.get(path)).status_code == 200
+    await chat.post(event_message(chat.openid, "unsubscribe", create_time=int(bot.clock.now().timestamp())))
+    assert (await bot.client.get(path)).status_code in (404, 410)

@@ -38,7 +38,9 @@ NO_REMINDER_RX = (
 )
 NO_REMINDER = re.compile(NO_REMINDER_RX)
 REMIND_WORD = re.compile(r"提醒|叫我|喊我|叫醒|通知我|告诉我|闹钟|闹铃")
-RECORD_WORD = re.compile(r"记一下|记下|记录|记上|帮我记|备忘|加个待办|加一个待办|添加待办|新建|记个|别忘了?|不要忘了?|别忘记|记得")
+RECORD_WORD = re.compile(
+    r"记一下|记下|记录|记上|帮我记|备忘|加个待办|加一个待办|添加待办|新建|记个|别忘了?|不要忘了?|别忘记|记得"
+)
 WEATHER = re.compile(r"下雨|下雪|天气|气温|温度|刮风|台风|雾霾|降温|升温")
 
 

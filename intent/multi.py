@@ -47,6 +47,8 @@ _GENERIC = frozenset({"", "提醒", "闹钟", "事", "个事", "件事", "一件
                       "记件事"})
 _LEADING = re.compile(r"^(?:顺便|另外|同时|并且|然后|还有就是|再就是)")
 _EXTENT = re.compile(r"^(?:结束|散会|散|完|为止|截止|收尾|开完|搞完|左右)")
+# 记一下 X starts a request of its own; 记得/别忘了 X after an item is a note about that item.
+_NOTE = re.compile(r"记一下|记下|记录|记上|帮我记|备忘|记个|加个待办|添加待办")
 _ALSO = re.compile(r"也|同样|一样|照旧|照样")
 
 
@@ -138,7 +140,7 @@ def _group(
 
 def _judge(c: _Clause, slots: Slots, today: date) -> None:
     from intent.action import CANCEL, COMPLETE, UPDATE, classify
-    from intent.lexicon import RECORD_WORD, REMIND_WORD
+    from intent.lexicon import REMIND_WORD
     from intent.title import title_of
 
     c.title = title_of(c.text, slots.spans)
@@ -151,7 +153,7 @@ def _judge(c: _Clause, slots: Slots, today: date) -> None:
         c.alone = True
     elif action == "create":
         words = c.title not in _GENERIC and not _EXTENT.match(c.title)
-        c.alone = words and (timed or bool(RECORD_WORD.search(c.text)))
+        c.alone = words and (timed or bool(_NOTE.search(c.text)))
     elif action in ("cancel", "complete", "update"):
         verb = {"cancel": CANCEL, "complete": COMPLETE, "update": UPDATE}[action]
         c.alone = title_of(verb.sub(",", c.text), slots.spans) not in _GENERIC

@@ -7,6 +7,7 @@ Every write after the claim is fenced by the batch's token; the claim itself is 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, cast
@@ -185,7 +186,14 @@ async def finish(session: AsyncSession, outcomes: Sequence[Outcome], *, now: int
     if not done:
         return []
     conn = await session.connection()
-    await conn.execute(_FINISH, [_values(o, now) for o in done])
+    sent = {o.item.row_id: _values(o, now)["b_receipt"] for o in done if o.status == "sent"}
+    if sent:  # the common case in one statement (executemany is a round trip per row on aiomysql)
+        await conn.execute(update(OUTBOX).where(OUTBOX.c.id.in_(list(sent)), OUTBOX.c.lock_token == token)
+                           .values(status="sent", lock_token=None, locked_until=None, updated_at=now,
+                                   receipt=case({k: json.dumps(v) for k, v in sent.items()}, value=OUTBOX.c.id)))
+    others = [_values(o, now) for o in done if o.status != "sent"]
+    if others:
+        await conn.execute(_FINISH, others)
     logs = [_log(o, now) for o in done if o.log is not None]
     if logs:
         await conn.execute(insert(LOGS), logs)

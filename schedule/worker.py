@@ -194,8 +194,8 @@ class DeliveryWorker:
         if decision.fallback:
             rung = LADDER.index(item.channel) + 1 if item.channel in LADDER else len(LADDER) - 1
             next_channel = next((c for c in LADDER[rung:] if c in self._channels or c == "inapp"), "inapp")
-            if next_channel == "inapp":
-                log.info("outbox %s fell back to the in-app queue (%s)", item.row_id, failure.failure)
+            log.info("outbox %s fell back from %s to %s (%s)", item.row_id, item.channel, next_channel,
+                     failure.code or failure.failure)
             return Outcome(item, "pending", channel=next_channel, next_attempt_at=now, failure=failure, log="failed")
         if decision.retry_at_ms is not None:
             return Outcome(item, "pending", next_attempt_at=decision.retry_at_ms, failure=failure, log="failed")

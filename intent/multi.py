@@ -32,7 +32,7 @@ from zoneinfo import ZoneInfo
 
 from intent.model import CreateIntent, Intent
 from intent.normalise import normalise
-from intent.pipeline import parse, parse_prepared
+from intent.pipeline import analyse, parse, parse_prepared
 
 if TYPE_CHECKING:
     from intent.slots import Slots
@@ -41,8 +41,8 @@ if TYPE_CHECKING:
 _CLAUSE = re.compile(r"[,!?.]+|(?<=[^\x00-\x7f]) (?=[^\x00-\x7f])|(?=顺便|另外|同时|并且|然后)")
 _CONNECTIVE = re.compile(r"^(?:顺便|另外|同时|并且|然后|还有就是|再就是|还有|再)?(?:帮我)?")
 # Cheap gate: a clause that might hold a request of its own (a time word, a request or query word).
-_CUE = re.compile(r"[0-9零一二两三四五六七八九十]点|:[0-5][0-9]|[今明后]天|[今明]早|[今明]晚|周|星期|礼拜|号|"
-                  r"提醒|叫我|喊我|记|看看|查|安排|行程|日程|待办|取消|完成|搞定|改到")
+_CUE = re.compile(r"[0-9零一二两三四五六七八九十]点|:[0-5][0-9]|[今明后]天|[今明]早|[今明]晚|周|星期|礼拜|号|每|"
+                  r"记一下|记下|备忘|记个|看看|查|安排|行程|日程|待办|取消|完成|搞定|改到")
 _GENERIC = frozenset({"", "提醒", "闹钟", "事", "个事", "件事", "一件事", "一个事", "事情", "一下", "会议", "记个事",
                       "记件事"})
 _LEADING = re.compile(r"^(?:顺便|另外|同时|并且|然后|还有就是|再就是)")
@@ -73,13 +73,10 @@ def parse_all(
         local = now.astimezone(zone)
         norm = normalise(text if isinstance(text, str) else str(text))
         parts = _split(norm)
-        if len(parts) < 2 or sum(1 for b, e in parts if _CUE.search(norm, b, e)) < 2:
-            return [parse(text, now=now, tz=zone, pending=pending, meeting_offset_minutes=meeting_offset_minutes)]
-        from intent.pipeline import analyse
-
-        mentions, degraded = analyse(norm, local, zone, None)
-        groups = _group(norm, parts, mentions, local.date(), pending)
-        if len(groups) < 2 or degraded:
+        mentions, degraded = analyse(norm, local, zone, None) if norm else ([], False)
+        several = len(parts) >= 2 and sum(1 for b, e in parts if _CUE.search(norm, b, e)) >= 2
+        groups = _group(norm, parts, mentions, local.date(), pending) if several and not degraded else []
+        if len(groups) < 2:
             return [parse_prepared(norm, mentions, degraded, now=local, tz=zone, pending=pending,
                                    meeting_offset_minutes=meeting_offset_minutes)]
         return _each(groups, norm, local, zone, pending, meeting_offset_minutes)

@@ -34,8 +34,11 @@ def _row(item: Item, tz: str, today: date | None) -> str:
     bell = ""
     open_reminders = [r for r in item.reminders if r.status in ("pending", "locked")]
     if open_reminders:
-        first = open_reminders[0].remind_at
-        bell = " ⏰" if first == anchor else f" ⏰{clock_label(local(first, tz))}"
+        first = open_reminders[0]
+        at_ms = first.remind_at
+        if item.recurrence is not None:  # a series' reminder row is its next one: show this occurrence's
+            at_ms = anchor - (first.offset_minutes or 0) * 60_000
+        bell = " ⏰" if at_ms == anchor else f" ⏰{clock_label(local(at_ms, tz))}"
     return f"· {overdue}{clock} {item.title}{bell}"
 
 

@@ -52,3 +52,20 @@ def occurrence_in_range(row: ScheduleItemRow, anchor: int, lo: int, hi: int
     if occurrence is None or to_ms(occurrence) >= hi:
         return None
     return row, to_ms(occurrence)
+
+
+def occurrences(item: Item, end_ms: int, *, limit: int = 62) -> list[Item]:
+    """A recurring item listed at every occurrence from the one it is shown at up to `end_ms` (exclusive);
+    a plain item is itself. Pure: expansion in the item's timezone, at most `limit` entries."""
+    anchor = item.anchor_at
+    if item.recurrence is None or anchor is None:
+        return [item]
+    tz = ZoneInfo(item.timezone)
+    found, at = [item], anchor
+    while len(found) < limit:
+        nxt = next_occurrence(item.recurrence, dtstart=from_ms(anchor), after=from_ms(at), tz=tz)
+        if nxt is None or to_ms(nxt) >= end_ms:
+            break
+        at = to_ms(nxt)
+        found.append(at_occurrence(item, at))
+    return found

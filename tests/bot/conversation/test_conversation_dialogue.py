@@ -246,3 +246,11 @@ async def test_no_reminder_inside_the_request(bot: Bot) -> None:
     assert (item.kind, item.start_at) == ("event", at(6, 19, 15))
     assert await bot.rows(ReminderRow) == []
     assert "未设置提醒" in reply
+
+
+async def test_a_daily_series_is_listed_every_day(bot: Bot) -> None:
+    chat = bot.chat()
+    await chat.say("每天早上8点提醒我吃药")
+    reply = await chat.say("看看下周行程")
+    assert reply.startswith("6月22日（周一）到6月28日（周日）的安排（7 项）")
+    assert reply.count("· 08:00 吃药 ⏰") == 7

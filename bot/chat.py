@@ -1,4 +1,5 @@
-"""`schedbot chat`: a terminal conversation through the same handler and database as WeChat.
+"""`schedbot chat`: a terminal conversation through the same handler and database as WeChat (the
+caller has checked and migrated the database).
 
 Without WeChat, pushes that come due while you chat land in the in-app queue and are shown at the
 top of the next reply, as they would be for a WeChat user whose window is closed. `--now` pins the
@@ -37,7 +38,6 @@ async def run_chat(settings: Settings, name: str, *, now: datetime | None = None
     from bot.wechat.messages import InboundMessage
     from schedule.clock import Clock, SystemClock
     from schedule.db import create_engine, session_factory
-    from schedule.migrate import upgrade
     from schedule.service import ScheduleService
     from schedule.testing import FrozenClock
 
@@ -49,8 +49,6 @@ async def run_chat(settings: Settings, name: str, *, now: datetime | None = None
     clock: Clock = pinned or SystemClock()
     engine = create_engine(settings.DATABASE_URL)
     try:
-        if settings.DATABASE_AUTO_MIGRATE:
-            await upgrade(engine)
         sessions = session_factory(engine)
         service = ScheduleService(sessions, clock, default_timezone=settings.H5_DEFAULT_TIMEZONE)
         agent = build_agent(settings, service=service, sessions=sessions, clock=clock)

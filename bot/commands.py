@@ -104,6 +104,7 @@ def _chat(settings: Settings, args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"schedbot: {exc}", file=sys.stderr)
         return 2
+    asyncio.run(_prepare(settings))  # a database problem is one line and exit 2, like every command
     return asyncio.run(run_chat(settings, args.user, now=now))
 
 

@@ -54,3 +54,12 @@ def test_chat_refuses_a_naive_now(tmp_path: Path) -> None:
     result = _chat(tmp_path, "你好\n", "--now", "2026-06-18T10:00:00")
     assert result.returncode == 2
     assert "UTC offset" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_chat_on_an_unreachable_database_is_one_line(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("WECHAT_", "AGENT_", "DATABASE_"))}
+    env["DATABASE_URL"] = "mysql+aiomysql://nobody:secret@127.0.0.1:9/none"
+    result = subprocess.run([SCHEDBOT, "chat", "--user", "alice"], cwd=tmp_path, input="你好\n", env=env,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert "DATABASE_URL" in result.stderr and "secret" not in result.stderr and "Traceback" not in result.stderr

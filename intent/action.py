@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
+from intent import boundary
 from intent.lexicon import NO_REMINDER, RECORD_WORD, REMIND_WORD, WEATHER, is_activity
 from intent.slots import Slots
 from intent.title import title_of
@@ -93,8 +94,6 @@ def classify(text: str, slots: Slots, today: date | None = None) -> Decision:
             return Decision("unsubscribe_digest", "digest.unsubscribe_negated")  # 不用每天给我发待办了
         return Decision("subscribe_digest", "digest.subscribe")
     remind = REMIND_WORD.search(text)
-    from intent import boundary
-
     if boundary.asks_the_world(text) and not remind:
         return Decision("none", "none.world_lookup")
     if boundary.asks_about_bot(text, slots):

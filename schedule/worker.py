@@ -143,24 +143,43 @@ class DeliveryWorker:
 
     # ---------------------------------------------------------------- sending
     async def _deliver(self, claimed: Sequence[Claimed]) -> list[Outcome]:
+        """Send the batch concurrently; receipts are group-committed as sends complete (whatever finished
+        while the previous commit ran), so a crash replays only sends whose receipt was still in memory."""
         if not claimed:
             return []
         ready, closed = await self._mark_sending(claimed)
-        outcomes = [self._failed(i, DeliveryFailure("window", "customer-service window closed or used up"))
-                    for i in closed]
-        renewal = asyncio.create_task(self._renew(ready))
+        buffer = [self._failed(i, DeliveryFailure("window", "customer-service window closed or used up"))
+                  for i in closed]
+        arrived = asyncio.Event()
         bound = asyncio.Semaphore(self._in_flight)  # matches the HTTP client's keep-alive pool
 
-        async def send(item: Claimed) -> Outcome:
+        async def send(item: Claimed) -> None:
             async with bound:
-                return await self._send(item)
+                buffer.append(await self._send(item))
+            arrived.set()
 
+        renewal = asyncio.create_task(self._renew(ready))
+        sends = asyncio.gather(*(send(item) for item in ready))
+        committed: list[Outcome] = []
         try:
-            outcomes += await asyncio.gather(*(send(item) for item in ready))
+            while buffer or not sends.done():
+                if not buffer:
+                    arrived.clear()
+                    waiter = asyncio.ensure_future(arrived.wait())
+                    await asyncio.wait((sends, waiter), return_when=asyncio.FIRST_COMPLETED)
+                    waiter.cancel()
+                    continue
+                chunk, buffer[:] = list(buffer), []
+                committed += await self._finish(chunk)
+            await sends
         finally:
             renewal.cancel()
+            sends.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await renewal
+        return committed
+
+    async def _finish(self, outcomes: list[Outcome]) -> list[Outcome]:
         now = now_ms(self._clock)
         return await in_transaction(self._sessions, lambda session: claims.finish(session, outcomes, now=now))
 

@@ -41,6 +41,11 @@ def _build_parser() -> argparse.ArgumentParser:
     user_sub = user.add_subparsers(dest="user_command", required=True)
     token = user_sub.add_parser("token", help="issue a fresh API token for NAME (created if missing)")
     token.add_argument("name")
+    token.add_argument("--label", default="default",
+                       help="a name for this token (laptop, phone…); issuing a label again replaces its token")
+    token.add_argument("--revoke", metavar="LABEL", default=None, help="revoke NAME's token with this label")
+    listing = user_sub.add_parser("tokens", help="list NAME's API tokens (labels, created, last used)")
+    listing.add_argument("name")
 
     wechat = sub.add_parser("wechat", help="set up the WeChat service account (menu, reminder template)")
     wechat_sub = wechat.add_subparsers(dest="wechat_command", required=True)

@@ -34,8 +34,8 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         revision = asyncio.run(_prepare(settings, migrate=True))
         print(f"database is at the latest revision {revision} ({_safe_url(settings.DATABASE_URL)})")
         return 0
-    if args.command == "user" and args.user_command == "token":
-        return asyncio.run(_issue_token(settings, args.name))
+    if args.command == "user":
+        return asyncio.run(_tokens(settings, args))
     if args.command == "worker":
         return asyncio.run(_worker(settings))
     if args.command == "wechat":
@@ -121,12 +121,14 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
     return serve.run(settings, options)
 
 
-async def _issue_token(settings: Settings, name: str) -> int:
+async def _tokens(settings: Settings, args: argparse.Namespace) -> int:
+    """schedbot user token NAME [--label L | --revoke L] and schedbot user tokens NAME."""
     from schedule.clock import SystemClock
     from schedule.db import create_engine, session_factory
+    from schedule.errors import InvalidChange
     from schedule.service import ScheduleService
 
-    name = name.strip()
+    name = args.name.strip()
     if not name or len(name) > 128:
         print("schedbot: NAME must be 1–128 characters", file=sys.stderr)
         return 2
@@ -134,13 +136,39 @@ async def _issue_token(settings: Settings, name: str) -> int:
     engine = create_engine(settings.DATABASE_URL)
     try:
         service = ScheduleService(session_factory(engine), SystemClock(), default_timezone=settings.H5_DEFAULT_TIMEZONE)
-        user, token = await service.issue_api_token(name)
+        if args.user_command == "tokens":
+            found = await service.api_tokens(name)
+            for info in found:
+                used = _when(info.last_used_at) if info.last_used_at else "never used"
+                print(f"{info.label}\tcreated {_when(info.created_at)}\t{used}")
+            if not found:
+                print(f"{name} has no API tokens", file=sys.stderr)
+            return 0
+        if args.revoke is not None:
+            done = await service.revoke_api_token(name, args.revoke)
+            label = args.revoke
+            said = f"token {label!r} of {name} revoked" if done else f"{name} has no token labelled {label!r}"
+            print(said, file=sys.stdout if done else sys.stderr)
+            return 0 if done else 1
+        try:
+            user, token, replaced = await service.issue_api_token(name, label=args.label)
+        except InvalidChange as exc:
+            print(f"schedbot: --label: {exc}", file=sys.stderr)
+            return 2
     finally:
         await engine.dispose()
-    print(f"user {user.id} ({user.wechat_openid}); use: Authorization: Bearer <token>")
-    print("a user has one token: the previous one, if any, stops working now", file=sys.stderr)
+    print(f"user {user.id} ({user.wechat_openid}), token {args.label!r}; use: Authorization: Bearer <token>")
+    if replaced:
+        print(f"the previous token labelled {args.label!r} stops working now; other labels are untouched",
+              file=sys.stderr)
     print(token)
     return 0
+
+
+def _when(ms: int) -> str:
+    from schedule.clock import from_ms
+
+    return from_ms(ms).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def _safe_url(url: str) -> str:

@@ -233,3 +233,17 @@ class AppSecretRow(Base):
     name: Mapped[str] = mapped_column(String(64), primary_key=True)
     value: Mapped[str] = mapped_column(String(128))
     created_at: Mapped[int] = mapped_column(BigInteger)
+
+
+class ApiTokenRow(Base):
+    """A named REST API token of a user (only the SHA-256 of the token is kept); one per label."""
+
+    __tablename__ = "api_tokens"
+    __table_args__ = (UniqueConstraint("user_id", "label", name="uq_api_tokens_user_label"),)
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    label: Mapped[str] = mapped_column(String(64))
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[int] = mapped_column(BigInteger)
+    last_used_at: Mapped[int | None] = mapped_column(BigInteger)

@@ -13,7 +13,7 @@ from sqlalchemy import and_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from schedule import users
+from schedule import tokens, users
 from schedule.clock import Clock, from_ms, now_ms, to_ms
 from schedule.convert import digest_of, item_of, local_date_of, recurrence_of, reminder_of, user_of
 from schedule.digest import next_digest_run
@@ -80,17 +80,28 @@ class ScheduleService:
                 raise NotFound(f"user {user_id}")
             return user_of(row)
 
-    async def issue_api_token(self, openid: str) -> tuple[User, str]:
-        """A fresh bearer token for the user (created if missing); only its hash is stored."""
-        token = users.new_token()
+    async def issue_api_token(self, openid: str, *, label: str = tokens.DEFAULT_LABEL) -> tuple[User, str, bool]:
+        """A fresh bearer token for the user (created if missing) under `label`; True when it replaced
+        that label's previous token. Other labels keep working; only hashes are stored."""
         async with self._tx() as session:
             row = await users.get_or_create(session, openid, timezone=self._default_tz, now_ms=now_ms(self._clock))
-            row.api_token_hash = users.hash_token(token)
-            return user_of(row), token
+            token, replaced = await tokens.issue(session, row.id, label, now_ms=now_ms(self._clock))
+            return user_of(row), token, replaced
+
+    async def api_tokens(self, openid: str) -> list[tokens.TokenInfo]:
+        async with self._tx() as session:
+            row = await session.scalar(select(UserRow).where(UserRow.wechat_openid == openid))
+            return [] if row is None else await tokens.listed(session, row.id)
+
+    async def revoke_api_token(self, openid: str, label: str) -> bool:
+        async with self._tx() as session:
+            row = await session.scalar(select(UserRow).where(UserRow.wechat_openid == openid))
+            return row is not None and await tokens.revoke(session, row.id, label)
 
     async def user_for_token(self, token: str) -> User | None:
         async with self._tx() as session:
-            row = await session.scalar(select(UserRow).where(UserRow.api_token_hash == users.hash_token(token)))
+            user_id = await tokens.owner(session, token, now_ms=now_ms(self._clock))
+            row = await session.get(UserRow, user_id) if user_id is not None else None
             return user_of(row) if row is not None else None
 
     async def forget_user(self, user_id: int) -> None:

@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from schedule.inbound import sqlite_driver
 from schedule.model import (
     AgentMessageRow,
+    ApiTokenRow,
     DialogStateRow,
     DigestSubscriptionRow,
     OutboundMessageRow,
@@ -76,6 +77,7 @@ async def forget(session: AsyncSession, user_id: int, *, now_ms: int) -> None:
     await session.execute(delete(DialogStateRow).where(DialogStateRow.user_id == user_id))
     await session.execute(delete(AgentMessageRow).where(AgentMessageRow.user_id == user_id))
     await session.execute(delete(PageShareRow).where(PageShareRow.user_id == user_id))  # public links stop working
+    await session.execute(delete(ApiTokenRow).where(ApiTokenRow.user_id == user_id))
     await session.execute(
         update(UserRow).where(UserRow.id == user_id).values(subscribed=False, api_token_hash=None)
     )

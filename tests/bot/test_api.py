@@ -39,7 +39,7 @@ async def client(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
 
 
 async def token_for(app: FastAPI, name: str) -> dict[str, str]:
-    _, token = await app.state.service.issue_api_token(name)
+    _, token, _ = await app.state.service.issue_api_token(name)
     return {"Authorization": f"Bearer {token}"}
 
 

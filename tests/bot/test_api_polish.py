@@ -38,7 +38,7 @@ async def app(database_url: str, clock: FrozenClock) -> AsyncIterator[FastAPI]:
 @pytest.fixture
 async def client(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://schedbot") as c:
-        _, token = await app.state.service.issue_api_token("alice")
+        _, token, _ = await app.state.service.issue_api_token("alice")
         c.headers["Authorization"] = f"Bearer {token}"
         yield c
 

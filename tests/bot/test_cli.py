@@ -32,9 +32,25 @@ def test_user_token_prints_a_fresh_token_on_its_last_line(tmp_path: Path) -> Non
     assert first.returncode == 0 and second.returncode == 0, first.stderr
     token_1, token_2 = first.stdout.strip().splitlines()[-1], second.stdout.strip().splitlines()[-1]
     assert token_1.startswith("sb_") and token_2.startswith("sb_") and token_1 != token_2
-    assert "the previous one, if any, stops working now" in second.stderr
+    assert "the previous token labelled 'default' stops working now" in second.stderr
     assert (tmp_path / "schedbot.db").exists()
     assert token_1 not in (tmp_path / "schedbot.db").read_bytes().decode("latin-1")  # only the hash is stored
+
+
+def test_named_tokens_list_and_revoke(tmp_path: Path) -> None:
+    laptop = run(["user", "token", "oBob", "--label", "laptop"], tmp_path)
+    phone = run(["user", "token", "oBob", "--label", "phone"], tmp_path)
+    assert laptop.returncode == phone.returncode == 0 and "stops working" not in phone.stderr
+    listed = run(["user", "tokens", "oBob"], tmp_path)
+    assert [line.split("\t")[0] for line in listed.stdout.strip().splitlines()] == ["laptop", "phone"]
+    assert "never used" in listed.stdout
+    revoked = run(["user", "token", "oBob", "--revoke", "laptop"], tmp_path)
+    assert revoked.returncode == 0 and "revoked" in revoked.stdout
+    again = run(["user", "token", "oBob", "--revoke", "laptop"], tmp_path)
+    assert again.returncode == 1 and "no token labelled 'laptop'" in again.stderr
+    bad = run(["user", "token", "oBob", "--label", "my laptop!"], tmp_path)
+    assert bad.returncode == 2 and "--label" in bad.stderr and "Traceback" not in bad.stderr
+    assert [line.split("\t")[0] for line in run(["user", "tokens", "oBob"], tmp_path).stdout.splitlines()] == ["phone"]
 
 
 def test_bad_configuration_stops_with_the_variable_name(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from schedule.clock import to_ms
@@ -205,13 +205,31 @@ async def test_ownership_other_user_sees_not_found(service: ScheduleService) -> 
     assert untouched.reminders[0].status == "pending"
 
 
-async def test_api_tokens_store_only_a_hash(service: ScheduleService) -> None:
-    user, token = await service.issue_api_token("api-user")
-    assert (await service.user_for_token(token)) == user
+async def test_api_tokens_store_only_a_hash(service: ScheduleService, sessions: async_sessionmaker[AsyncSession]) -> None:
+    user, token, replaced = await service.issue_api_token("api-user")
+    assert (await service.user_for_token(token)) == user and not replaced
     assert await service.user_for_token(token + "x") is None
-    _, fresh = await service.issue_api_token("api-user")
-    assert await service.user_for_token(token) is None  # a fresh token replaces the old one
+    _, fresh, replaced = await service.issue_api_token("api-user")
+    assert replaced and await service.user_for_token(token) is None  # the same label: the old one stops
     assert (await service.user_for_token(fresh)) == user
+    async with sessions() as session:
+        stored = (await session.execute(text("SELECT token_hash FROM api_tokens"))).scalars().all()
+    assert token not in stored and fresh not in stored and len(stored) == 1
+
+
+async def test_named_api_tokens_live_side_by_side(service: ScheduleService) -> None:
+    user, laptop, _ = await service.issue_api_token("api-user", label="laptop")
+    _, phone, _ = await service.issue_api_token("api-user", label="phone")
+    assert await service.user_for_token(laptop) == user and await service.user_for_token(phone) == user
+    assert [t.label for t in await service.api_tokens("api-user")] == ["laptop", "phone"]
+    assert await service.revoke_api_token("api-user", "laptop") is True
+    assert await service.revoke_api_token("api-user", "laptop") is False
+    assert await service.user_for_token(laptop) is None and await service.user_for_token(phone) == user
+    assert [t.label for t in await service.api_tokens("api-user")] == ["phone"]
+    with pytest.raises(InvalidChange):
+        await service.issue_api_token("api-user", label="bad label!")
+    await service.forget_user(user.id)
+    assert await service.user_for_token(phone) is None
 
 
 async def test_digest_subscription_next_run_in_user_timezone(service: ScheduleService, clock: FrozenClock) -> None:

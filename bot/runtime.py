@@ -44,7 +44,7 @@ def delivery_worker(settings: Settings, sessions: async_sessionmaker[AsyncSessio
         if settings.WECHAT_TEMPLATE_ID_REMINDER:
             channels["template"] = LoggedChannel(WeChatTemplateChannel(client, settings.WECHAT_TEMPLATE_ID_REMINDER))
     scheduler = Scheduler(sessions, clock, reminder_text=lambda item, at: reminder_text(item, remind_at=at),
-                          digest_text=lambda day, items, tz: digest_text(day, items, tz=tz),
+                          digest_text=lambda day, items, tz, ahead: digest_text(day, items, tz=tz, next_day=ahead),
                           catchup_hours=settings.H5_REMINDER_CATCHUP_HOURS)
     return DeliveryWorker(sessions, clock, channels, scheduler=scheduler,
                           policy=RetryPolicy(max_attempts=settings.H5_REMINDER_MAX_ATTEMPTS),

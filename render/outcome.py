@@ -124,3 +124,4 @@ class Turn:
     outcomes: tuple[Outcome, ...]
     notices: tuple[str, ...] = field(default=())
     expired: int = 0  # how many of the notices are reminders that expired during downtime
+    only_reminders: bool = True  # all notices are reminders (else: 未送达的消息 — digests, late answers)

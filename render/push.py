@@ -35,8 +35,15 @@ def _line(item: Item, tz: str, today: date) -> str:
     return f"· {clock_label(when)} {mark}{item.title}"
 
 
-def digest_text(day: date, items: list[Item], *, tz: str) -> str:
-    """Today's agenda: events today, tasks due today, overdue open tasks; a plain line when empty."""
+def digest_text(day: date, items: list[Item], *, tz: str, next_day: bool = False) -> str:
+    """A day's agenda: events that day, tasks due that day, overdue open tasks; a plain line when empty.
+    `next_day`: sent the evening before (每晚9点发第二天的安排)."""
+    if next_day:
+        if not items:
+            return f"明天 {day_label(day)}没有待办。"
+        lines = [f"明天 {day_label(day)}的安排（{len(items)} 项）："]
+        lines += [_line(item, tz, day) for item in items]
+        return "\n".join(lines)
     if not items:
         return f"早上好！{day_label(day)}今天没有待办。"
     lines = [f"早上好！{day_label(day)}的安排（{len(items)} 项）："]

@@ -15,7 +15,7 @@ from render.wording import lead_label, recurrence_label, verb_word
 from schedule.domain import Item, Reminder
 
 MAX_BYTES = 2048
-_UNSENT = "你有 {n} 条未送达的提醒："
+_UNSENT = "你有 {n} 条未送达的{what}："
 
 
 def reply(turn: o.Turn) -> str:
@@ -50,7 +50,7 @@ def fit(text: str, limit: int = MAX_BYTES) -> str:
 
 
 def _notices(turn: o.Turn) -> str:
-    lines = [_UNSENT.format(n=len(turn.notices))]
+    lines = [_UNSENT.format(n=len(turn.notices), what="提醒" if turn.only_reminders else "消息")]
     lines += [f"· {text}" for text in turn.notices]
     if turn.expired:
         lines.append(f"（其中 {turn.expired} 条在服务中断期间过期，没能按时送达，抱歉。）")
@@ -77,7 +77,8 @@ def word(x: o.Outcome) -> str:
         d = x.digest
         every = "每个工作日" if d.workdays == "cn" else "每天"
         nxt = f"下一次：{moment_label(d.next_run_at, d.timezone)}。" if d.next_run_at is not None else ""
-        return f"好的，{every} {d.local_time} 给你发当天的待办。{nxt}说“取消每日待办推送”可以随时停。"
+        what = "第二天的安排" if d.kind == "todo_next_day" else "当天的待办"
+        return f"好的，{every} {d.local_time} 给你发{what}。{nxt}说“取消每日待办推送”可以随时停。"
     if isinstance(x, o.Unsubscribed):
         return "已取消每日待办推送，之后不再发送。" if x.had else "你目前没有订阅每日待办推送，不用取消。"
     if isinstance(x, o.Snoozed):

@@ -31,7 +31,8 @@ from schedule.recurrence import next_occurrence
 RECOVERY_AFTER_MS = 60_000  # far past the 4 s reply budget: a message still processing is orphaned
 DEDUPE_KEEP_MS = 2 * 86_400_000  # WeChat retries within seconds; two days is ample
 ReminderText = Callable[[Item, int], str]
-DigestText = Callable[[date, list[Item], str], str]
+NEXT_DAY = "todo_next_day"  # a digest kind: the agenda of the day after the run
+DigestText = Callable[[date, list[Item], str, bool], str]  # (day, agenda, tz, sent the day before)
 log = logging.getLogger(__name__)
 
 
@@ -158,7 +159,8 @@ class Scheduler:
         subs = (await session.execute(
             select(DigestSubscriptionRow.id, DigestSubscriptionRow.user_id, DigestSubscriptionRow.timezone,
                    DigestSubscriptionRow.next_run_at, DigestSubscriptionRow.last_run_local_date,
-                   DigestSubscriptionRow.local_time, DigestSubscriptionRow.workdays, DigestSubscriptionRow.channel)
+                   DigestSubscriptionRow.local_time, DigestSubscriptionRow.workdays, DigestSubscriptionRow.channel,
+                   DigestSubscriptionRow.kind)
             .where(DigestSubscriptionRow.status == "active", DigestSubscriptionRow.next_run_at <= now_ms)
             .order_by(DigestSubscriptionRow.next_run_at)
             .limit(self._batch)
@@ -176,13 +178,15 @@ class Scheduler:
                 last = day.isoformat()
             after = to_ms(next_digest_run(sub.local_time, tz=tz, after=max(now, run_at), workdays=sub.workdays))
             updates[(after, last)].append(sub.id)
-        agendas = await agendas_of(session, [(sub.user_id, day, tz) for sub, day, tz in due])
+        # todo_next_day (每晚9点发第二天的安排) covers the day after the run's local date
+        shown = [(sub, day + timedelta(days=1) if sub.kind == NEXT_DAY else day, tz) for sub, day, tz in due]
+        agendas = await agendas_of(session, [(sub.user_id, on, tz) for sub, on, tz in shown])
         await outbox.enqueue_many(session, [
             {"user_id": sub.user_id, "kind": "digest", "channel": sub.channel,
-             "idempotency_key": f"digest:{sub.id}:{day.isoformat()}",
-             "payload": {"text": self._digest_text(day, agendas[(sub.user_id, day)], sub.timezone),
-                         "title": "今日待办", "when": day.isoformat()}}
-            for sub, day, _ in due], now_ms=now_ms)
+             "idempotency_key": f"digest:{sub.id}:{run_day.isoformat()}",
+             "payload": {"text": self._digest_text(on, agendas[(sub.user_id, on)], sub.timezone, sub.kind == NEXT_DAY),
+                         "title": "明日待办" if sub.kind == NEXT_DAY else "今日待办", "when": on.isoformat()}}
+            for (sub, on, _), (_s, run_day, _t) in zip(shown, due, strict=True)], now_ms=now_ms)
         for (after, last), ids in updates.items():
             await session.execute(update(DigestSubscriptionRow).where(DigestSubscriptionRow.id.in_(ids))
                                   .values(next_run_at=after, last_run_local_date=last, updated_at=now_ms)

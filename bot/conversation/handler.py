@@ -86,7 +86,7 @@ class ConversationHandler:
         turn = await self._links_for(turn, user)
         if to_agent:
             answer = await self._agent.answer(user, text, now=self._clock.now())
-            turn = o.Turn(outcomes=(*turn.outcomes, o.Said(answer)), notices=turn.notices, expired=turn.expired)
+            turn = replace(turn, outcomes=(*turn.outcomes, o.Said(answer)))
         return reply(turn)
 
     async def _turn(self, message: InboundMessage, text: str) -> tuple[o.Turn, User, bool]:
@@ -107,7 +107,8 @@ class ConversationHandler:
             elif pending is not None and outcomes:
                 await dialog.clear(session, user.id)  # answered, replaced by a new request, or called off
         turn = o.Turn(outcomes=tuple(outcomes), notices=tuple(n.text for n in notices),
-                      expired=sum(n.expired for n in notices))
+                      expired=sum(n.expired for n in notices),
+                      only_reminders=all(n.kind == "reminder" or n.expired for n in notices))
         return turn, user, to_agent
 
     async def _steps(self, ctx: Context, pending: dialog.Pending | None, text: str) -> tuple[list[o.Outcome], bool]:
@@ -135,7 +136,7 @@ class ConversationHandler:
         if not any(isinstance(x, o.Linked) or (isinstance(x, o.Listed) and x.page_wanted) for x in turn.outcomes):
             return turn
         outcomes = [await self._link(x, user.id) for x in turn.outcomes]
-        return o.Turn(outcomes=tuple(outcomes), notices=turn.notices, expired=turn.expired)
+        return replace(turn, outcomes=tuple(outcomes))
 
     async def _link(self, x: o.Outcome, uid: int) -> o.Outcome:
         links = self._links

@@ -29,7 +29,7 @@ def ms(*args: int) -> int:
 
 def scheduler(sessions: async_sessionmaker[AsyncSession], clock: FrozenClock) -> Scheduler:
     return Scheduler(sessions, clock, reminder_text=lambda item, at: reminder_text(item, remind_at=at),
-                     digest_text=lambda day, items, tz: digest_text(day, items, tz=tz))
+                     digest_text=lambda day, items, tz, ahead: digest_text(day, items, tz=tz, next_day=ahead))
 
 
 async def outbox_rows(sessions: async_sessionmaker[AsyncSession]) -> list[OutboundMessageRow]:

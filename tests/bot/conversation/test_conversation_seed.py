@@ -93,3 +93,30 @@ async def test_help_key_and_word_list_what_the_bot_can_do(bot: Bot) -> None:
     for reply in (await chat.click("HELP"), await chat.say("你能做什么？")):
         assert reply.startswith("我可以帮你记待办、日程和提醒，例如：")
     assert bot.agent.asked == []
+
+
+async def test_evening_digest_of_the_next_day_and_unsubscribe(bot: Bot) -> None:
+    from bot.runtime import delivery_worker
+    from schedule.model import OutboundMessageRow
+
+    chat = bot.chat()
+    await chat.say("明天上午九点提醒我带材料")
+    reply = await chat.say("每天晚上9点把第二天的安排发给我")
+    assert reply.startswith("好的，每天 21:00 给你发第二天的安排。下一次：6月18日（周四）21:00。")
+    [digest] = await bot.rows(DigestSubscriptionRow)
+    assert (digest.kind, digest.local_time) == ("todo_next_day", "21:00")
+    worker = delivery_worker(bot.app.state.settings, bot.sessions, bot.clock, None)
+    bot.clock.set(datetime(2026, 6, 18, 21, 0, 30, tzinfo=SH))  # Thursday evening: Friday's agenda
+    await worker.run_once()
+    [pushed] = [r for r in await bot.rows(OutboundMessageRow) if r.kind == "digest"]
+    assert pushed.payload["text"].startswith("明天 6月19日（周五）的安排（1 项）") and "带材料" in pushed.payload["text"]
+    stopped = await chat.say("早报不用发了")  # the digest waited in-app (no WeChat here): shown first
+    assert stopped.startswith("你有 1 条未送达的消息：\n· 明天 6月19日（周五）的安排（1 项）：")
+    assert stopped.endswith("已取消每日待办推送，之后不再发送。")
+    assert [d.status for d in await bot.rows(DigestSubscriptionRow)] == ["cancelled"]
+
+
+async def test_weekly_digest_is_refused_plainly(bot: Bot) -> None:
+    reply = await bot.chat().say("每周日晚上8点把下周的安排发给我")
+    assert "按周推送还不支持" in reply and "没有订阅" in reply
+    assert await bot.rows(DigestSubscriptionRow) == []

@@ -105,7 +105,10 @@ async def get_item(item_id: RowId, user: Caller, service: Service, timing: Now) 
 async def update_item(item_id: RowId, body: ItemPatch, user: Caller, service: Service, timing: Now) -> ItemOut:
     sent = body.model_dump(exclude_unset=True)
     clear_end = "end_at" in sent and sent["end_at"] is None
-    changes = ItemChanges(**{k: v for k, v in sent.items() if v is not None}, clear_end=clear_end)
+    rule = sent.pop("recurrence", None)
+    changes = ItemChanges(**{k: v for k, v in sent.items() if v is not None}, clear_end=clear_end,
+                          recurrence=body.recurrence.to_domain() if body.recurrence else None,
+                          clear_recurrence="recurrence" in body.model_fields_set and rule is None)
     return ItemOut.of(await service.update_item(user.id, item_id, changes), timing=timing)
 
 

@@ -102,7 +102,8 @@ class ItemIn(_Body):
 
 
 class ItemPatch(_Body):
-    """Only the fields sent change. `null` is refused except for `end_at`, where it removes the end."""
+    """Only the fields sent change. `null` is refused except for `end_at` (removes the end) and `recurrence`
+    (the item stops repeating)."""
 
     title: Title | None = None
     description: Text | None = None
@@ -112,6 +113,7 @@ class ItemPatch(_Body):
     due_at: EpochMs | None = None
     all_day: bool | None = None
     timezone: str | None = Field(None, max_length=64)
+    recurrence: RecurrenceIn | None = None  # null: the item stops repeating
 
     _tz = field_validator("timezone")(lambda v: v if v is None else check_timezone(v))
 
@@ -119,7 +121,7 @@ class ItemPatch(_Body):
     @classmethod
     def _no_nulls(cls, data: Any) -> Any:
         if isinstance(data, dict):
-            nulls = sorted(k for k, v in data.items() if v is None and k != "end_at")
+            nulls = sorted(k for k, v in data.items() if v is None and k not in ("end_at", "recurrence"))
             if nulls:
                 raise ValueError(f"{', '.join(nulls)} cannot be null: leave a field out to keep it")
         return data

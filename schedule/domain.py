@@ -111,6 +111,8 @@ class ItemChanges:
     all_day: bool | None = None
     timezone: str | None = None
     clear_end: bool = False
+    recurrence: Recurrence | None = None  # a new rule for the series (its cancelled occurrences are kept)
+    clear_recurrence: bool = False  # the item stops repeating
 
 
 @dataclass(frozen=True, slots=True)

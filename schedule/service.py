@@ -181,6 +181,12 @@ class ScheduleService:
                     setattr(row, name, value)
             if changes.clear_end:
                 row.end_at = None
+            if changes.recurrence is not None or changes.clear_recurrence:
+                rule = changes.recurrence
+                row.rrule = rule.rrule if rule else None
+                row.workdays = rule.workdays if rule else None
+                row.lunar = ({"month": rule.lunar.month, "day": rule.lunar.day, "leap": rule.lunar.leap}
+                             if rule and rule.lunar else None)
             if changes.start_at is not None and changes.end_at is None and row.end_at is not None \
                     and old_anchor is not None and row.kind == "event":
                 row.end_at += changes.start_at - old_anchor  # keep the duration

@@ -201,3 +201,21 @@ def test_a_chunked_body_over_64_kb_is_413_like_a_sized_one(served: str) -> None:
     assert chunked.status_code == 413 and chunked.json() == {"detail": "request body too large"}
     sized = httpx.post(f"{served}{ITEMS}", content=b"x" * 70_000, timeout=10)
     assert sized.status_code == 413
+
+
+async def test_recurrence_can_be_changed_and_removed_with_patch(client: httpx.AsyncClient) -> None:
+    item = (await client.post(ITEMS, json={"kind": "event", "title": "周会", "start_at": ms(2026, 6, 22, 10, 0),
+                                           "recurrence": {"rrule": "FREQ=WEEKLY;BYDAY=MO"}})).json()
+    url = f"{ITEMS}/{item['id']}"
+    daily = await client.patch(url, json={"recurrence": {"rrule": "FREQ=DAILY"}})
+    assert daily.status_code == 200 and daily.json()["recurrence"]["rrule"] == "FREQ=DAILY"
+    tuesday = (await client.get(ITEMS, params={"from": ms(2026, 6, 23, 0, 0), "to": ms(2026, 6, 24, 0, 0)})).json()
+    assert [i["title"] for i in tuesday["items"]] == ["周会"]  # daily now: Tuesday has one too
+    bad = await client.patch(url, json={"recurrence": {"rrule": "FREQ=WEEKLY;BYDAY=XX"}})
+    assert bad.status_code == 422 and "BYDAY=XX" in bad.text
+    once = await client.patch(url, json={"recurrence": None})
+    assert once.status_code == 200 and once.json()["recurrence"] is None
+    later = (await client.get(ITEMS, params={"from": ms(2026, 6, 23, 0, 0), "to": ms(2026, 7, 1, 0, 0)})).json()
+    assert later["items"] == []
+    untouched = await client.patch(url, json={"title": "周会（改）"})
+    assert untouched.json()["recurrence"] is None and untouched.json()["title"] == "周会（改）"

@@ -46,6 +46,8 @@ def _build_parser() -> argparse.ArgumentParser:
     token.add_argument("--revoke", metavar="LABEL", default=None, help="revoke NAME's token with this label")
     listing = user_sub.add_parser("tokens", help="list NAME's API tokens (labels, created, last used)")
     listing.add_argument("name")
+    forget = user_sub.add_parser("forget", help="delete NAME's data and stop every push to them (as unfollowing does)")
+    forget.add_argument("name")
 
     wechat = sub.add_parser("wechat", help="set up the WeChat service account (menu, reminder template)")
     wechat_sub = wechat.add_subparsers(dest="wechat_command", required=True)

@@ -122,7 +122,7 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def _tokens(settings: Settings, args: argparse.Namespace) -> int:
-    """schedbot user token NAME [--label L | --revoke L] and schedbot user tokens NAME."""
+    """schedbot user token NAME [--label L | --revoke L], user tokens NAME and user forget NAME."""
     from schedule.clock import SystemClock
     from schedule.db import create_engine, session_factory
     from schedule.errors import InvalidChange
@@ -136,6 +136,15 @@ async def _tokens(settings: Settings, args: argparse.Namespace) -> int:
     engine = create_engine(settings.DATABASE_URL)
     try:
         service = ScheduleService(session_factory(engine), SystemClock(), default_timezone=settings.H5_DEFAULT_TIMEZONE)
+        if args.user_command == "forget":
+            person = await service.find_user(name)
+            if person is None:
+                print(f"schedbot: no user {name!r}", file=sys.stderr)
+                return 1
+            await service.forget_user(person.id)
+            print(f"user {person.id} ({name}) forgotten: schedule, dialogue, agent history, links, tokens and "
+                  "delivery logs deleted; queued pushes cancelled and stored texts blanked")
+            return 0
         if args.user_command == "tokens":
             found = await service.api_tokens(name)
             for info in found:

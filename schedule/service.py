@@ -73,6 +73,11 @@ class ScheduleService:
                                             now_ms=now_ms(self._clock))
             return user_of(row)
 
+    async def find_user(self, openid: str) -> User | None:
+        async with self._tx() as session:
+            row = await session.scalar(select(UserRow).where(UserRow.wechat_openid == openid))
+            return user_of(row) if row is not None else None
+
     async def get_user(self, user_id: int) -> User:
         async with self._tx() as session:
             row = await session.get(UserRow, user_id)

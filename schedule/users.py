@@ -13,8 +13,10 @@ from schedule.inbound import sqlite_driver
 from schedule.model import (
     AgentMessageRow,
     ApiTokenRow,
+    DeliveryLogRow,
     DialogStateRow,
     DigestSubscriptionRow,
+    InboundMessageRow,
     OutboundMessageRow,
     PageShareRow,
     ReminderRow,
@@ -78,6 +80,11 @@ async def forget(session: AsyncSession, user_id: int, *, now_ms: int) -> None:
     await session.execute(delete(AgentMessageRow).where(AgentMessageRow.user_id == user_id))
     await session.execute(delete(PageShareRow).where(PageShareRow.user_id == user_id))  # public links stop working
     await session.execute(delete(ApiTokenRow).where(ApiTokenRow.user_id == user_id))
+    # What stays for bookkeeping (outbox idempotency keys, dedupe keys) keeps none of the user's words.
+    await session.execute(update(OutboundMessageRow).where(OutboundMessageRow.user_id == user_id)
+                          .values(payload={"forgotten": True}, receipt=None))
+    await session.execute(delete(DeliveryLogRow).where(DeliveryLogRow.user_id == user_id))
+    await session.execute(update(InboundMessageRow).where(InboundMessageRow.user_id == user_id).values(reply=None))
     await session.execute(
         update(UserRow).where(UserRow.id == user_id).values(subscribed=False, api_token_hash=None)
     )

@@ -53,6 +53,15 @@ def test_named_tokens_list_and_revoke(tmp_path: Path) -> None:
     assert [line.split("\t")[0] for line in run(["user", "tokens", "oBob"], tmp_path).stdout.splitlines()] == ["phone"]
 
 
+def test_user_forget(tmp_path: Path) -> None:
+    token = run(["user", "token", "oCarol"], tmp_path).stdout.strip().splitlines()[-1]
+    forgotten = run(["user", "forget", "oCarol"], tmp_path)
+    assert forgotten.returncode == 0 and "forgotten" in forgotten.stdout
+    assert token.startswith("sb_") and run(["user", "tokens", "oCarol"], tmp_path).stdout == ""
+    unknown = run(["user", "forget", "oNobody"], tmp_path)
+    assert unknown.returncode == 1 and "no user 'oNobody'" in unknown.stderr
+
+
 def test_bad_configuration_stops_with_the_variable_name(tmp_path: Path) -> None:
     result = run(["migrate"], tmp_path, H5_DEFAULT_TIMEZONE="Nowhere/Land")
     assert result.returncode == 2

@@ -19,6 +19,8 @@ from schedule import window
 from schedule.channel import DeliveryFailure, Outgoing, Receipt, parts_of
 from schedule.model import DeliveryLogRow, OutboundMessageRow, ReminderRow, UserRow
 
+WINDOW_CLOSED_CODES = ("45015", "45047")  # WeChat: window closed / per-user limit reached
+
 OUTBOX = cast(Table, OutboundMessageRow.__table__)
 LOGS = cast(Table, DeliveryLogRow.__table__)
 
@@ -199,6 +201,10 @@ async def finish(session: AsyncSession, outcomes: Sequence[Outcome], *, now: int
         await conn.execute(insert(LOGS), logs)
     for status in ("sent", "failed", "cancelled"):
         await _close_reminders(session, status, [o.item.reminder_id for o in done if o.status == status], now)
+    closed = sorted({o.item.message.user_id for o in done if o.failure is not None and o.failure.failure == "window"
+                     and o.failure.code in WINDOW_CLOSED_CODES})
+    if closed:
+        await window.close(session, closed)
     gone = sorted({o.item.message.user_id for o in done if o.failure is not None and o.failure.failure == "gone"
                    and o.status == "failed"})
     if gone:  # unreachable (unfollowed/blocked): stop every queued push to them

@@ -22,6 +22,7 @@ class RetryPolicy:
     base_delay_s: float = 5.0
     max_delay_s: float = 1800.0
     jitter: float = 0.2  # ± share of the delay
+    busy_max_attempts: int = 3  # WeChat's -1 "system busy": a few tries, not the full budget
 
     def backoff_ms(self, attempts: int, rand: random.Random | None = None) -> int:
         delay = min(self.max_delay_s, self.base_delay_s * 2 ** max(0, attempts - 1))
@@ -38,7 +39,7 @@ class RetryPolicy:
             return Decision(None)
         if kind == "invalid_payload" and failure.code != "45002":
             return Decision(None)
-        if attempts >= self.max_attempts:
+        if attempts >= self.max_attempts or (failure.code == "-1" and attempts >= self.busy_max_attempts):
             return Decision(None)
         if kind == "rate_limit" and failure.until_tomorrow:
             local = datetime.fromtimestamp(now_ms / 1000, ZoneInfo(tz))

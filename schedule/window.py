@@ -17,6 +17,7 @@ RULES: dict[str, tuple[int, int]] = {  # kind → (quota, duration ms)
     "message": (5, 48 * 3600 * 1000),
     "click": (3, 60 * 1000),
 }
+CLOSED_COUNT = max(quota for quota, _ in RULES.values())  # a sent count that leaves no slot in any window
 
 
 @dataclass(frozen=True)
@@ -112,6 +113,13 @@ async def record_message(session: AsyncSession, user_id: int, at_ms: int) -> Non
         await driver.execute(_SQLITE_RECORD_MESSAGE, (at_ms, at_ms, at_ms, user_id, at_ms))
         return
     await (await session.connection()).execute(_RECORD_MESSAGE, {"p_at": at_ms, "p_uid": user_id})
+
+
+async def close(session: AsyncSession, user_ids: list[int]) -> None:
+    """WeChat said the window is closed or used up (45015/45047): believe it, so the user's other queued rows
+    skip the customer-service rung instead of each making a call bound to fail. The next message reopens it."""
+    await session.execute(update(UserRow).where(UserRow.id.in_(user_ids))
+                          .values(window_sent_count=CLOSED_COUNT).execution_options(synchronize_session=False))
 
 
 async def record_send(session: AsyncSession, user_id: int, now_ms: int) -> bool:

@@ -337,3 +337,34 @@ async def test_a_slow_send_keeps_its_lease_renewed(sessions: async_sessionmaker[
     assert (await task).sent == 1
     assert other.sent == []
     assert (await row_of(sessions, row_id)).status == "sent"
+
+
+async def test_wechat_saying_the_window_is_closed_closes_it_for_the_users_other_rows(
+        sessions: async_sessionmaker[AsyncSession], clock: FrozenClock, user_id: int) -> None:
+    async with sessions.begin() as session:
+        await window.record_message(session, user_id, now_ms(clock))  # our count says 5 sends are left
+    first = await queue(sessions, clock, user_id, "w1")
+    custom = RecordingChannel(needs_window=True, failures=[DeliveryFailure("window", "closed", code="45015")])
+    template = RecordingChannel("template")
+    await worker(sessions, clock, custom, template).run_once()
+    assert (await row_of(sessions, first)).channel == "template"
+    second = await queue(sessions, clock, user_id, "w2")
+    await worker(sessions, clock, custom, template).run_once()
+    await worker(sessions, clock, custom, template).run_once()
+    assert len(custom.attempts) == 1  # the second row never called the closed customer-service API
+    assert (await row_of(sessions, second)).status == "sent" and len(template.sent) == 2
+    async with sessions.begin() as session:  # the user writes again: the window is open again
+        await window.record_message(session, user_id, now_ms(clock) + 1000)
+    clock.advance(seconds=2)
+    await queue(sessions, clock, user_id, "w3")
+    await worker(sessions, clock, custom, template).run_once()
+    assert len(custom.sent) == 1
+
+
+def test_system_busy_gets_three_attempts_not_five() -> None:
+    policy = RetryPolicy(max_attempts=5)
+    busy = DeliveryFailure("transient", "system busy", code="-1")
+    other = DeliveryFailure("transient", "timeout")
+    assert policy.decide(busy, attempts=2, now_ms=0).retry_at_ms is not None
+    assert policy.decide(busy, attempts=3, now_ms=0).retry_at_ms is None
+    assert policy.decide(other, attempts=3, now_ms=0).retry_at_ms is not None

@@ -20,6 +20,7 @@ from schedule.channel import DeliveryFailure, Outgoing, Receipt, parts_of
 from schedule.model import DeliveryLogRow, OutboundMessageRow, ReminderRow, UserRow
 
 WINDOW_CLOSED_CODES = ("45015", "45047")  # WeChat: window closed / per-user limit reached
+TEMPLATE_BLOCKED = "template_blocked"  # failure class of a template row the user refused
 
 OUTBOX = cast(Table, OutboundMessageRow.__table__)
 LOGS = cast(Table, DeliveryLogRow.__table__)
@@ -37,6 +38,7 @@ class Claimed:
     next_attempt_at: int = 0
     failure_class: str | None = None
     window_reserved_at: int | None = None
+    template_blocked: bool = False  # the user refused our template messages ("failed:user block")
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,13 +81,23 @@ async def claim(session: AsyncSession, *, token: str, now: int, lease_ms: int, l
         await session.execute(update(OUTBOX).where(o.id.in_(unsubscribed))
                               .values(status="cancelled", lock_token=None, locked_until=None, updated_at=now))
         await _close_reminders(session, "cancelled", [r.reminder_id for r in rows if not r.subscribed], now)
+    blocked = await _template_blockers(session, {r.user_id for r in rows if r.subscribed and r.channel == "template"})
     return [Claimed(row_id=r.id, token=token, channel=r.channel, attempts=r.attempts, timezone=r.timezone,
                     reminder_id=r.reminder_id, next_attempt_at=r.next_attempt_at, failure_class=r.failure_class,
-                    window_reserved_at=r.window_reserved_at,
+                    window_reserved_at=r.window_reserved_at, template_blocked=r.user_id in blocked,
                     message=Outgoing(outbox_id=r.id, user_id=r.user_id, openid=r.wechat_openid, kind=r.kind,
                                      idempotency_key=r.idempotency_key, payload=r.payload,
                                      sent_parts=parts_of(r.receipt)))
             for r in rows if r.subscribed]
+
+
+async def _template_blockers(session: AsyncSession, user_ids: set[int]) -> set[int]:
+    """Users whose template message came back "failed:user block" (TEMPLATESENDJOBFINISH): the template
+    rung is closed to them for good, so their pushes go on to the in-app queue instead."""
+    if not user_ids:
+        return set()
+    return set((await session.scalars(select(OUTBOX.c.user_id).distinct().where(
+        OUTBOX.c.user_id.in_(sorted(user_ids)), OUTBOX.c.failure_class == TEMPLATE_BLOCKED))).all())
 
 
 async def mark_sending(session: AsyncSession, items: Sequence[Claimed], *, windowed: frozenset[str], now: int,

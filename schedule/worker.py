@@ -199,6 +199,8 @@ class DeliveryWorker:
         try:
             if channel is None:
                 raise DeliveryFailure("window", f"channel {item.channel!r} is not configured")
+            if item.channel == "template" and item.template_blocked:
+                raise DeliveryFailure("window", "the user blocks template messages")
             receipt = await channel.send(item.message)
         except DeliveryFailure as failure:
             return self._failed(item, failure)

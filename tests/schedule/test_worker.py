@@ -368,3 +368,20 @@ def test_system_busy_gets_three_attempts_not_five() -> None:
     assert policy.decide(busy, attempts=2, now_ms=0).retry_at_ms is not None
     assert policy.decide(busy, attempts=3, now_ms=0).retry_at_ms is None
     assert policy.decide(other, attempts=3, now_ms=0).retry_at_ms is not None
+
+
+async def test_a_user_who_blocks_templates_gets_pushes_in_app(sessions: async_sessionmaker[AsyncSession],
+                                                             clock: FrozenClock, user_id: int) -> None:
+    async with sessions.begin() as session:  # an earlier template came back "failed:user block"
+        session.add(OutboundMessageRow(user_id=user_id, idempotency_key="old", kind="reminder", payload={},
+                                       channel="template", status="failed", failure_class="template_blocked",
+                                       attempts=1, next_attempt_at=0, created_at=0, updated_at=0))
+    row_id = await queue(sessions, clock, user_id, "after")
+    custom = RecordingChannel(needs_window=True)  # window closed: no message from the user yet
+    template = RecordingChannel("template")
+    w = worker(sessions, clock, custom, template)
+    await w.run_once()
+    await w.run_once()
+    assert template.attempts == [] and custom.attempts == []
+    row = await row_of(sessions, row_id)
+    assert (row.channel, row.status) == ("inapp", "pending")  # waits for the next reply or the page

@@ -141,7 +141,11 @@ class ScheduleService:
             )
             session.add(row)
             await session.flush()
-            reminders = [await _insert_reminder(session, row, r, stamp) for r in new.reminders]
+            # A new item has no reminders yet: plain inserts (duplicates in the request collapse to one).
+            unique = {(r.remind_at, r.channel): r for r in new.reminders}.values()
+            reminders = [_new_reminder(row, r, stamp) for r in unique]
+            session.add_all(reminders)
+            await session.flush()
             return item_of(row, reminders)
 
     async def get_item(self, user_id: int, item_id: int) -> Item:
@@ -387,6 +391,12 @@ async def _reminders_of(session: AsyncSession, item_ids: Iterable[int]) -> list[
     return list((await session.scalars(select(ReminderRow).where(ReminderRow.item_id.in_(ids)))).all())
 
 
+def _new_reminder(item: ScheduleItemRow, new: NewReminder, stamp: int) -> ReminderRow:
+    return ReminderRow(user_id=item.user_id, item_id=item.id, remind_at=new.remind_at,
+                       offset_minutes=new.offset_minutes, channel=new.channel, status="pending", attempts=0,
+                       next_attempt_at=new.remind_at, created_at=stamp, updated_at=stamp)
+
+
 async def _insert_reminder(session: AsyncSession, item: ScheduleItemRow, new: NewReminder, stamp: int) -> ReminderRow:
     key = and_(ReminderRow.item_id == item.id, ReminderRow.remind_at == new.remind_at,
                ReminderRow.channel == new.channel)
@@ -394,11 +404,7 @@ async def _insert_reminder(session: AsyncSession, item: ScheduleItemRow, new: Ne
     if existing is None:
         try:
             async with session.begin_nested():
-                existing = ReminderRow(
-                    user_id=item.user_id, item_id=item.id, remind_at=new.remind_at,
-                    offset_minutes=new.offset_minutes, channel=new.channel, status="pending", attempts=0,
-                    next_attempt_at=new.remind_at, created_at=stamp, updated_at=stamp,
-                )
+                existing = _new_reminder(item, new, stamp)
                 session.add(existing)
         except IntegrityError:
             # A concurrent session created the same reminder first; that one is ours too.

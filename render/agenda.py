@@ -17,7 +17,7 @@ def entry_line(item: Item) -> str:
     if anchor is None:
         return item.title
     when = moment_label(anchor, item.timezone, all_day=item.all_day)
-    return f"{when} {item.title}"
+    return f"{when}{'' if item.all_day else ' '}{item.title}"  # 6月19日（周五）开会 / 6月19日（周五）15:00 会议
 
 
 def _row(item: Item, tz: str, today: date | None) -> str:

@@ -100,7 +100,7 @@ def created(x: o.Created) -> str:
     item = x.item
     reminder = _open_reminder(item)
     when = _when(item, rolled=x.rolled)
-    label = f"{when} {item.title}" if when else item.title
+    label = f"{when}{'' if item.all_day else ' '}{item.title}" if when else item.title
     if item.recurrence is not None and item.anchor_at is not None:
         label += f"，首次是{day_label(local(item.anchor_at, item.timezone).date())}"
     if reminder is None:

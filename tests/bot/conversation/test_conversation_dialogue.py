@@ -254,3 +254,13 @@ async def test_a_daily_series_is_listed_every_day(bot: Bot) -> None:
     reply = await chat.say("看看下周行程")
     assert reply.startswith("6月22日（周一）到6月28日（周日）的安排（7 项）")
     assert reply.count("· 08:00 吃药 ⏰") == 7
+
+
+async def test_casual_cancel_of_one_occurrence_and_of_an_item(bot: Bot) -> None:
+    chat = bot.chat()
+    await chat.say("每个工作日早上8点半提醒我打卡")
+    assert (await chat.say("下周一的打卡不用了")) == "已取消6月22日（周一）这一次的“打卡”，以后的照常。"
+    await chat.say("明天下午3点取快递")
+    assert (await chat.say("取快递那个不用了")).startswith("已取消：6月19日（周五）15:00 取快递")
+    statuses = {i.title: i.status for i in await bot.rows(ScheduleItemRow)}
+    assert statuses == {"打卡": "active", "取快递": "cancelled"}

@@ -112,6 +112,9 @@ def test_sigterm_lets_an_in_flight_request_finish(tmp_path: Path) -> None:
         sender = threading.Thread(target=send)
         sender.start()
         assert started.wait(10)
+        # A barrier, not a sleep: the server answers a later request only after its event loop has read
+        # the earlier connection's headers, so the stop below finds that request in flight (not idle).
+        assert httpx.get(f"{base}/healthz", timeout=10).status_code == 200
         server.send_signal(signal.SIGTERM)
         assert server.stdout is not None
         for line in server.stdout:

@@ -11,20 +11,18 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import socket
 import threading
-import time
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
 from typing import Any
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from bot.agent.testing import FakeLLM as FakeLLM
+from bot.loopback import LoopbackServer
 from bot.wechat import signature
 from bot.wechat.crypto import MessageCrypto
 from bot.wechat.xml import cdata
@@ -60,8 +58,7 @@ class FakeWeChatAPI:
         self._templates: dict[tuple[str, str], int] = {}
         self.menu: dict[str, Any] | None = None  # as last created through menu/create
         self.private_templates: list[dict[str, str]] = []  # answered by template/get_all_private_template
-        self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
+        self._loopback: LoopbackServer | None = None
         self.port = 0
 
     # --- scripting ------------------------------------------------------------------------
@@ -170,25 +167,14 @@ class FakeWeChatAPI:
 
     # --- lifecycle ----------------------------------------------------------------------------
     def start(self) -> FakeWeChatAPI:
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.bind(("127.0.0.1", 0))
-        self.port = sock.getsockname()[1]
         app = Starlette(routes=[Route("/cgi-bin/{path:path}", self._endpoint, methods=["GET", "POST"])])
-        config = uvicorn.Config(app, log_level="warning", lifespan="off", ws="none", http="h11",
-                                timeout_graceful_shutdown=1)
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]}, daemon=True)
-        self._thread.start()
-        for _ in range(500):
-            if self._server.started:
-                return self
-            time.sleep(0.01)
-        raise RuntimeError("fake WeChat API did not start")
+        self._loopback = LoopbackServer(app, "fake WeChat API")
+        self.port = self._loopback.start()
+        return self
 
     def stop(self) -> None:
-        if self._server is not None and self._thread is not None:
-            self._server.should_exit = True
-            self._thread.join(timeout=5)
+        if self._loopback is not None:
+            self._loopback.stop()
 
     def __enter__(self) -> FakeWeChatAPI:
         return self.start()

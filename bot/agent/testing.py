@@ -11,18 +11,17 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-import socket
 import threading
-import time
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+
+from bot.loopback import LoopbackServer
 
 CREATED = 1_781_748_000  # a fixed `created` stamp: the fake never reads the clock
 ERROR_TYPES = {400: "invalid_request_error", 401: "invalid_request_error", 404: "invalid_request_error",
@@ -52,8 +51,7 @@ class FakeLLM:
     _script: deque[Scripted] = field(default_factory=deque, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _serial: itertools.count[int] = field(default_factory=lambda: itertools.count(1), repr=False)
-    _server: uvicorn.Server | None = field(default=None, repr=False)
-    _thread: threading.Thread | None = field(default=None, repr=False)
+    _loopback: LoopbackServer | None = field(default=None, repr=False)
 
     # --- scripting ------------------------------------------------------------------------
     def reply(self, content: str, *, delay_s: float = 0.0) -> FakeLLM:
@@ -124,25 +122,14 @@ class FakeLLM:
 
     # --- lifecycle ----------------------------------------------------------------------------
     def start(self) -> FakeLLM:
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.bind(("127.0.0.1", 0))
-        self.port = sock.getsockname()[1]
         app = Starlette(routes=[Route("/v1/chat/completions", self._completions, methods=["POST"])])
-        config = uvicorn.Config(app, log_level="warning", lifespan="off", ws="none", http="h11",
-                                timeout_graceful_shutdown=1)
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]}, daemon=True)
-        self._thread.start()
-        for _ in range(500):
-            if self._server.started:
-                return self
-            time.sleep(0.01)
-        raise RuntimeError("fake LLM did not start")
+        self._loopback = LoopbackServer(app, "fake LLM")
+        self.port = self._loopback.start()
+        return self
 
     def stop(self) -> None:
-        if self._server is not None and self._thread is not None:
-            self._server.should_exit = True
-            self._thread.join(timeout=5)
+        if self._loopback is not None:
+            self._loopback.stop()
 
     async def __aenter__(self) -> FakeLLM:
         return await asyncio.to_thread(self.start)

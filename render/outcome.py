@@ -18,7 +18,6 @@ Verb = Literal["complete", "cancel", "update"]
 @dataclass(frozen=True, slots=True)
 class Created:
     item: Item
-    meeting: bool = False  # the default meeting lead applied
     reminder_due_now: bool = False  # the reminder time had passed: it goes out at once (rule 15)
     hint_lead: bool = False  # rule 4: offer to remind ahead
     explicit_no_reminder: bool = False

@@ -37,7 +37,6 @@ class Context:
     text: str
     service: ScheduleService
     message_id: str | None = None
-    meeting_offset: int = 60
     candidates: tuple[int, ...] = ()  # numbered choices offered by the pending question
     asks: list[Ask] = field(default_factory=list)  # questions this message leaves open (the last one is kept)
 

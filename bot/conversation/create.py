@@ -38,8 +38,7 @@ async def run(intent: CreateIntent, ctx: Context) -> Outcome:
     rolled = (anchor is not None and not intent.all_day and intent.recurrence is None
               and anchor.astimezone(ctx.tz).date() == ctx.now.date() + timedelta(days=1)
               and not _DAY_WORDS.search(ctx.text))
-    meeting = bool(reminders) and intent.reminder is not None and intent.reminder.offset_minutes == ctx.meeting_offset
-    return Created(item=item, meeting=meeting, reminder_due_now=due_now,
+    return Created(item=item, reminder_due_now=due_now,
                    hint_lead=intent.kind == "event" and not reminders and not intent.explicit_no_reminder
                    and not intent.all_day,
                    explicit_no_reminder=intent.explicit_no_reminder, rolled=rolled)

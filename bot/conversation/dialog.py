@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.conversation.context import Ask
@@ -44,6 +44,3 @@ async def save(session: AsyncSession, user_id: int, ask: Ask, *, expires_at_ms: 
 async def clear(session: AsyncSession, user_id: int) -> None:
     await session.execute(delete(DialogStateRow).where(DialogStateRow.user_id == user_id))
 
-
-async def exists(session: AsyncSession, user_id: int) -> bool:
-    return await session.scalar(select(DialogStateRow.user_id).where(DialogStateRow.user_id == user_id)) is not None

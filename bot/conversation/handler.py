@@ -99,7 +99,7 @@ class ConversationHandler:
             # Shown first, so a reminder that waited in-app counts as delivered for a snooze in this message.
             notices = await inbox.take(session, user.id, now_ms=now_ms)
             ctx = Context(user=user, tz=ZoneInfo(user.timezone), now=now, text=text, service=self._service,
-                          message_id=message.msg_id, meeting_offset=self._offset,
+                          message_id=message.msg_id,
                           candidates=pending.candidates if pending else ())
             outcomes, to_agent = await self._steps(ctx, pending, text)
             if ctx.asks:

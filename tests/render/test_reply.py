@@ -28,7 +28,7 @@ def event(title: str, start: int, *, reminder_at: int | None = None, offset: int
 
 def test_meeting_reply_is_the_spec_sentence() -> None:
     item = event("会议", ms(6, 19, 15), reminder_at=ms(6, 19, 14), offset=60)
-    assert reply(o.Turn((o.Created(item, meeting=True),))) == \
+    assert reply(o.Turn((o.Created(item),))) == \
         "已记录：6月19日（周五）15:00 会议。我会提前 1 小时，也就是 14:00 提醒你。"
 
 

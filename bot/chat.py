@@ -34,6 +34,7 @@ async def run_chat(settings: Settings, name: str, *, now: datetime | None = None
                    stdout: TextIO = sys.stdout) -> int:
     from bot.agent import build_agent
     from bot.conversation import ConversationHandler
+    from bot.pages.links import PageLinks
     from bot.runtime import delivery_worker
     from bot.wechat.messages import InboundMessage
     from schedule.clock import Clock, SystemClock
@@ -52,7 +53,8 @@ async def run_chat(settings: Settings, name: str, *, now: datetime | None = None
         sessions = session_factory(engine)
         service = ScheduleService(sessions, clock, default_timezone=settings.H5_DEFAULT_TIMEZONE)
         agent = build_agent(settings, service=service, sessions=sessions, clock=clock)
-        handler = ConversationHandler(service, clock, agent=agent,
+        links = PageLinks(settings, sessions, clock) if settings.H5_SCHEDULE_ENABLED else None  # served by `serve`
+        handler = ConversationHandler(service, clock, agent=agent, links=links,
                                       meeting_offset_minutes=settings.H5_REMINDER_DEFAULT_MEETING_OFFSET_MINUTES,
                                       dialog_ttl_minutes=settings.H5_DIALOG_TTL_MINUTES)
         worker = delivery_worker(settings, sessions, clock, None)  # no WeChat here: pushes wait in-app

@@ -167,6 +167,9 @@ def _is_query(text: str, slots: Slots) -> bool:
         rest = rest[:b] + rest[e:]
     if (slots.when is not None or slots.recur is not None) and _AGENDA_ONLY.match(rest):
         return True
+    looked = _QUERY_LOOK.search(rest)
+    if slots.when is not None and looked and not re.sub(r"[我的吧呢啊,.!?~ ]", "", _QUERY_LOOK.sub("", rest)):
+        return True  # 看看这周 / 查一下明天: a look at a time and nothing else
     return bool(_QUERY_LOOK.search(text) and _QUERY_NOUN.search(text))
 
 

@@ -63,3 +63,12 @@ def test_chat_on_an_unreachable_database_is_one_line(tmp_path: Path) -> None:
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 2
     assert "DATABASE_URL" in result.stderr and "secret" not in result.stderr and "Traceback" not in result.stderr
+
+
+def test_chat_gives_the_page_and_share_links(tmp_path: Path) -> None:
+    result = _chat(tmp_path, "明天上午九点提醒我带材料\n生成行程页\n分享行程页\n看看这周\n", "--now",
+                   "2026-06-18T10:00:00+08:00")
+    assert result.returncode == 0, result.stderr
+    assert "查看行程页：http://127.0.0.1:8000/p/" in result.stdout
+    assert "公开分享链接（只读）：http://127.0.0.1:8000/p/" in result.stdout
+    assert "6月15日（周一）到6月21日（周日）的安排（1 项）" in result.stdout

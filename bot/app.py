@@ -1,4 +1,4 @@
-"""The composition root: `create_app(settings, *, clock, transport, agent, ...)` wires every port."""
+"""The composition root: `create_app(settings, *, clock, agent, ...)` wires every port."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-import httpx
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -104,7 +103,6 @@ def create_app(
     settings: Settings,
     *,
     clock: Clock | None = None,
-    transport: httpx.AsyncBaseTransport | None = None,
     agent: Any = None,
     handler: Handler | None = None,
     engine: AsyncEngine | None = None,
@@ -121,7 +119,7 @@ def create_app(
     engine = engine or create_engine(settings.DATABASE_URL)
     sessions: async_sessionmaker[AsyncSession] = session_factory(engine)
     service = ScheduleService(sessions, clock, default_timezone=settings.H5_DEFAULT_TIMEZONE)
-    client = wechat_client(settings, sessions, clock, transport)
+    client = wechat_client(settings, sessions, clock)
     page_links = PageLinks(settings, sessions, clock)
 
     async def agent_page_link(user_id: int, start_ms: int, end_ms: int) -> str:
@@ -173,7 +171,7 @@ def create_app(
     app = FastAPIOffline(title="schedbot", version=home.VERSION, lifespan=lifespan,
                          swagger_ui_parameters={"validatorUrl": None})
     app.state.settings, app.state.clock, app.state.service = settings, clock, service
-    app.state.sessions, app.state.engine, app.state.transport = sessions, engine, transport
+    app.state.sessions, app.state.engine = sessions, engine
     app.state.agent, app.state.handler = agent, handler
     app.state.wechat_client, app.state.wechat_router, app.state.worker = client, router, worker
     app.state.page_links = page_links

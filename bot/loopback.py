@@ -23,7 +23,7 @@ class LoopbackServer:
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.bind(("127.0.0.1", 0))
         self.port = sock.getsockname()[1]
-        config = uvicorn.Config(self._app, log_level="warning", lifespan="off", ws="none", http="h11",
+        config = uvicorn.Config(self._app, log_level="warning", lifespan="off", ws="none",
                                 timeout_graceful_shutdown=1)
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]}, daemon=True)

@@ -6,7 +6,6 @@ import asyncio
 import contextlib
 import logging
 
-import httpx
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.delivery import WeChatCustomChannel, WeChatTemplateChannel
@@ -23,16 +22,13 @@ from schedule.worker import DeliveryWorker
 log = logging.getLogger(__name__)
 
 
-def wechat_client(settings: Settings, sessions: async_sessionmaker[AsyncSession], clock: Clock,
-                  transport: httpx.AsyncBaseTransport | None) -> WeChatClient | None:
+def wechat_client(settings: Settings, sessions: async_sessionmaker[AsyncSession], clock: Clock
+                  ) -> WeChatClient | None:
     """The outbound WeChat client, or None while credentials are missing."""
     if not (settings.H5_WECHAT_MP_ENABLED and settings.WECHAT_APP_ID and settings.WECHAT_APP_SECRET):
         return None
-    # httpx logs every request at INFO; at hundreds of sends a second that line costs more than the send
-    # (the delivery log already writes one line per attempt).
-    logging.getLogger("httpx").setLevel(logging.WARNING)
     return WeChatClient(app_id=settings.WECHAT_APP_ID, app_secret=settings.WECHAT_APP_SECRET, sessions=sessions,
-                        clock=clock, api_base=settings.WECHAT_API_BASE, transport=transport)
+                        clock=clock, api_base=settings.WECHAT_API_BASE)
 
 
 def delivery_worker(settings: Settings, sessions: async_sessionmaker[AsyncSession], clock: Clock,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import threading
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
@@ -41,6 +42,7 @@ class Call:
     access_token: str | None
     body: dict[str, Any]
     answer: dict[str, Any] = field(default_factory=dict)
+    raw: bytes = b""  # the request body as it arrived
 
 
 class FakeWeChatAPI:
@@ -89,8 +91,9 @@ class FakeWeChatAPI:
         endpoint = request.url.path.removeprefix("/cgi-bin/")
         if endpoint not in ENDPOINTS or (request.method == "GET") != (endpoint in GET_ENDPOINTS):
             return JSONResponse({"errcode": 404, "errmsg": "not found"}, status_code=404)
+        raw = b"" if request.method == "GET" else await request.body()
         try:
-            body = {} if request.method == "GET" else await request.json()
+            body = json.loads(raw) if raw else {}
         except ValueError:
             body = None
         if not isinstance(body, dict):
@@ -102,7 +105,7 @@ class FakeWeChatAPI:
         token = request.query_params.get("access_token")
         with self._lock:
             answer = self._answer(endpoint, token, body, client_ip)
-            self.calls.append(Call(endpoint, token, body, answer))
+            self.calls.append(Call(endpoint, token, body, answer, raw))
         return JSONResponse(answer)
 
     def _answer(self, endpoint: str, token: str | None, body: dict[str, Any], client_ip: str) -> dict[str, Any]:

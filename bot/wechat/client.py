@@ -1,4 +1,5 @@
-"""WeChatClient: the service-account HTTP API on httpx.AsyncClient (tokens, custom/typing/template sends).
+"""WeChatClient: the service-account HTTP API (tokens, custom/typing/template sends) on the lean keep-alive
+client of http.py.
 
 Every business call goes through `_call`, which refreshes the token once and retries once on
 an auth errcode and never loops (a forced refresh at most once a minute, shared through the token
@@ -11,12 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import logging
 import re
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.wechat.errors import (
@@ -27,12 +28,13 @@ from bot.wechat.errors import (
     WeChatError,
     WeChatTransportError,
 )
+from bot.wechat.http import HTTPError, HTTPTimeout, KeepAliveClient
 from bot.wechat.token_store import CachedToken, TokenStore, usable_until
 from bot.wechat.xml import split_utf8, strip_illegal
 from schedule.clock import Clock, now_ms
 
 log = logging.getLogger(__name__)
-DEFAULT_TIMEOUT = httpx.Timeout(5.0, connect=3.0)
+DEFAULT_TIMEOUT = 5.0  # seconds for an answer (connecting: 3 s)
 MAX_CONNECTIONS = 32  # concurrent calls per process; more wait for a free keep-alive connection
 _IP = re.compile(r"invalid ip ([0-9a-fA-F.:]+)")
 # A 45002 that survived resending in halves: failed for good (no errcode, so no retry of the same payload).
@@ -57,19 +59,15 @@ def template_client_msg_id(idempotency_key: str) -> str:
 class WeChatClient:
     def __init__(self, *, app_id: str, app_secret: str, sessions: async_sessionmaker[AsyncSession],
                  clock: Clock, api_base: str = "https://api.weixin.qq.com",
-                 transport: httpx.AsyncBaseTransport | None = None,
-                 timeout: httpx.Timeout = DEFAULT_TIMEOUT, token_poll_s: float = 0.05,
+                 timeout: float = DEFAULT_TIMEOUT, token_poll_s: float = 0.05,
                  token_wait_polls: int = 200, config_pause_s: int = 300,
                  max_connections: int = MAX_CONNECTIONS) -> None:
         self.app_id = app_id
         self._secret = app_secret
         self._clock = clock
-        # Every connection kept alive: the worker's concurrent sends reuse them instead of reconnecting
-        # each batch (httpx keeps 20 by default), and a bounded pool keeps httpcore's per-request scan short.
-        limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections,
-                              keepalive_expiry=30)
-        self._http = httpx.AsyncClient(base_url=api_base.rstrip("/"), transport=transport, timeout=timeout,
-                                       limits=limits)
+        # Every connection kept alive: the worker's concurrent sends reuse them instead of reconnecting.
+        self._http = KeepAliveClient(api_base, timeout=timeout, connect_timeout=min(timeout, 3.0),
+                                     max_connections=max_connections)
         self._store = TokenStore(sessions, clock, f"wechat:{app_id}")
         self._memory: CachedToken | None = None
         self._lock = asyncio.Lock()
@@ -153,18 +151,19 @@ class WeChatClient:
     async def _post(self, api: str, body: dict[str, Any], *, token: str | None) -> dict[str, Any]:
         self._check_configured()
         params = {"access_token": token} if token is not None else None
+        raw = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")  # Chinese as UTF-8
         try:
-            response = await self._http.post(f"/cgi-bin/{api}", params=params, json=body)
-        except httpx.TimeoutException as exc:
-            raise WeChatTransportError(f"{api}: timeout ({type(exc).__name__})") from None
-        except httpx.HTTPError as exc:
-            raise WeChatTransportError(f"{api}: {type(exc).__name__}") from None
-        if response.status_code >= 500:
-            raise WeChatTransportError(f"{api}: HTTP {response.status_code}")
+            status, answer = await self._http.post(f"/cgi-bin/{api}", raw, params=params)
+        except HTTPTimeout as exc:
+            raise WeChatTransportError(f"{api}: timeout ({exc})") from None
+        except HTTPError as exc:
+            raise WeChatTransportError(f"{api}: {exc}") from None
+        if status >= 500:
+            raise WeChatTransportError(f"{api}: HTTP {status}")
         try:
-            data = response.json()
+            data = json.loads(answer)
         except ValueError:
-            raise WeChatTransportError(f"{api}: unreadable body (HTTP {response.status_code})") from None
+            raise WeChatTransportError(f"{api}: unreadable body (HTTP {status})") from None
         if not isinstance(data, dict):
             raise WeChatTransportError(f"{api}: body is not a JSON object")
         errcode = data.get("errcode", 0)

@@ -19,7 +19,8 @@ def outgoing(outbox_id: int) -> Outgoing:
                     payload={"text": SECRET_TEXT})
 
 
-async def test_one_line_per_delivery_attempt_without_the_text(caplog: pytest.LogCaptureFixture) -> None:
+async def test_failed_attempts_logged_at_info_sent_ones_at_debug_never_the_text(
+        caplog: pytest.LogCaptureFixture) -> None:
     inner = RecordingChannel("wechat", needs_window=True,
                              failures=[DeliveryFailure("window", "45015 closed", code="45015")])
     channel = LoggedChannel(inner)
@@ -29,8 +30,11 @@ async def test_one_line_per_delivery_attempt_without_the_text(caplog: pytest.Log
         await channel.send(outgoing(1))
     receipt = await channel.send(outgoing(2))
     assert receipt.parts == {0: "wechat-1"}
+    caplog.set_level(logging.DEBUG, logger="schedbot.delivery")
+    await channel.send(outgoing(3))
     records = [r for r in caplog.records if r.name == "schedbot.delivery"]
-    assert [(r.outbox_id, r.outcome) for r in records] == [(1, "failed"), (2, "sent")]  # type: ignore[attr-defined]
+    assert [(r.outbox_id, r.outcome, r.levelno) for r in records] == [  # type: ignore[attr-defined]
+        (1, "failed", logging.INFO), (3, "sent", logging.DEBUG)]
     assert records[0].failure == "window" and records[0].code == "45015"  # type: ignore[attr-defined]
     formatted = [JsonFormatter().format(r) for r in records]
     assert all(SECRET_TEXT not in line and "oUser" not in line for line in formatted)

@@ -6,7 +6,6 @@ import asyncio
 from collections.abc import AsyncIterator
 from datetime import timedelta
 
-import httpx
 import pytest
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -164,7 +163,7 @@ async def test_business_errcodes_raise_classified_errors(
 
 async def test_timeout_is_transient(api: FakeWeChatAPI, sessions: async_sessionmaker[AsyncSession],
                                     clock: FrozenClock) -> None:
-    client = make_client(api, sessions, clock, timeout=httpx.Timeout(0.2))
+    client = make_client(api, sessions, clock, timeout=0.2)
     await client.access_token()
     api.set_latency("message/custom/send", 1.0)
     with pytest.raises(WeChatTransportError) as info:
@@ -175,7 +174,7 @@ async def test_timeout_is_transient(api: FakeWeChatAPI, sessions: async_sessionm
 
 async def test_unreachable_api_is_transient(sessions: async_sessionmaker[AsyncSession], clock: FrozenClock) -> None:
     client = WeChatClient(app_id="wx", app_secret="s", sessions=sessions, clock=clock,
-                          api_base="http://127.0.0.1:9", timeout=httpx.Timeout(1.0))
+                          api_base="http://127.0.0.1:9", timeout=1.0)
     with pytest.raises(WeChatTransportError):
         await client.access_token()
     await client.aclose()

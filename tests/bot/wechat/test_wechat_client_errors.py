@@ -87,28 +87,12 @@ async def test_configuration_errcode_pauses_the_api_and_names_the_setting(
     await client.aclose()
 
 
-class RecordingTransport(httpx.AsyncBaseTransport):
-    """The real loopback transport, keeping each request's raw body."""
-
-    def __init__(self) -> None:
-        self._inner = httpx.AsyncHTTPTransport()
-        self.bodies: list[bytes] = []
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        self.bodies.append(await request.aread())
-        return await self._inner.handle_async_request(request)
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-
 async def test_chinese_custom_message_goes_out_as_raw_utf8(api: FakeWeChatAPI, sessions: Sessions,
                                                            clock: FrozenClock) -> None:
-    transport = RecordingTransport()
-    client = make_client(api, sessions, clock, transport=transport)
+    client = make_client(api, sessions, clock)
     await client.send_text("o-zh", "明天上午九点带材料")
     await client.aclose()
-    [body] = [b for b in transport.bodies if b"touser" in b]
+    body = api.calls_to("message/custom/send")[0].raw
     assert "明天上午九点带材料".encode() in body and b"\\u" not in body
     assert api.calls_to("message/custom/send")[0].body["text"]["content"] == "明天上午九点带材料"
 

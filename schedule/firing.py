@@ -12,10 +12,10 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
-from typing import Any
+from typing import Any, cast
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import ColumnElement, and_, or_, select, update
+from sqlalchemy import ColumnElement, Table, and_, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from schedule import inbound, outbox
@@ -34,6 +34,21 @@ ReminderText = Callable[[Item, int], str]
 NEXT_DAY = "todo_next_day"  # a digest kind: the agenda of the day after the run
 DigestText = Callable[[date, list[Item], str, bool], str]  # (day, agenda, tz, sent the day before)
 log = logging.getLogger(__name__)
+
+
+REMINDERS = cast(Table, ReminderRow.__table__)
+ITEMS = cast(Table, ScheduleItemRow.__table__)
+
+
+@dataclass(frozen=True, slots=True)
+class _Fired:
+    """The reminder columns a firing reads."""
+
+    id: int
+    user_id: int
+    remind_at: int
+    offset_minutes: int | None
+    channel: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,21 +99,27 @@ class Scheduler:
         return await in_transaction(self._sessions, lambda session: self._fire_reminders(session, to_ms(now)))
 
     async def _fire_reminders(self, session: AsyncSession, now_ms: int) -> tuple[int, int]:
-        """Set-based: one locked read, one multi-row outbox INSERT, one UPDATE per resulting status."""
+        """Set-based: one locked read (plain rows, no ORM objects), one multi-row outbox INSERT, one UPDATE
+        per resulting status."""
+        r = REMINDERS.c
         rows = (await session.execute(
-            select(ReminderRow, ScheduleItemRow)
-            .join(ScheduleItemRow, ScheduleItemRow.id == ReminderRow.item_id)
-            .where(ReminderRow.status == "pending", ReminderRow.remind_at <= now_ms)
-            .order_by(ReminderRow.remind_at, ReminderRow.id)
+            select(r.id.label("r_id"), r.user_id.label("r_user_id"), r.remind_at.label("r_remind_at"),
+                   r.offset_minutes.label("r_offset_minutes"), r.channel.label("r_channel"), *ITEMS.c)
+            .join_from(REMINDERS, ITEMS, ITEMS.c.id == r.item_id)
+            .where(r.status == "pending", r.remind_at <= now_ms)
+            .order_by(r.remind_at, r.id)
             .limit(self._batch)
             .with_for_update(skip_locked=True))).all()
         status: dict[str, list[int]] = {"cancelled": [], "expired": [], "locked": []}
         messages: list[dict[str, Any]] = []
-        for reminder, item_row in rows:
+        following: list[dict[str, Any]] = []
+        for row in rows:
+            reminder = _Fired(row.r_id, row.r_user_id, row.r_remind_at, row.r_offset_minutes, row.r_channel)
+            item_row = cast(ScheduleItemRow, row)  # the items columns, by the same names
             if item_row.status != "active":
                 status["cancelled"].append(reminder.id)
                 continue
-            await self._schedule_next(session, reminder, item_row, now_ms)
+            following += await self._schedule_next(session, reminder, item_row, now_ms)
             item = self._item_at(item_row, reminder)
             payload = {"text": self._reminder_text(item, reminder.remind_at), "title": item.title, "when": _when(item)}
             if now_ms - reminder.remind_at > self._catchup_ms:
@@ -114,6 +135,9 @@ class Scheduler:
                              "idempotency_key": f"reminder:{reminder.id}:{reminder.remind_at}",
                              "reminder_id": reminder.id, "payload": payload})
         await outbox.enqueue_many(session, messages, now_ms=now_ms)
+        if following:  # one row per (item, instant, channel), as the per-row existence check keeps it
+            unique = {(f["item_id"], f["remind_at"], f["channel"]): f for f in following}
+            await session.execute(insert(REMINDERS), list(unique.values()))
         for new_status, ids in status.items():
             if ids:
                 await session.execute(update(ReminderRow).where(ReminderRow.id.in_(ids))
@@ -121,7 +145,7 @@ class Scheduler:
                                       .execution_options(synchronize_session=False))
         return len(status["locked"]), len(status["expired"])
 
-    def _item_at(self, row: ScheduleItemRow, reminder: ReminderRow) -> Item:
+    def _item_at(self, row: ScheduleItemRow, reminder: _Fired) -> Item:
         """The item as seen at the occurrence this reminder belongs to."""
         item = item_of(row)
         if recurrence_of(row) is None or item.anchor_at is None:
@@ -129,26 +153,26 @@ class Scheduler:
         lead = reminder.offset_minutes * 60_000 if reminder.offset_minutes is not None else 0
         return at_occurrence(item, reminder.remind_at + lead)
 
-    async def _schedule_next(self, session: AsyncSession, reminder: ReminderRow, row: ScheduleItemRow,
-                             now_ms: int) -> None:
-        """A recurring item's next occurrence gets its reminder, with the same lead time."""
+    async def _schedule_next(self, session: AsyncSession, reminder: _Fired, row: ScheduleItemRow,
+                             now_ms: int) -> list[dict[str, Any]]:
+        """A recurring item's next occurrence gets its reminder, with the same lead time (the row to add)."""
         recurrence = recurrence_of(row)
         anchor = row.start_at if row.kind == "event" else row.due_at
         if recurrence is None or anchor is None:
-            return
+            return []
         lead = reminder.offset_minutes * 60_000 if reminder.offset_minutes is not None else anchor - reminder.remind_at
         occurrence = from_ms(reminder.remind_at + lead)
         nxt = next_occurrence(recurrence, dtstart=from_ms(anchor), after=occurrence, tz=ZoneInfo(row.timezone))
         if nxt is None:
-            return
+            return []
         remind_at = to_ms(nxt) - lead
         exists = await session.scalar(select(ReminderRow.id).where(
             ReminderRow.item_id == row.id, ReminderRow.remind_at == remind_at, ReminderRow.channel == reminder.channel))
-        if exists is None:
-            session.add(ReminderRow(
-                user_id=row.user_id, item_id=row.id, remind_at=remind_at, offset_minutes=lead // 60_000,
-                channel=reminder.channel, status="pending", attempts=0, next_attempt_at=remind_at,
-                created_at=now_ms, updated_at=now_ms))
+        if exists is not None:
+            return []
+        return [{"user_id": row.user_id, "item_id": row.id, "remind_at": remind_at, "offset_minutes": lead // 60_000,
+                 "channel": reminder.channel, "status": "pending", "attempts": 0, "next_attempt_at": remind_at,
+                 "created_at": now_ms, "updated_at": now_ms}]
 
     async def fire_digests(self, now: datetime) -> int:
         return await in_transaction(self._sessions, lambda session: self._fire_digests(session, now))

@@ -31,6 +31,7 @@ from schedule.model import DigestSubscriptionRow, OutboundMessageRow, ReminderRo
 from schedule.retry import RetryPolicy
 
 log = logging.getLogger(__name__)
+COALESCE_S = 0.02  # a receipt waits at most this long for others to share its commit
 LADDER = ("wechat", "template", "inapp")  # custom message → template message → in-app queue
 __all__ = ["LADDER", "Claimed", "DeliveryWorker", "TickReport"]
 
@@ -169,6 +170,8 @@ class DeliveryWorker:
                     await asyncio.wait((sends, waiter), return_when=asyncio.FIRST_COMPLETED)
                     waiter.cancel()
                     continue
+                if not sends.done() and len(buffer) < self._in_flight:
+                    await asyncio.wait((sends,), timeout=COALESCE_S)  # more receipts join this commit
                 chunk, buffer[:] = list(buffer), []
                 committed += await self._finish(chunk)
             await sends

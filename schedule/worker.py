@@ -31,6 +31,7 @@ from schedule.model import DigestSubscriptionRow, OutboundMessageRow, ReminderRo
 from schedule.retry import RetryPolicy
 
 log = logging.getLogger(__name__)
+PIPELINE = 2  # batches in flight at once: one sending while the next is claimed
 COALESCE_S = 0.02  # a receipt waits at most this long for others to share its commit
 LADDER = ("wechat", "template", "inapp")  # custom message → template message → in-app queue
 __all__ = ["LADDER", "Claimed", "DeliveryWorker", "TickReport"]
@@ -64,6 +65,7 @@ class DeliveryWorker:
         self._wake = asyncio.Event()
         self._stop = asyncio.Event()
         self._in_flight = max_in_flight
+        self._bound = asyncio.Semaphore(max_in_flight)  # sends of all batches; matches the HTTP keep-alive pool
         self._released_at = -(1 << 62)
 
     def notify(self) -> None:
@@ -76,19 +78,45 @@ class DeliveryWorker:
 
     async def run(self) -> None:
         """Loop until stopped: straight on while there is work, else sleep until the next row, reminder
-        or digest is due (at most the poll interval) or a wake-up."""
-        while not self._stop.is_set():
-            try:
-                report = await self.run_once()
-                if report.claimed or report.queued:
-                    continue  # more may be waiting
-                pause = await self._until_next_due()
-            except Exception:
-                log.exception("delivery tick failed; retrying after the poll interval")
-                pause = self._poll_s
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), timeout=pause)
-            self._wake.clear()
+        or digest is due (at most the poll interval) or a wake-up.
+
+        Batches are pipelined: the next one is fired and claimed while up to PIPELINE earlier ones are
+        still sending (their sends share one bound), so the database round trips hide behind the API's
+        latency. On stop, batches in flight finish and commit their receipts.
+        """
+        batches: set[asyncio.Task[list[Outcome]]] = set()
+
+        def landed(task: asyncio.Task[list[Outcome]]) -> None:
+            batches.discard(task)
+            self._wake.set()  # retries and fallbacks it left may be due now; a slot is free
+            if not task.cancelled() and task.exception() is not None:
+                log.error("delivery batch failed; its rows go back after their lease",
+                          exc_info=task.exception())
+
+        try:
+            while not self._stop.is_set():
+                self._wake.clear()
+                try:
+                    queued = await self._fire()
+                    await self._release_now_and_then()
+                    claimed = await self.claim() if len(batches) < PIPELINE else []
+                    if claimed:
+                        task = asyncio.create_task(self._deliver(claimed))
+                        batches.add(task)
+                        task.add_done_callback(landed)
+                    if claimed or queued:
+                        if len(batches) >= PIPELINE:
+                            await asyncio.wait(batches, return_when=asyncio.FIRST_COMPLETED)
+                        continue  # more may be waiting
+                    pause = await self._until_next_due()
+                except Exception:
+                    log.exception("delivery tick failed; retrying after the poll interval")
+                    pause = self._poll_s
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), timeout=pause)
+        finally:
+            if batches:
+                await asyncio.wait(batches)
 
     async def _until_next_due(self) -> float:
         now = now_ms(self._clock)
@@ -113,19 +141,25 @@ class DeliveryWorker:
 
         Tests drain the worker with this instead of waiting for real time to pass.
         """
-        queued = 0
-        if self._scheduler is not None:
-            fired = await self._scheduler.tick()
-            queued = fired.reminders_queued + fired.digests_queued
-        released = 0
-        if now_ms(self._clock) - self._released_at >= self._lease_ms // 3:  # stale leases are rare: look now and then
-            released = await self.release_stale()
+        queued = await self._fire()
+        released = await self._release_now_and_then()
         claimed = await self.claim()
         outcomes = await self._deliver(claimed)
         return TickReport(released=released, claimed=len(claimed), queued=queued,
                           sent=sum(o.status == "sent" for o in outcomes),
                           failed=sum(o.status == "failed" for o in outcomes),
                           retried=sum(o.status == "pending" for o in outcomes))
+
+    async def _fire(self) -> int:
+        if self._scheduler is None:
+            return 0
+        fired = await self._scheduler.tick()
+        return fired.reminders_queued + fired.digests_queued
+
+    async def _release_now_and_then(self) -> int:
+        if now_ms(self._clock) - self._released_at >= self._lease_ms // 3:  # stale leases are rare: look now and then
+            return await self.release_stale()
+        return 0
 
     # ---------------------------------------------------------------- claiming
     async def release_stale(self) -> int:
@@ -152,10 +186,9 @@ class DeliveryWorker:
         buffer = [self._failed(i, DeliveryFailure("window", "customer-service window closed or used up"))
                   for i in closed]
         arrived = asyncio.Event()
-        bound = asyncio.Semaphore(self._in_flight)  # matches the HTTP client's keep-alive pool
 
         async def send(item: Claimed) -> None:
-            async with bound:
+            async with self._bound:
                 buffer.append(await self._send(item))
             arrived.set()
 

@@ -54,11 +54,13 @@ class Outcome:
     log: str | None = None  # success | failed | None (no attempt was made)
 
 
-async def claim(session: AsyncSession, *, token: str, now: int, lease_ms: int, limit: int) -> list[Claimed]:
+async def claim(session: AsyncSession, *, token: str, now: int, lease_ms: int, limit: int,
+                held: Sequence[str] = ()) -> list[Claimed]:
+    """Lease up to `limit` due rows, oldest first; rows of the `held` (paused) channels wait."""
     ids: Sequence[int] = (await session.scalars(
         select(OutboundMessageRow.id)
         .where(OutboundMessageRow.status == "pending", OutboundMessageRow.next_attempt_at <= now,
-               OutboundMessageRow.channel != "inapp")
+               OutboundMessageRow.channel.not_in(["inapp", *held]))
         .order_by(OutboundMessageRow.next_attempt_at, OutboundMessageRow.id)
         .limit(limit)
         .with_for_update(skip_locked=True))).all()

@@ -247,3 +247,16 @@ class ApiTokenRow(Base):
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     created_at: Mapped[int] = mapped_column(BigInteger)
     last_used_at: Mapped[int | None] = mapped_column(BigInteger)
+
+
+class ChannelPauseRow(Base):
+    """A delivery channel stopped for every worker: the platform said its rate limit or daily quota is
+    reached (WeChat 45011 / 45009). Kept here so a restarted or added worker honours it too."""
+
+    __tablename__ = "channel_pauses"
+
+    channel: Mapped[str] = mapped_column(String(32), primary_key=True)
+    paused_until: Mapped[int] = mapped_column(BigInteger)
+    daily: Mapped[bool] = mapped_column(Boolean, default=False)  # the day's quota: rows move down the ladder
+    code: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    updated_at: Mapped[int] = mapped_column(BigInteger)

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from datetime import datetime, timedelta
-from zoneinfo import ZoneInfo
 
 from schedule.channel import DeliveryFailure
 
@@ -29,22 +27,18 @@ class RetryPolicy:
         spread = (rand or random).uniform(-self.jitter, self.jitter) * delay
         return int((delay + spread) * 1000)
 
-    def decide(self, failure: DeliveryFailure, *, attempts: int, now_ms: int, tz: str = "Asia/Shanghai",
+    def decide(self, failure: DeliveryFailure, *, attempts: int, now_ms: int,
                rand: random.Random | None = None) -> Decision:
         """What to do after the `attempts`-th failed attempt."""
         kind = failure.failure
-        if kind == "window":
-            return Decision(None, fallback=True)
+        if kind == "window" or (kind == "rate_limit" and failure.until_tomorrow):
+            return Decision(None, fallback=True)  # closed, or the day's quota gone: the next rung, not tomorrow
         if kind == "gone":
             return Decision(None)
         if kind == "invalid_payload" and failure.code != "45002":
             return Decision(None)
         if attempts >= self.max_attempts or (failure.code == "-1" and attempts >= self.busy_max_attempts):
             return Decision(None)
-        if kind == "rate_limit" and failure.until_tomorrow:
-            local = datetime.fromtimestamp(now_ms / 1000, ZoneInfo(tz))
-            tomorrow = (local + timedelta(days=1)).replace(hour=0, minute=5, second=0, microsecond=0)
-            return Decision(int(tomorrow.timestamp() * 1000))
         delay = self.backoff_ms(attempts, rand)
         if failure.retry_after_s is not None:
             delay = max(delay, int(failure.retry_after_s * 1000))

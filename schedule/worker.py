@@ -19,18 +19,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from schedule import claims
+from schedule import claims, pauses
 from schedule.channel import Channel, DeliveryFailure
 from schedule.claims import Claimed, Outcome
-from schedule.clock import Clock, now_ms
+from schedule.clock import Clock, from_ms, now_ms
 from schedule.db import in_transaction
 from schedule.firing import Scheduler
 from schedule.model import DigestSubscriptionRow, OutboundMessageRow, ReminderRow
 from schedule.retry import RetryPolicy
 
 log = logging.getLogger(__name__)
+PAUSES_REFRESH_MS = 1_000  # how often a worker reads the pauses other workers stored
 PIPELINE = 2  # batches in flight at once: one sending while the next is claimed
 COALESCE_S = 0.02  # a receipt waits at most this long for others to share its commit
 LADDER = ("wechat", "template", "inapp")  # custom message → template message → in-app queue
@@ -65,6 +67,9 @@ class DeliveryWorker:
         self._wake = asyncio.Event()
         self._stop = asyncio.Event()
         self._in_flight = max_in_flight
+        self._pauses: dict[str, pauses.Pause] = {}
+        self._new_pauses: dict[str, pauses.Pause] = {}
+        self._pauses_read_at = -(1 << 62)
         self._bound = asyncio.Semaphore(max_in_flight)  # sends of all batches; matches the HTTP keep-alive pool
         self._released_at = -(1 << 62)
 
@@ -120,11 +125,13 @@ class DeliveryWorker:
 
     async def _until_next_due(self) -> float:
         now = now_ms(self._clock)
+        held = self._held(now)
 
         async def work(session: AsyncSession) -> list[int | None]:
             return [
                 await session.scalar(select(func.min(OutboundMessageRow.next_attempt_at)).where(
-                    OutboundMessageRow.status == "pending", OutboundMessageRow.channel != "inapp")),
+                    OutboundMessageRow.status == "pending", OutboundMessageRow.channel.not_in(["inapp", *held]))),
+                min((p.until for p in self._pauses.values() if p.channel in held), default=None),
                 await session.scalar(select(func.min(ReminderRow.remind_at)).where(ReminderRow.status == "pending")),
                 await session.scalar(select(func.min(DigestSubscriptionRow.next_run_at)).where(
                     DigestSubscriptionRow.status == "active")) if self._scheduler is not None else None,
@@ -168,8 +175,50 @@ class DeliveryWorker:
 
     async def claim(self) -> list[Claimed]:
         now, token = now_ms(self._clock), str(uuid.uuid4())
+        await self._read_pauses(now)
+        held = self._held(now)
         return await in_transaction(self._sessions, lambda session: claims.claim(
-            session, token=token, now=now, lease_ms=self._lease_ms, limit=self._batch))
+            session, token=token, now=now, lease_ms=self._lease_ms, limit=self._batch, held=held))
+
+    # ---------------------------------------------------------------- pauses shared by every worker
+    def _held(self, now: int) -> list[str]:
+        """Channels whose rows wait: rate-limited ones (a daily pause lets rows move down the ladder)."""
+        return sorted(c for c, p in self._pauses.items() if p.until > now and not p.daily)
+
+    async def _read_pauses(self, now: int) -> None:
+        if now - self._pauses_read_at < PAUSES_REFRESH_MS:
+            return
+        stored = await in_transaction(self._sessions, lambda session: pauses.active(session, now))
+        self._pauses_read_at = now
+        mine = {c: p for c, p in self._pauses.items() if p.until > now}
+        self._pauses = {c: max((p for p in (stored.get(c), mine.get(c)) if p is not None), key=lambda p: p.until)
+                        for c in {*stored, *mine}}
+
+    def _paused(self, channel: str, failure: DeliveryFailure) -> None:
+        """The platform said stop: stop this process's sends now; the database tells the other workers."""
+        now = now_ms(self._clock)
+        pause = pauses.pause_for(channel, failure, now)
+        current = self._pauses.get(channel)
+        if pause is None or (current is not None and current.until >= pause.until):
+            return
+        self._pauses[channel] = pause
+        self._new_pauses[channel] = pause
+        log.warning("channel %s paused for every worker until %s (code %s: %s)", channel,
+                    from_ms(pause.until).isoformat(), pause.code or "-",
+                    "daily quota used up: rows go down the ladder" if pause.daily else "rate limited: rows wait")
+
+    async def _share_pauses(self) -> None:
+        if not self._new_pauses:
+            return
+        new, self._new_pauses = list(self._new_pauses.values()), {}
+        now = now_ms(self._clock)
+        for attempt in (1, 2):  # two workers inserting the same channel at once: the second one updates
+            try:
+                await in_transaction(self._sessions, lambda session: pauses.record(session, new, now))
+                return
+            except IntegrityError:
+                if attempt == 2:
+                    raise
 
     async def _mark_sending(self, items: Sequence[Claimed]) -> tuple[list[Claimed], list[Claimed]]:
         now = now_ms(self._clock)
@@ -217,7 +266,9 @@ class DeliveryWorker:
 
     async def _finish(self, outcomes: list[Outcome]) -> list[Outcome]:
         now = now_ms(self._clock)
-        return await in_transaction(self._sessions, lambda session: claims.finish(session, outcomes, now=now))
+        done = await in_transaction(self._sessions, lambda session: claims.finish(session, outcomes, now=now))
+        await self._share_pauses()
+        return done
 
     async def _renew(self, items: Sequence[Claimed]) -> None:
         """Keep the batch's lease while its sends are in flight (a slow API never lets it lapse)."""
@@ -237,7 +288,14 @@ class DeliveryWorker:
                 raise DeliveryFailure("window", f"channel {item.channel!r} is not configured")
             if item.channel == "template" and item.template_blocked:
                 raise DeliveryFailure("window", "the user blocks template messages")
-            receipt = await channel.send(item.message)
+            pause = self._pauses.get(item.channel)
+            if pause is not None and pause.until > now_ms(self._clock):
+                return self._failed(item, pause.failure(now_ms(self._clock)))  # no call: it would be refused
+            try:
+                receipt = await channel.send(item.message)
+            except DeliveryFailure as failure:
+                self._paused(item.channel, failure)
+                raise
         except DeliveryFailure as failure:
             return self._failed(item, failure)
         except Exception as exc:  # a bug or an unexpected library error: classify as unknown, keep the row
@@ -247,7 +305,7 @@ class DeliveryWorker:
 
     def _failed(self, item: Claimed, failure: DeliveryFailure) -> Outcome:
         now = now_ms(self._clock)
-        decision = self._policy.decide(failure, attempts=item.attempts, now_ms=now, tz=item.timezone, rand=self._rand)
+        decision = self._policy.decide(failure, attempts=item.attempts, now_ms=now, rand=self._rand)
         if decision.fallback:
             rung = LADDER.index(item.channel) + 1 if item.channel in LADDER else len(LADDER) - 1
             next_channel = next((c for c in LADDER[rung:] if c in self._channels or c == "inapp"), "inapp")

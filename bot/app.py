@@ -10,7 +10,7 @@ from typing import Any
 
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from fastapi_offline import FastAPIOffline
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
@@ -21,6 +21,7 @@ from bot.agent import build_agent
 from bot.conversation import ConversationHandler
 from bot.handler import Handler
 from bot.logging_setup import RequestLog
+from bot.metrics import CONTENT_TYPE_LATEST, Metrics
 from bot.pages.links import PageLinks
 from bot.pages.routes import pages_router
 from bot.runtime import WorkerTask, delivery_worker, wechat_client
@@ -196,6 +197,13 @@ def create_app(
         if client is not None and client.misconfigured:  # bad AppID/secret, IP not whitelisted (issue 11)
             health["wechat"] = f"misconfigured: {client.misconfigured}"
         return JSONResponse(health)
+
+    metrics = Metrics(sessions, clock)
+
+    @app.get("/metrics", tags=["ops"], response_class=Response)
+    async def prometheus_metrics() -> Response:
+        """Prometheus text format: outbox backlog, delivery attempts and latency, webhook latency."""
+        return Response(await metrics.render(), media_type=CONTENT_TYPE_LATEST)
 
     app.add_middleware(BodyLimit)
     app.add_middleware(RequestLog)  # outermost: every answer, 413s included, gets an id and an access line

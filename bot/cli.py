@@ -25,7 +25,10 @@ def _build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--forwarded-allow-ips", default=None,
                        help="comma-separated proxy addresses to trust (default 127.0.0.1)")
 
-    sub.add_parser("worker", help="run the delivery worker only (scale-out)")
+    worker = sub.add_parser("worker", help="run the delivery worker only (scale-out)")
+    worker.add_argument("--metrics-port", type=int, default=None,
+                        help="serve this worker's Prometheus metrics on http://HOST:PORT/metrics")
+    worker.add_argument("--metrics-host", default="127.0.0.1")
     sub.add_parser("migrate", help="upgrade the database to the latest migration")
 
     chat = sub.add_parser("chat", help="talk to the bot in the terminal")

@@ -39,7 +39,8 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
     if args.command == "user":
         return asyncio.run(_tokens(settings, args))
     if args.command == "worker":
-        return _run_fast(_worker(settings))
+        return _run_fast(_worker(settings, metrics_at=(args.metrics_host, args.metrics_port)
+                                 if args.metrics_port is not None else None))
     if args.command == "wechat":
         from bot import wechat_admin
 
@@ -75,10 +76,11 @@ async def _prepare(settings: Settings, *, migrate: bool | None = None) -> str | 
         await engine.dispose()
 
 
-async def _worker(settings: Settings) -> int:
+async def _worker(settings: Settings, *, metrics_at: tuple[str, int] | None = None) -> int:
     """Delivery worker only (scale-out): due reminders, digests and the outbox, until SIGINT/SIGTERM."""
     import signal
 
+    from bot.metrics import WorkerMetrics
     from bot.runtime import delivery_worker, wechat_client
     from schedule.clock import SystemClock
     from schedule.db import create_engine, session_factory
@@ -93,13 +95,23 @@ async def _worker(settings: Settings) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, worker.stop)
     log = logging.getLogger("schedbot")
+    metrics = WorkerMetrics(sessions, clock) if metrics_at is not None else None
     try:
+        if metrics is not None and metrics_at is not None:
+            try:
+                metrics.serve(*metrics_at)
+            except OSError as exc:
+                print(f"schedbot: cannot serve metrics on {metrics_at[0]}:{metrics_at[1]} ({exc.strerror or exc})",
+                      file=sys.stderr)
+                return 2
         if client is None:
             log.info("WeChat is not configured: pushes wait in the in-app queue")
         log.info("delivery worker running (%s)", _safe_url(settings.DATABASE_URL))
         await worker.run()
         log.info("delivery worker stopped")
     finally:
+        if metrics is not None:
+            metrics.close()
         if client is not None:
             await client.aclose()
         await engine.dispose()

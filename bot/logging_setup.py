@@ -18,6 +18,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from bot.metrics import WEBHOOK_SECONDS
 from schedule.channel import Channel, DeliveryFailure, Outgoing, Receipt
 
 request_id: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="-")
@@ -104,7 +105,10 @@ class RequestLog:
         try:
             await self.app(scope, receive, send_with_id)
         finally:
-            ms = round((time.perf_counter() - started) * 1000, 1)
+            seconds = time.perf_counter() - started
+            ms = round(seconds * 1000, 1)
+            if scope.get("path") == "/wechat":
+                WEBHOOK_SECONDS.observe(seconds)
             path = loggable_path(scope.get("path", ""))
             client = (scope.get("client") or ("-", 0))[0]  # the proxy's X-Forwarded-For under --proxy-headers
             access_log.info("%s %s %s %s %.1f ms", client, scope.get("method"), path, status, ms,

@@ -39,6 +39,7 @@ class Claimed:
     failure_class: str | None = None
     window_reserved_at: int | None = None
     template_blocked: bool = False  # the user refused our template messages ("failed:user block")
+    due_at: int = 0  # when the push was due: its reminder's time, else when it was queued (metrics)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,9 +74,10 @@ async def claim(session: AsyncSession, *, token: str, now: int, lease_ms: int, l
     o = OUTBOX.c
     rows = (await session.execute(
         select(o.id, o.user_id, o.kind, o.idempotency_key, o.payload, o.channel, o.attempts, o.receipt,
-               o.reminder_id, o.next_attempt_at, o.failure_class, o.window_reserved_at,
-               UserRow.wechat_openid, UserRow.timezone, UserRow.subscribed)
+               o.reminder_id, o.next_attempt_at, o.failure_class, o.window_reserved_at, o.created_at,
+               UserRow.wechat_openid, UserRow.timezone, UserRow.subscribed, ReminderRow.remind_at)
         .join(UserRow, UserRow.id == o.user_id)
+        .outerjoin(ReminderRow, ReminderRow.id == o.reminder_id)
         .where(o.id.in_(ids), o.lock_token == token)
         .order_by(o.next_attempt_at, o.id))).all()
     unsubscribed = [r.id for r in rows if not r.subscribed]
@@ -87,6 +89,7 @@ async def claim(session: AsyncSession, *, token: str, now: int, lease_ms: int, l
     return [Claimed(row_id=r.id, token=token, channel=r.channel, attempts=r.attempts, timezone=r.timezone,
                     reminder_id=r.reminder_id, next_attempt_at=r.next_attempt_at, failure_class=r.failure_class,
                     window_reserved_at=r.window_reserved_at, template_blocked=r.user_id in blocked,
+                    due_at=r.remind_at if r.remind_at is not None else r.created_at,
                     message=Outgoing(outbox_id=r.id, user_id=r.user_id, openid=r.wechat_openid, kind=r.kind,
                                      idempotency_key=r.idempotency_key, payload=r.payload,
                                      sent_parts=parts_of(r.receipt)))

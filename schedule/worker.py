@@ -22,7 +22,7 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from schedule import claims, pauses
+from schedule import claims, metrics, pauses
 from schedule.channel import Channel, DeliveryFailure
 from schedule.claims import Claimed, Outcome
 from schedule.clock import Clock, from_ms, now_ms
@@ -268,6 +268,7 @@ class DeliveryWorker:
         now = now_ms(self._clock)
         done = await in_transaction(self._sessions, lambda session: claims.finish(session, outcomes, now=now))
         await self._share_pauses()
+        _count(done, now)
         return done
 
     async def _renew(self, items: Sequence[Claimed]) -> None:
@@ -316,4 +317,20 @@ class DeliveryWorker:
             return Outcome(item, "pending", next_attempt_at=decision.retry_at_ms, failure=failure, log="failed")
         if failure.failure == "gone":
             log.info("user %s is unreachable: pushes stopped", item.message.user_id)
+        else:
+            log.warning("outbox %s failed for good after %d attempts (%s %s)", item.row_id, item.attempts,
+                        failure.failure, failure.code or "-")
         return Outcome(item, "failed", failure=failure, log="failed")
+
+
+def _count(done: Sequence[Outcome], now: int) -> None:
+    """Metrics of committed outcomes (attempts, failures, fallbacks, due→sent)."""
+    for o in done:
+        if o.log is not None:
+            metrics.ATTEMPTS.labels(o.item.channel, "sent" if o.status == "sent" else "failed").inc()
+        if o.failure is not None:
+            metrics.FAILURES.labels(o.item.channel, o.failure.failure).inc()
+        if o.channel is not None and o.channel != o.item.channel:
+            metrics.FELL_BACK.labels(o.item.channel).inc()
+        if o.status == "sent":
+            metrics.DUE_TO_SENT.observe(max(0, now - o.item.due_at) / 1000)

@@ -21,6 +21,7 @@ from bot.agent.port import Agent
 from bot.conversation import change, create, dialog, digest, query, shortcut, snooze
 from bot.conversation.context import Context, PageLinks
 from bot.handler import CAPABILITIES
+from bot.metrics import AGENT_FALLBACKS
 from bot.wechat.messages import InboundMessage
 from intent import parse_all
 from intent.model import (
@@ -85,6 +86,7 @@ class ConversationHandler:
                 return NOT_SAVED
         turn = await self._links_for(turn, user)
         if to_agent:
+            AGENT_FALLBACKS.inc()
             answer = await self._agent.answer(user, text, now=self._clock.now())
             turn = replace(turn, outcomes=(*turn.outcomes, o.Said(answer)))
         return reply(turn)

@@ -1,0 +1,70 @@
+"""GET /metrics (Prometheus text format) for `schedbot serve`, and the worker's own `--metrics-port` server.
+
+Process metrics (webhook latency, messages handed to the agent, the worker's delivery counters) are
+per process; the outbox figures are read from the database at scrape time, so any process tells the
+whole deployment's backlog. No metric carries a user's text or id.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import start_http_server as _start_http_server
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from schedule.clock import Clock, now_ms
+from schedule.metrics import OutboxSnapshot
+
+log = logging.getLogger(__name__)
+WEBHOOK_SECONDS = Histogram("schedbot_webhook_seconds", "Time to answer a WeChat webhook request",
+                            buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 4, 5, 10))
+AGENT_FALLBACKS = Counter("schedbot_parse_agent_fallbacks", "Messages the rule preflight handed to the agent")
+REFRESH_S = 5.0  # the worker's metrics server: how often the outbox figures are re-read
+
+__all__ = ["AGENT_FALLBACKS", "CONTENT_TYPE_LATEST", "WEBHOOK_SECONDS", "Metrics", "WorkerMetrics"]
+
+
+class Metrics:
+    """The /metrics body of one app: process metrics plus this app's outbox snapshot."""
+
+    def __init__(self, sessions: async_sessionmaker[AsyncSession], clock: Clock) -> None:
+        self._sessions, self._clock = sessions, clock
+        self.snapshot = OutboxSnapshot()
+        self._registry = CollectorRegistry(auto_describe=False)
+        self._registry.register(self.snapshot)
+
+    async def render(self) -> bytes:
+        try:
+            await self.snapshot.refresh(self._sessions, now_ms(self._clock))
+        except Exception:  # the process metrics are still worth serving; the gauges keep their last value
+            log.warning("metrics: the outbox figures could not be read", exc_info=True)
+        return generate_latest(REGISTRY) + generate_latest(self._registry)
+
+
+class WorkerMetrics(Metrics):
+    """`schedbot worker --metrics-port N`: prometheus_client's HTTP server on a thread, gauges refreshed
+    by a task on the worker's loop."""
+
+    def __init__(self, sessions: async_sessionmaker[AsyncSession], clock: Clock) -> None:
+        super().__init__(sessions, clock)
+        REGISTRY.register(self.snapshot)  # once per worker process
+        self._task: asyncio.Task[None] | None = None
+
+    def serve(self, host: str, port: int) -> None:
+        _start_http_server(port, addr=host)
+        self._task = asyncio.create_task(self._refresh_forever(), name="schedbot-metrics")
+        log.info("worker metrics on http://%s:%d/metrics", host, port)
+
+    async def _refresh_forever(self) -> None:
+        while True:
+            try:
+                await self.snapshot.refresh(self._sessions, now_ms(self._clock))
+            except Exception:
+                log.warning("metrics: the outbox figures could not be read", exc_info=True)
+            await asyncio.sleep(REFRESH_S)
+
+    def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()

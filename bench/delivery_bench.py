@@ -137,7 +137,7 @@ def run(backend: str, workers: int, kind: str, count: int, latency: float) -> di
                "WECHAT_APP_SECRET": "benchsecret", "WECHAT_API_BASE": api.base_url, "H5_WECHAT_MP_ENABLED": "true"}
         profile = os.environ.get("BENCH_PROFILE_DIR")  # cProfile each worker (written on SIGTERM)
         command = [sys.executable, "-m", "cProfile", "-o", f"{profile}/{backend}-{kind}-{{}}.prof", "-m", "bot.cli",
-                   "worker"] if profile else [str(ROOT / ".venv/bin/schedbot"), "worker"]
+                   "worker"] if profile else (os.environ["BENCH_WORKER"].split() if os.environ.get("BENCH_WORKER") else [str(ROOT / ".venv/bin/schedbot"), "worker"])
         procs = [subprocess.Popen([c.format(i) for c in command], env={**env, "PYTHONPATH": str(ROOT)}, cwd=tmp,
                                   stdout=subprocess.DEVNULL, stderr=open(f"{tmp}/worker{i}.log", "wb"))  # noqa: SIM115
                  for i in range(workers)]

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
-from sqlalchemy import Table, and_, bindparam, case, insert, or_, select, update
+from sqlalchemy import Table, and_, bindparam, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from schedule import window
@@ -142,9 +142,9 @@ async def mark_sending(session: AsyncSession, items: Sequence[Claimed], *, windo
         state = states[item.message.user_id] = window.after_send(state)
         counts[item.message.user_id] = state.sent_count
         reserved.append(item.row_id)
-    if counts:
-        await session.execute(update(UserRow).where(UserRow.id.in_(list(counts)))
-                              .values(window_sent_count=case(counts, value=UserRow.id)))
+    for count, users_at in _grouped(counts).items():  # one cached statement per count (at most 5), not a CASE
+        await session.execute(update(UserRow).where(UserRow.id.in_(users_at)).values(window_sent_count=count))
+    if reserved:
         await session.execute(update(OUTBOX).where(OUTBOX.c.id.in_(reserved)).values(window_reserved_at=now))
     shut, took = {i.row_id for i in closed}, set(reserved)
     return [replace(i, window_reserved_at=now) if i.row_id in took else i
@@ -205,11 +205,17 @@ async def finish(session: AsyncSession, outcomes: Sequence[Outcome], *, now: int
     if not done:
         return []
     conn = await session.connection()
-    sent = {o.item.row_id: _values(o, now)["b_receipt"] for o in done if o.status == "sent"}
-    if sent:  # the common case in one statement (executemany is a round trip per row on aiomysql)
-        await conn.execute(update(OUTBOX).where(OUTBOX.c.id.in_(list(sent)), OUTBOX.c.lock_token == token)
+    # The common case in a statement per distinct receipt (custom messages carry no msgid, so most share
+    # one): executemany is a round trip per row on aiomysql, and a CASE is compiled anew every time.
+    receipts: dict[str, tuple[Any, list[int]]] = {}
+    for o in done:
+        if o.status == "sent":
+            receipt = _values(o, now)["b_receipt"]
+            receipts.setdefault(json.dumps(receipt, sort_keys=True), (receipt, []))[1].append(o.item.row_id)
+    for receipt, ids in receipts.values():
+        await conn.execute(update(OUTBOX).where(OUTBOX.c.id.in_(ids), OUTBOX.c.lock_token == token)
                            .values(status="sent", lock_token=None, locked_until=None, updated_at=now,
-                                   receipt=case({k: json.dumps(v) for k, v in sent.items()}, value=OUTBOX.c.id)))
+                                   receipt=receipt))
     others = [_values(o, now) for o in done if o.status != "sent"]
     if others:
         await conn.execute(_FINISH, others)
@@ -251,6 +257,14 @@ def _log(o: Outcome, now: int) -> dict[str, Any]:
             "channel": o.item.channel, "status": o.log, "provider_message_id": first if o.log == "success" else None,
             "error_code": (error.code or error.failure) if error else None,
             "error_message": str(error)[:500] if error else None, "created_at": now}
+
+
+def _grouped(values: dict[int, int]) -> dict[int, list[int]]:
+    """{id: value} → {value: [ids]}, for a cached UPDATE per value instead of a CASE over ids."""
+    groups: dict[int, list[int]] = {}
+    for key, value in values.items():
+        groups.setdefault(value, []).append(key)
+    return groups
 
 
 async def _close_reminders(session: AsyncSession, status: str, ids: Sequence[int | None], now: int) -> None:

@@ -57,6 +57,7 @@ class FireReport:
     reminders_expired: int = 0
     digests_queued: int = 0
     inbound_recovered: int = 0
+    full: bool = False  # a pass filled its batch: more may be due right now
 
 
 class Scheduler:
@@ -74,11 +75,11 @@ class Scheduler:
 
     async def tick(self) -> FireReport:
         now = self._clock.now()
-        queued, expired = await self.fire_reminders(now)
-        digests = await self.fire_digests(now)
+        queued, expired, fired = await self.fire_reminders(now)
+        digests, seen = await self.fire_digests(now)
         recovered = await self.housekeeping(now)
         return FireReport(reminders_queued=queued, reminders_expired=expired, digests_queued=digests,
-                          inbound_recovered=recovered)
+                          inbound_recovered=recovered, full=fired >= self._batch or seen >= self._batch)
 
     async def housekeeping(self, now: datetime) -> int:
         """Close inbound messages a crashed process left unfinished (their senders get a notice), and
@@ -95,10 +96,11 @@ class Scheduler:
                                  lambda session: inbound.purge(session, received_before_ms=stamp - DEDUPE_KEEP_MS))
         return recovered
 
-    async def fire_reminders(self, now: datetime) -> tuple[int, int]:
+    async def fire_reminders(self, now: datetime) -> tuple[int, int, int]:
+        """(reminders queued, expired, due reminders seen)."""
         return await in_transaction(self._sessions, lambda session: self._fire_reminders(session, to_ms(now)))
 
-    async def _fire_reminders(self, session: AsyncSession, now_ms: int) -> tuple[int, int]:
+    async def _fire_reminders(self, session: AsyncSession, now_ms: int) -> tuple[int, int, int]:
         """Set-based: one locked read (plain rows, no ORM objects), one multi-row outbox INSERT, one UPDATE
         per resulting status."""
         r = REMINDERS.c
@@ -143,7 +145,7 @@ class Scheduler:
                 await session.execute(update(ReminderRow).where(ReminderRow.id.in_(ids))
                                       .values(status=new_status, updated_at=now_ms)
                                       .execution_options(synchronize_session=False))
-        return len(status["locked"]), len(status["expired"])
+        return len(status["locked"]), len(status["expired"]), len(rows)
 
     def _item_at(self, row: ScheduleItemRow, reminder: _Fired) -> Item:
         """The item as seen at the occurrence this reminder belongs to."""
@@ -174,10 +176,11 @@ class Scheduler:
                  "channel": reminder.channel, "status": "pending", "attempts": 0, "next_attempt_at": remind_at,
                  "created_at": now_ms, "updated_at": now_ms}]
 
-    async def fire_digests(self, now: datetime) -> int:
+    async def fire_digests(self, now: datetime) -> tuple[int, int]:
+        """(digests queued, due subscriptions seen)."""
         return await in_transaction(self._sessions, lambda session: self._fire_digests(session, now))
 
-    async def _fire_digests(self, session: AsyncSession, now: datetime) -> int:
+    async def _fire_digests(self, session: AsyncSession, now: datetime) -> tuple[int, int]:
         """Set-based: the batch's agendas in one read, one multi-row outbox INSERT, grouped UPDATEs."""
         now_ms = to_ms(now)
         subs = (await session.execute(
@@ -215,7 +218,7 @@ class Scheduler:
             await session.execute(update(DigestSubscriptionRow).where(DigestSubscriptionRow.id.in_(ids))
                                   .values(next_run_at=after, last_run_local_date=last, updated_at=now_ms)
                                   .execution_options(synchronize_session=False))
-        return len(due)
+        return len(due), len(subs)
 
 
 async def agendas_of(session: AsyncSession, wanted: list[tuple[int, date, ZoneInfo]]

@@ -33,10 +33,22 @@ from schedule.retry import RetryPolicy
 
 log = logging.getLogger(__name__)
 PAUSES_REFRESH_MS = 1_000  # how often a worker reads the pauses other workers stored
-PIPELINE = 2  # batches in flight at once: one sending while the next is claimed
+FIRE_EVERY_MS = 100  # the scheduler's pace when its last pass found less than a batch
+PIPELINE = 4  # batches in flight at once: one sending while the next is claimed
 COALESCE_S = 0.02  # a receipt waits at most this long for others to share its commit
 LADDER = ("wechat", "template", "inapp")  # custom message → template message → in-app queue
 __all__ = ["LADDER", "Claimed", "DeliveryWorker", "TickReport"]
+
+
+@dataclass(frozen=True, slots=True)
+class Batch:
+    """A claimed batch marked sending: rows to send, and rows whose customer-service window is closed."""
+
+    ready: list[Claimed]
+    closed: list[Claimed]
+
+    def __len__(self) -> int:
+        return len(self.ready) + len(self.closed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,11 +82,14 @@ class DeliveryWorker:
         self._pauses: dict[str, pauses.Pause] = {}
         self._new_pauses: dict[str, pauses.Pause] = {}
         self._pauses_read_at = -(1 << 62)
+        self._fired_at = -(1 << 62)
+        self._fire_again = False
         self._bound = asyncio.Semaphore(max_in_flight)  # sends of all batches; matches the HTTP keep-alive pool
         self._released_at = -(1 << 62)
 
     def notify(self) -> None:
         """Wake the loop now (called after a commit that queued something)."""
+        self._fire_again = True
         self._wake.set()
 
     def stop(self) -> None:
@@ -104,7 +119,7 @@ class DeliveryWorker:
                 try:
                     queued = await self._fire()
                     await self._release_now_and_then()
-                    claimed = await self.claim() if len(batches) < PIPELINE else []
+                    claimed = await self._claim_batch() if len(batches) < PIPELINE else Batch([], [])
                     if claimed:
                         task = asyncio.create_task(self._deliver(claimed))
                         batches.add(task)
@@ -148,19 +163,26 @@ class DeliveryWorker:
 
         Tests drain the worker with this instead of waiting for real time to pass.
         """
-        queued = await self._fire()
+        queued = await self._fire(force=True)
         released = await self._release_now_and_then()
-        claimed = await self.claim()
-        outcomes = await self._deliver(claimed)
-        return TickReport(released=released, claimed=len(claimed), queued=queued,
+        batch = await self._claim_batch()
+        outcomes = await self._deliver(batch)
+        return TickReport(released=released, claimed=len(batch), queued=queued,
                           sent=sum(o.status == "sent" for o in outcomes),
                           failed=sum(o.status == "failed" for o in outcomes),
                           retried=sum(o.status == "pending" for o in outcomes))
 
-    async def _fire(self) -> int:
+    async def _fire(self, *, force: bool = False) -> int:
+        """Queue due reminders and digests: straight on while a pass fills its batch, else at most every
+        FIRE_EVERY_MS (the claiming loop spins much faster than that under load)."""
         if self._scheduler is None:
             return 0
+        now = now_ms(self._clock)
+        if not (force or self._fire_again or now - self._fired_at >= FIRE_EVERY_MS or now < self._fired_at):
+            return 0
+        self._fired_at = now
         fired = await self._scheduler.tick()
+        self._fire_again = fired.full
         return fired.reminders_queued + fired.digests_queued
 
     async def _release_now_and_then(self) -> int:
@@ -174,11 +196,27 @@ class DeliveryWorker:
         return await in_transaction(self._sessions, lambda session: claims.release_stale(session, now=now))
 
     async def claim(self) -> list[Claimed]:
+        """Lease a batch (status `claimed`) without moving it to `sending`."""
         now, token = now_ms(self._clock), str(uuid.uuid4())
         await self._read_pauses(now)
         held = self._held(now)
         return await in_transaction(self._sessions, lambda session: claims.claim(
             session, token=token, now=now, lease_ms=self._lease_ms, limit=self._batch, held=held))
+
+    async def _claim_batch(self) -> Batch:
+        """Lease a batch and mark it sending, taking window slots, in one transaction (one commit per batch)."""
+        now, token = now_ms(self._clock), str(uuid.uuid4())
+        await self._read_pauses(now)
+        held = self._held(now)
+
+        async def work(session: AsyncSession) -> Batch:
+            claimed = await claims.claim(session, token=token, now=now, lease_ms=self._lease_ms, limit=self._batch,
+                                         held=held)
+            ready, closed = await claims.mark_sending(session, claimed, windowed=self._windowed, now=now,
+                                                      lease_ms=self._lease_ms)
+            return Batch(ready, closed)
+
+        return await in_transaction(self._sessions, work)
 
     # ---------------------------------------------------------------- pauses shared by every worker
     def _held(self, now: int) -> list[str]:
@@ -220,18 +258,13 @@ class DeliveryWorker:
                 if attempt == 2:
                     raise
 
-    async def _mark_sending(self, items: Sequence[Claimed]) -> tuple[list[Claimed], list[Claimed]]:
-        now = now_ms(self._clock)
-        return await in_transaction(self._sessions, lambda session: claims.mark_sending(
-            session, items, windowed=self._windowed, now=now, lease_ms=self._lease_ms))
-
     # ---------------------------------------------------------------- sending
-    async def _deliver(self, claimed: Sequence[Claimed]) -> list[Outcome]:
+    async def _deliver(self, batch: Batch) -> list[Outcome]:
         """Send the batch concurrently; receipts are group-committed as sends complete (whatever finished
         while the previous commit ran), so a crash replays only sends whose receipt was still in memory."""
-        if not claimed:
+        ready, closed = batch.ready, batch.closed
+        if not ready and not closed:
             return []
-        ready, closed = await self._mark_sending(claimed)
         buffer = [self._failed(i, DeliveryFailure("window", "customer-service window closed or used up"))
                   for i in closed]
         arrived = asyncio.Event()

@@ -10,10 +10,10 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from schedule import outbox, window
+from schedule import claims, outbox, window
 from schedule.channel import DeliveryFailure, Outgoing, Receipt
 from schedule.clock import now_ms
-from schedule.db import create_engine, session_factory
+from schedule.db import create_engine, in_transaction, session_factory
 from schedule.model import DeliveryLogRow, OutboundMessageRow, UserRow
 from schedule.retry import RetryPolicy
 from schedule.service import ScheduleService
@@ -180,7 +180,8 @@ async def test_expired_claim_returns_to_pending_and_old_worker_is_fenced(
     other_channel = RecordingChannel()
     assert (await worker(sessions, clock, other_channel).run_once()).sent == 1
     # the first worker wakes up late: its token no longer matches, so it changes nothing
-    assert await slow._mark_sending(claimed) == ([], [])
+    assert await in_transaction(sessions, lambda session: claims.mark_sending(
+        session, claimed, windowed=frozenset(), now=now_ms(clock), lease_ms=10_000)) == ([], [])
     row = await row_of(sessions, row_id)
     assert row.status == "sent"
     assert row.attempts == 2
@@ -191,7 +192,8 @@ async def test_expired_send_becomes_unknown_and_is_replayed(sessions: async_sess
     row_id = await queue(sessions, clock, user_id, "k")
     crashed = worker(sessions, clock, RecordingChannel(), lease_ms=10_000)
     claimed = await crashed.claim()
-    ready, _ = await crashed._mark_sending(claimed)
+    ready, _ = await in_transaction(sessions, lambda session: claims.mark_sending(
+        session, claimed, windowed=frozenset(), now=now_ms(clock), lease_ms=10_000))
     assert ready  # then the process dies mid-send
     clock.advance(seconds=11)
     replay = RecordingChannel()

@@ -16,11 +16,9 @@ import threading
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import parse_qs
 
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import JSONResponse
-from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
 from bot.agent.testing import FakeLLM as FakeLLM
 from bot.loopback import LoopbackServer
@@ -87,26 +85,45 @@ class FakeWeChatAPI:
         return f"http://127.0.0.1:{self.port}"
 
     # --- the API ----------------------------------------------------------------------------
-    async def _endpoint(self, request: Request) -> JSONResponse:
-        endpoint = request.url.path.removeprefix("/cgi-bin/")
-        if endpoint not in ENDPOINTS or (request.method == "GET") != (endpoint in GET_ENDPOINTS):
-            return JSONResponse({"errcode": 404, "errmsg": "not found"}, status_code=404)
-        raw = b"" if request.method == "GET" else await request.body()
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """A bare ASGI app (no framework per request: benches push a thousand sends a second through it)."""
+        if scope["type"] != "http":
+            return
+        status, answer = await self._endpoint(scope, receive)
+        payload = json.dumps(answer, ensure_ascii=False).encode("utf-8")
+        await send({"type": "http.response.start", "status": status,
+                    "headers": [(b"content-type", b"application/json; charset=utf-8"),
+                                (b"content-length", str(len(payload)).encode())]})
+        await send({"type": "http.response.body", "body": payload})
+
+    async def _endpoint(self, scope: Scope, receive: Receive) -> tuple[int, dict[str, Any]]:
+        path, method = str(scope["path"]), scope["method"]
+        endpoint = path.removeprefix("/cgi-bin/")
+        if not path.startswith("/cgi-bin/") or endpoint not in ENDPOINTS \
+                or (method == "GET") != (endpoint in GET_ENDPOINTS):
+            return 404, {"errcode": 404, "errmsg": "not found"}
+        chunks = []
+        while True:  # the body, even of a GET (an ASGI app reads what it is given)
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body"):
+                break
+        raw = b"".join(chunks)
         try:
             body = json.loads(raw) if raw else {}
         except ValueError:
             body = None
         if not isinstance(body, dict):
-            return JSONResponse({"errcode": 47001, "errmsg": "data format error"})
-        client_ip = request.client.host if request.client else "127.0.0.1"
+            return 200, {"errcode": 47001, "errmsg": "data format error"}
+        client_ip = scope["client"][0] if scope.get("client") else "127.0.0.1"
         delay = self._latency.get(endpoint, 0.0)
         if delay:
             await asyncio.sleep(delay)
-        token = request.query_params.get("access_token")
+        token = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("access_token", [None])[0]
         with self._lock:
             answer = self._answer(endpoint, token, body, client_ip)
             self.calls.append(Call(endpoint, token, body, answer, raw))
-        return JSONResponse(answer)
+        return 200, answer
 
     def _answer(self, endpoint: str, token: str | None, body: dict[str, Any], client_ip: str) -> dict[str, Any]:
         scripted = self._scripts[endpoint].popleft() if self._scripts[endpoint] else 0
@@ -170,8 +187,7 @@ class FakeWeChatAPI:
 
     # --- lifecycle ----------------------------------------------------------------------------
     def start(self) -> FakeWeChatAPI:
-        app = Starlette(routes=[Route("/cgi-bin/{path:path}", self._endpoint, methods=["GET", "POST"])])
-        self._loopback = LoopbackServer(app, "fake WeChat API")
+        self._loopback = LoopbackServer(self, "fake WeChat API")
         self.port = self._loopback.start()
         return self
 

@@ -5,11 +5,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, cast
 
-from sqlalchemy import Table, insert, select
+from sqlalchemy import Executable, Table, select
+from sqlalchemy.dialects.mysql import insert as mysql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from schedule.model import OutboundMessageRow
 
+OUTBOX = cast(Table, OutboundMessageRow.__table__)
 OUTBOX_KINDS = frozenset({"reminder", "digest", "agent_reply", "notice"})
 
 
@@ -55,20 +58,23 @@ async def enqueue(
     return row
 
 
-async def enqueue_many(session: AsyncSession, messages: Sequence[dict[str, Any]], *, now_ms: int) -> int:
+async def enqueue_many(session: AsyncSession, messages: Sequence[dict[str, Any]], *, now_ms: int) -> None:
     """Queue many pending messages in one multi-row INSERT (the scheduler's bursts); keys already in
     the outbox are skipped, as `enqueue` does. Each dict carries user_id, idempotency_key, kind,
-    payload, channel and optionally reminder_id. Returns how many rows were added."""
+    payload, channel and optionally reminder_id."""
     if not messages:
-        return 0
-    keys = [m["idempotency_key"] for m in messages]
+        return
     if bad := {m["kind"] for m in messages} - OUTBOX_KINDS:
         raise ValueError(f"unknown outbox kind {sorted(bad)!r}")
-    taken = set((await session.scalars(
-        select(OutboundMessageRow.idempotency_key).where(OutboundMessageRow.idempotency_key.in_(keys)))).all())
-    fresh = [{"reminder_id": None, "channel": "wechat", **m, "status": "pending", "attempts": 0,
-              "next_attempt_at": now_ms, "created_at": now_ms, "updated_at": now_ms}
-             for m in messages if m["idempotency_key"] not in taken]
-    if fresh:
-        await (await session.connection()).execute(insert(cast(Table, OutboundMessageRow.__table__)), fresh)
-    return len(fresh)
+    rows = [{"reminder_id": None, "channel": "wechat", **m, "status": "pending", "attempts": 0,
+             "next_attempt_at": now_ms, "created_at": now_ms, "updated_at": now_ms} for m in messages]
+    # The unique key does the dedupe in the INSERT itself (no SELECT of hundreds of keys first).
+    await (await session.connection()).execute(_insert_new(session), rows)
+
+
+def _insert_new(session: AsyncSession) -> Executable:
+    """INSERT that skips rows whose idempotency key is already queued, in the session's dialect."""
+    if session.get_bind().dialect.name == "sqlite":
+        return sqlite_insert(OUTBOX).on_conflict_do_nothing(index_elements=["idempotency_key"])
+    statement = mysql_insert(OUTBOX)
+    return statement.on_duplicate_key_update(id=statement.table.c.id)  # a no-op update: the row is kept

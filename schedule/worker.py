@@ -11,6 +11,7 @@ renewed while a batch is in flight, so a dead worker's rows go to another worker
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import logging
 import random
@@ -38,6 +39,40 @@ PIPELINE = 4  # batches in flight at once: one sending while the next is claimed
 COALESCE_S = 0.02  # a receipt waits at most this long for others to share its commit
 LADDER = ("wechat", "template", "inapp")  # custom message → template message → in-app queue
 __all__ = ["LADDER", "Claimed", "DeliveryWorker", "TickReport"]
+
+
+class Slots:
+    """A FIFO bound on sends in flight with O(1) acquire and release. (asyncio.Semaphore in Python 3.11
+    scans all its waiters on an acquire after a release; with a few batches queued that was ~4 % of the
+    worker's CPU.)"""
+
+    def __init__(self, size: int) -> None:
+        self._free = size
+        self._waiters: collections.deque[asyncio.Future[None]] = collections.deque()
+
+    async def acquire(self) -> None:
+        if self._free > 0 and not self._waiters:
+            self._free -= 1
+            return
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        try:
+            await waiter  # release() handed its slot straight to this waiter
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():
+                self.release()  # the slot arrived as we were cancelled: pass it on
+            else:
+                with contextlib.suppress(ValueError):  # release() may have dropped it already
+                    self._waiters.remove(waiter)
+            raise
+
+    def release(self) -> None:
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                return
+        self._free += 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +119,7 @@ class DeliveryWorker:
         self._pauses_read_at = -(1 << 62)
         self._fired_at = -(1 << 62)
         self._fire_again = False
-        self._bound = asyncio.Semaphore(max_in_flight)  # sends of all batches; matches the HTTP keep-alive pool
+        self._bound = Slots(max_in_flight)  # sends of all batches; matches the HTTP keep-alive pool
         self._released_at = -(1 << 62)
 
     def notify(self) -> None:
@@ -270,8 +305,11 @@ class DeliveryWorker:
         arrived = asyncio.Event()
 
         async def send(item: Claimed) -> None:
-            async with self._bound:
+            await self._bound.acquire()
+            try:
                 buffer.append(await self._send(item))
+            finally:
+                self._bound.release()
             arrived.set()
 
         renewal = asyncio.create_task(self._renew(ready))

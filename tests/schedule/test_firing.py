@@ -185,3 +185,20 @@ async def test_expired_reminder_waits_in_the_in_app_queue(
     rows = await outbox_rows(sessions)
     assert [(r.kind, r.channel, r.status) for r in rows] == [("notice", "inapp", "pending")]
     assert rows[0].payload["expired"] is True and "会议" in rows[0].payload["text"]
+
+
+async def test_enqueue_many_skips_keys_already_queued_and_keeps_the_queued_row(
+        service: ScheduleService, sessions: async_sessionmaker[AsyncSession], clock: FrozenClock) -> None:
+    from schedule import outbox
+
+    user_id = (await service.get_or_create_user("oBulk")).id
+    first = {"user_id": user_id, "kind": "reminder", "idempotency_key": "reminder:1:100", "payload": {"text": "原来"}}
+    async with sessions.begin() as session:
+        await outbox.enqueue_many(session, [first], now_ms=100)
+    async with sessions.begin() as session:  # a replayed firing: the same key again, and one new key
+        await outbox.enqueue_many(session, [
+            {**first, "payload": {"text": "重放"}},
+            {**first, "idempotency_key": "reminder:2:100", "payload": {"text": "新的"}}], now_ms=200)
+    rows = await outbox_rows(sessions)
+    assert [(r.idempotency_key, r.payload["text"], r.created_at) for r in rows] == [
+        ("reminder:1:100", "原来", 100), ("reminder:2:100", "新的", 200)]

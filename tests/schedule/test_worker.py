@@ -387,3 +387,35 @@ async def test_a_user_who_blocks_templates_gets_pushes_in_app(sessions: async_se
     assert template.attempts == [] and custom.attempts == []
     row = await row_of(sessions, row_id)
     assert (row.channel, row.status) == ("inapp", "pending")  # waits for the next reply or the page
+
+
+async def test_send_slots_bound_in_flight_in_order_and_survive_cancellation() -> None:
+    from schedule.worker import Slots
+
+    slots, running, peak, order = Slots(2), 0, 0, []
+    gate = asyncio.Event()
+
+    async def send(n: int) -> None:
+        nonlocal running, peak
+        await slots.acquire()
+        try:
+            running += 1
+            peak = max(peak, running)
+            order.append(n)
+            await gate.wait()
+        finally:
+            running -= 1
+            slots.release()
+
+    tasks = [asyncio.create_task(send(n)) for n in range(6)]
+    await asyncio.sleep(0.01)
+    assert (running, order) == (2, [0, 1])
+    tasks[2].cancel()  # a waiter cancelled before its turn gives nothing away and takes nothing
+    tasks[0].cancel()  # a holder cancelled hands its slot on
+    await asyncio.sleep(0.01)
+    assert running == 2 and order == [0, 1, 3]
+    gate.set()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    assert peak == 2 and order == [0, 1, 3, 4, 5]
+    await asyncio.wait_for(slots.acquire(), 1)  # every slot came back
+    await asyncio.wait_for(slots.acquire(), 1)

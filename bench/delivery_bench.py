@@ -136,8 +136,10 @@ def run(backend: str, workers: int, kind: str, count: int, latency: float) -> di
         env = {**os.environ, "DATABASE_URL": url, "DATABASE_AUTO_MIGRATE": "false", "WECHAT_APP_ID": "wxbench",
                "WECHAT_APP_SECRET": "benchsecret", "WECHAT_API_BASE": api.base_url, "H5_WECHAT_MP_ENABLED": "true"}
         profile = os.environ.get("BENCH_PROFILE_DIR")  # cProfile each worker (written on SIGTERM)
-        command = [sys.executable, "-m", "cProfile", "-o", f"{profile}/{backend}-{kind}-{{}}.prof", "-m", "bot.cli",
-                   "worker"] if profile else (os.environ["BENCH_WORKER"].split() if os.environ.get("BENCH_WORKER") else [str(ROOT / ".venv/bin/schedbot"), "worker"])
+        command = os.environ.get("BENCH_WORKER", f"{ROOT}/.venv/bin/schedbot worker").split()  # or instrumented
+        if profile:
+            command = [sys.executable, "-m", "cProfile", "-o", f"{profile}/{backend}-{kind}-{{}}.prof", "-m",
+                       "bot.cli", "worker"]
         procs = [subprocess.Popen([c.format(i) for c in command], env={**env, "PYTHONPATH": str(ROOT)}, cwd=tmp,
                                   stdout=subprocess.DEVNULL, stderr=open(f"{tmp}/worker{i}.log", "wb"))  # noqa: SIM115
                  for i in range(workers)]

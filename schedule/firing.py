@@ -38,6 +38,8 @@ log = logging.getLogger(__name__)
 
 REMINDERS = cast(Table, ReminderRow.__table__)
 ITEMS = cast(Table, ScheduleItemRow.__table__)
+# What `item_of` reads: not the user's original text (source_text), which can be long and is not shown.
+ITEM_COLUMNS = [c for c in ITEMS.c if c.name not in ("source_text", "source_message_id", "deleted_at")]
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +108,7 @@ class Scheduler:
         r = REMINDERS.c
         rows = (await session.execute(
             select(r.id.label("r_id"), r.user_id.label("r_user_id"), r.remind_at.label("r_remind_at"),
-                   r.offset_minutes.label("r_offset_minutes"), r.channel.label("r_channel"), *ITEMS.c)
+                   r.offset_minutes.label("r_offset_minutes"), r.channel.label("r_channel"), *ITEM_COLUMNS)
             .join_from(REMINDERS, ITEMS, ITEMS.c.id == r.item_id)
             .where(r.status == "pending", r.remind_at <= now_ms)
             .order_by(r.remind_at, r.id)

@@ -54,6 +54,18 @@ async def outcome(database_url: str) -> tuple[Counter[str], Counter[str], set[in
             {r.reminder_id for r in rows if r.failure_class == "unknown"})
 
 
+async def lateness_s(database_url: str) -> list[float]:
+    """Every sent reminder's due→sent delay in seconds, sorted (printed, not asserted: machines are noisy)."""
+    engine = create_engine(database_url)
+    try:
+        async with engine.connect() as conn:
+            rows = (await conn.execute(select(ReminderRow.remind_at, ReminderRow.sent_at)
+                                       .where(ReminderRow.sent_at.is_not(None)))).all()
+    finally:
+        await engine.dispose()
+    return sorted((r.sent_at - r.remind_at) / 1000 for r in rows)
+
+
 def sent_titles(api: FakeWeChatAPI) -> Counter[str]:
     titles: Counter[str] = Counter()
     for call in api.calls_to("message/custom/send"):
@@ -120,7 +132,9 @@ async def test_kill_9_chaos_loses_nothing(database_url: str, tmp_path: Path) -> 
         titles = sent_titles(api)
     reminders, rows, replayed = await outcome(database_url)
     duplicates = {t: c - 1 for t, c in titles.items() if c > 1}
-    print(f"\nchaos: {kills} kills, {sum(duplicates.values())} duplicate sends, {len(replayed)} rows replayed")
+    late = await lateness_s(database_url)
+    print(f"\nchaos: {kills} kills, {sum(duplicates.values())} duplicate sends, {len(replayed)} rows replayed; "
+          f"due→sent p50 {late[len(late) // 2]:.2f} s, p99 {late[int(len(late) * 0.99)]:.2f} s, max {late[-1]:.2f} s")
     assert reminders == Counter({"sent": count})  # 0 lost
     assert rows == Counter({"sent/wechat": count})  # 0 pushed off the customer-service rung by the window
     assert set(titles) == {f"bench{i}" for i in range(count)}

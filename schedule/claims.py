@@ -210,7 +210,7 @@ async def finish(session: AsyncSession, outcomes: Sequence[Outcome], *, now: int
     receipts: dict[str, tuple[Any, list[int]]] = {}
     for o in done:
         if o.status == "sent":
-            receipt = _values(o, now)["b_receipt"]
+            receipt = _receipt(o)
             receipts.setdefault(json.dumps(receipt, sort_keys=True), (receipt, []))[1].append(o.item.row_id)
     for receipt, ids in receipts.values():
         await conn.execute(update(OUTBOX).where(OUTBOX.c.id.in_(ids), OUTBOX.c.lock_token == token)
@@ -237,13 +237,18 @@ async def finish(session: AsyncSession, outcomes: Sequence[Outcome], *, now: int
     return done
 
 
+def _receipt(o: Outcome) -> dict[str, Any] | None:
+    """Every part delivered so far: earlier attempts', this one's, and those a failing attempt got out."""
+    parts = {**o.item.message.sent_parts, **(o.receipt.parts if o.receipt else {}),
+             **(o.failure.sent_parts if o.failure else {})}
+    return Receipt(parts).as_json() if parts or o.receipt else None
+
+
 def _values(o: Outcome, now: int) -> dict[str, Any]:
     item = o.item
     channel = o.channel or item.channel
-    parts = {**item.message.sent_parts, **(o.receipt.parts if o.receipt else {}),
-             **(o.failure.sent_parts if o.failure else {})}
     return {"b_id": item.row_id, "b_token": item.token, "b_status": o.status,
-            "b_receipt": Receipt(parts).as_json() if parts or o.receipt else None, "b_channel": channel,
+            "b_receipt": _receipt(o), "b_channel": channel,
             "b_next": o.next_attempt_at if o.next_attempt_at is not None else item.next_attempt_at,
             "b_failure": o.failure.failure if o.failure else item.failure_class,
             # a slot belongs to the rung that took it: moving down the ladder gives it up

@@ -10,6 +10,7 @@ asyncio; there is no proxy support (WeChat calls must come from a whitelisted IP
 from __future__ import annotations
 
 import asyncio
+import functools
 import ssl
 from collections import deque
 from urllib.parse import urlencode, urlsplit
@@ -122,6 +123,11 @@ class _Connection(asyncio.Protocol):
             self.transport.abort()
 
 
+@functools.lru_cache(maxsize=64)
+def _query(params: tuple[tuple[str, str], ...]) -> str:
+    return urlencode(params)  # the same access_token on thousands of sends: encoded once
+
+
 class KeepAliveClient:
     """POST JSON bodies to one origin over at most `max_connections` kept-alive connections."""
 
@@ -145,7 +151,7 @@ class KeepAliveClient:
 
     async def post(self, path: str, body: bytes, *, params: dict[str, str] | None = None) -> tuple[int, bytes]:
         """(status, body) of one POST with a JSON body; raises HTTPError/HTTPTimeout without an answer."""
-        target = self._prefix + path + ("?" + urlencode(params) if params else "")
+        target = self._prefix + path + ("?" + _query(tuple(params.items())) if params else "")
         raw = (f"POST {target} HTTP/1.1\r\n{self._head}Content-Type: application/json\r\n"
                f"Content-Length: {len(body)}\r\n\r\n").encode("latin-1") + body
         async with self._slots:

@@ -35,7 +35,10 @@ from schedule.retry import RetryPolicy
 log = logging.getLogger(__name__)
 PAUSES_REFRESH_MS = 1_000  # how often a worker reads the pauses other workers stored
 FIRE_EVERY_MS = 100  # the scheduler's pace when its last pass found less than a batch
-PIPELINE = 4  # batches in flight at once: one sending while the next is claimed
+PIPELINE = 2  # batches in flight at once: one sending while the next is claimed
+# A claim costs ~8 ms of CPU whatever its size on MariaDB (SQLAlchemy + aiomysql per statement), then ~0.1 ms
+# a row: 256-row batches cost 0.2 ms a row less than 64-row ones. Leases are renewed while a batch sends,
+# so a large batch only means more rows wait for a dead worker's 5 s lease to run out.
 COALESCE_S = 0.02  # a receipt waits at most this long for others to share its commit
 LADDER = ("wechat", "template", "inapp")  # custom message → template message → in-app queue
 __all__ = ["LADDER", "Claimed", "DeliveryWorker", "TickReport"]
@@ -98,7 +101,7 @@ class TickReport:
 
 class DeliveryWorker:
     def __init__(self, sessions: async_sessionmaker[AsyncSession], clock: Clock, channels: dict[str, Channel], *,
-                 policy: RetryPolicy | None = None, lease_ms: int = 5_000, batch_size: int = 64,
+                 policy: RetryPolicy | None = None, lease_ms: int = 5_000, batch_size: int = 256,
                  poll_interval_s: float = 1.0, rand: random.Random | None = None,
                  scheduler: Scheduler | None = None, max_in_flight: int = 32) -> None:
         self._sessions = sessions

@@ -24,7 +24,7 @@ from bot.logging_setup import RequestLog
 from bot.metrics import CONTENT_TYPE_LATEST, Metrics
 from bot.pages.links import PageLinks
 from bot.pages.routes import pages_router
-from bot.runtime import WorkerTask, delivery_worker, wechat_client
+from bot.runtime import IN_PROCESS_BATCH, WorkerTask, delivery_worker, wechat_client
 from bot.settings import Settings
 from bot.webhook import build_wechat_router
 from intent import target
@@ -134,7 +134,7 @@ def create_app(
         service, clock, agent=agent, links=page_links if settings.H5_SCHEDULE_ENABLED else None,
         meeting_offset_minutes=settings.H5_REMINDER_DEFAULT_MEETING_OFFSET_MINUTES,
         dialog_ttl_minutes=settings.H5_DIALOG_TTL_MINUTES)
-    worker = delivery_worker(settings, sessions, clock, client)
+    worker = delivery_worker(settings, sessions, clock, client, batch_size=IN_PROCESS_BATCH)
     background = WorkerTask(worker)
     if run_worker is None:
         run_worker = settings.H5_REMINDER_WORKER_ENABLED

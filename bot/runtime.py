@@ -31,9 +31,14 @@ def wechat_client(settings: Settings, sessions: async_sessionmaker[AsyncSession]
                         clock=clock, api_base=settings.WECHAT_API_BASE)
 
 
+IN_PROCESS_BATCH = 64  # the web process's own worker takes small bites: a claim blocks its event loop
+STANDALONE_BATCH = 256  # `schedbot worker`: large batches, cheapest per push (schedule/worker.py)
+
+
 def delivery_worker(settings: Settings, sessions: async_sessionmaker[AsyncSession], clock: Clock,
-                    client: WeChatClient | None) -> DeliveryWorker:
-    """The worker with its channel ladder; without WeChat every push waits in the in-app queue."""
+                    client: WeChatClient | None, *, batch_size: int | None = None) -> DeliveryWorker:
+    """The worker with its channel ladder; without WeChat every push waits in the in-app queue.
+    `batch_size` None: the standalone worker's default (large batches, cheapest per push)."""
     channels: dict[str, Channel] = {}
     if client is not None:
         channels["wechat"] = LoggedChannel(WeChatCustomChannel(client))
@@ -44,7 +49,8 @@ def delivery_worker(settings: Settings, sessions: async_sessionmaker[AsyncSessio
                           catchup_hours=settings.H5_REMINDER_CATCHUP_HOURS)
     return DeliveryWorker(sessions, clock, channels, scheduler=scheduler,
                           policy=RetryPolicy(max_attempts=settings.H5_REMINDER_MAX_ATTEMPTS),
-                          poll_interval_s=settings.H5_REMINDER_SCAN_INTERVAL_MS / 1000)
+                          poll_interval_s=settings.H5_REMINDER_SCAN_INTERVAL_MS / 1000,
+                          batch_size=batch_size or STANDALONE_BATCH)
 
 
 class WorkerTask:

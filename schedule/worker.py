@@ -264,8 +264,12 @@ class DeliveryWorker:
     async def _read_pauses(self, now: int) -> None:
         if now - self._pauses_read_at < PAUSES_REFRESH_MS:
             return
-        stored = await in_transaction(self._sessions, lambda session: pauses.active(session, now))
         self._pauses_read_at = now
+        try:
+            stored = await in_transaction(self._sessions, lambda session: pauses.active(session, now))
+        except Exception as exc:  # deliveries go on under the pauses this worker knows of
+            log.warning("channel pauses could not be read (%s); using this worker's own", exc)
+            return
         mine = {c: p for c, p in self._pauses.items() if p.until > now}
         self._pauses = {c: max((p for p in (stored.get(c), mine.get(c)) if p is not None), key=lambda p: p.until)
                         for c in {*stored, *mine}}
@@ -293,8 +297,14 @@ class DeliveryWorker:
                 await in_transaction(self._sessions, lambda session: pauses.record(session, new, now))
                 return
             except IntegrityError:
-                if attempt == 2:
-                    raise
+                if attempt == 1:
+                    continue
+                failed: Exception = RuntimeError("pause insert conflicted twice")
+            except Exception as exc:  # the pause still holds in this process; the receipts are committed
+                failed = exc
+            log.warning("channel pause not stored (%s); this worker keeps it and tries again", failed)
+            self._new_pauses.update({p.channel: p for p in new if p.channel not in self._new_pauses})
+            return
 
     # ---------------------------------------------------------------- sending
     async def _deliver(self, batch: Batch) -> list[Outcome]:

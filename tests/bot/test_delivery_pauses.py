@@ -9,7 +9,7 @@ from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from fastapi import FastAPI
-from sqlalchemy import select
+from sqlalchemy import select, text
 from test_delivery import app_with, outbox_row, queue_text
 
 from bot.runtime import delivery_worker, wechat_client
@@ -91,3 +91,21 @@ async def test_daily_quota_sends_the_rest_down_the_ladder_until_beijing_midnight
         rows = [await outbox_row(app, i) for i in (first, second, third)]
     assert [(r.status, r.channel) for r in rows] == [("sent", "template"), ("sent", "template"), ("sent", "wechat")]
     assert len(api.calls_to("message/template/send")) == 2
+
+
+async def test_a_pause_that_cannot_be_stored_still_holds_here_and_loses_no_receipt(
+        database_url: str, clock: FrozenClock) -> None:
+    async with FakeWeChatAPI() as api, app_with(api, database_url, clock) as app:
+        first, second = [await queue_text(app, clock, f"o-{n}", f"第{n}条") for n in "ab"]
+        async with app.state.engine.begin() as conn:
+            await conn.execute(text("DROP TABLE channel_pauses"))  # the database refuses the pause
+        api.script("message/custom/send", 0, 45011)  # one send goes out, the other meets the limit
+        report = await app.state.worker.run_once()
+        third = await queue_text(app, clock, "o-c", "第三条")
+        clock.advance(seconds=2)  # past the pause re-read: reading fails too, the worker keeps its own
+        again = await app.state.worker.run_once()
+        rows = [await outbox_row(app, i) for i in (first, second, third)]
+    assert (report.sent, report.retried, again.claimed) == (1, 1, 0)
+    assert sorted(r.status for r in rows[:2]) == ["pending", "sent"]  # the sends race: either may be refused
+    assert rows[2].status == "pending"
+    assert len(api.calls_to("message/custom/send")) == 2  # nothing more during the pause

@@ -33,7 +33,6 @@ class Claimed:
     message: Outgoing
     channel: str
     attempts: int
-    timezone: str
     reminder_id: int | None
     next_attempt_at: int = 0
     failure_class: str | None = None
@@ -75,7 +74,7 @@ async def claim(session: AsyncSession, *, token: str, now: int, lease_ms: int, l
     rows = (await session.execute(
         select(o.id, o.user_id, o.kind, o.idempotency_key, o.payload, o.channel, o.attempts, o.receipt,
                o.reminder_id, o.next_attempt_at, o.failure_class, o.window_reserved_at, o.created_at,
-               UserRow.wechat_openid, UserRow.timezone, UserRow.subscribed, ReminderRow.remind_at)
+               UserRow.wechat_openid, UserRow.subscribed, ReminderRow.remind_at)
         .join(UserRow, UserRow.id == o.user_id)
         .outerjoin(ReminderRow, ReminderRow.id == o.reminder_id)
         .where(o.id.in_(ids), o.lock_token == token)
@@ -86,7 +85,7 @@ async def claim(session: AsyncSession, *, token: str, now: int, lease_ms: int, l
                               .values(status="cancelled", lock_token=None, locked_until=None, updated_at=now))
         await _close_reminders(session, "cancelled", [r.reminder_id for r in rows if not r.subscribed], now)
     blocked = await _template_blockers(session, {r.user_id for r in rows if r.subscribed and r.channel == "template"})
-    return [Claimed(row_id=r.id, token=token, channel=r.channel, attempts=r.attempts, timezone=r.timezone,
+    return [Claimed(row_id=r.id, token=token, channel=r.channel, attempts=r.attempts,
                     reminder_id=r.reminder_id, next_attempt_at=r.next_attempt_at, failure_class=r.failure_class,
                     window_reserved_at=r.window_reserved_at, template_blocked=r.user_id in blocked,
                     due_at=r.remind_at if r.remind_at is not None else r.created_at,

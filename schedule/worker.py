@@ -233,14 +233,6 @@ class DeliveryWorker:
         now = self._released_at = now_ms(self._clock)
         return await in_transaction(self._sessions, lambda session: claims.release_stale(session, now=now))
 
-    async def claim(self) -> list[Claimed]:
-        """Lease a batch (status `claimed`) without moving it to `sending`."""
-        now, token = now_ms(self._clock), str(uuid.uuid4())
-        await self._read_pauses(now)
-        held = self._held(now)
-        return await in_transaction(self._sessions, lambda session: claims.claim(
-            session, token=token, now=now, lease_ms=self._lease_ms, limit=self._batch, held=held))
-
     async def _claim_batch(self) -> Batch:
         """Lease a batch and mark it sending, taking window slots, in one transaction (one commit per batch)."""
         now, token = now_ms(self._clock), str(uuid.uuid4())
@@ -292,19 +284,18 @@ class DeliveryWorker:
             return
         new, self._new_pauses = list(self._new_pauses.values()), {}
         now = now_ms(self._clock)
-        for attempt in (1, 2):  # two workers inserting the same channel at once: the second one updates
+
+        async def record() -> None:
+            await in_transaction(self._sessions, lambda session: pauses.record(session, new, now))
+
+        try:
             try:
-                await in_transaction(self._sessions, lambda session: pauses.record(session, new, now))
-                return
-            except IntegrityError:
-                if attempt == 1:
-                    continue
-                failed: Exception = RuntimeError("pause insert conflicted twice")
-            except Exception as exc:  # the pause still holds in this process; the receipts are committed
-                failed = exc
-            log.warning("channel pause not stored (%s); this worker keeps it and tries again", failed)
+                await record()
+            except IntegrityError:  # another worker inserted the same channel meanwhile: now it updates
+                await record()
+        except Exception as exc:  # the pause still holds in this process; the receipts are committed
+            log.warning("channel pause not stored (%s); this worker keeps it and tries again", exc)
             self._new_pauses.update({p.channel: p for p in new if p.channel not in self._new_pauses})
-            return
 
     # ---------------------------------------------------------------- sending
     async def _deliver(self, batch: Batch) -> list[Outcome]:
@@ -373,9 +364,9 @@ class DeliveryWorker:
                 raise DeliveryFailure("window", f"channel {item.channel!r} is not configured")
             if item.channel == "template" and item.template_blocked:
                 raise DeliveryFailure("window", "the user blocks template messages")
-            pause = self._pauses.get(item.channel)
-            if pause is not None and pause.until > now_ms(self._clock):
-                return self._failed(item, pause.failure(now_ms(self._clock)))  # no call: it would be refused
+            pause, now = self._pauses.get(item.channel), now_ms(self._clock)
+            if pause is not None and pause.until > now:
+                return self._failed(item, pause.failure(now))  # no call: it would be refused
             try:
                 receipt = await channel.send(item.message)
             except DeliveryFailure as failure:

@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from schedule import claims, outbox, window
 from schedule.channel import DeliveryFailure, Outgoing, Receipt
+from schedule.claims import Claimed
 from schedule.clock import now_ms
 from schedule.db import create_engine, in_transaction, session_factory
 from schedule.model import DeliveryLogRow, OutboundMessageRow, UserRow
@@ -170,11 +171,16 @@ async def test_partial_send_replays_only_missing_parts(sessions: async_sessionma
     assert row.receipt == {"parts": {"0": "m0", "1": "wechat-1", "2": "wechat-2"}}
 
 
+async def lease(sessions: async_sessionmaker[AsyncSession], clock: FrozenClock, *, lease_ms: int) -> list[Claimed]:
+    """What a worker's claim takes before it marks the rows sending (a worker that stops right there)."""
+    return await in_transaction(sessions, lambda session: claims.claim(
+        session, token="slow-worker", now=now_ms(clock), lease_ms=lease_ms, limit=10))
+
+
 async def test_expired_claim_returns_to_pending_and_old_worker_is_fenced(
         sessions: async_sessionmaker[AsyncSession], clock: FrozenClock, user_id: int) -> None:
     row_id = await queue(sessions, clock, user_id, "k")
-    slow = worker(sessions, clock, RecordingChannel(), lease_ms=10_000)
-    claimed = await slow.claim()
+    claimed = await lease(sessions, clock, lease_ms=10_000)
     assert [c.row_id for c in claimed] == [row_id]
     clock.advance(seconds=11)
     other_channel = RecordingChannel()
@@ -190,8 +196,7 @@ async def test_expired_claim_returns_to_pending_and_old_worker_is_fenced(
 async def test_expired_send_becomes_unknown_and_is_replayed(sessions: async_sessionmaker[AsyncSession],
                                                             clock: FrozenClock, user_id: int) -> None:
     row_id = await queue(sessions, clock, user_id, "k")
-    crashed = worker(sessions, clock, RecordingChannel(), lease_ms=10_000)
-    claimed = await crashed.claim()
+    claimed = await lease(sessions, clock, lease_ms=10_000)
     ready, _ = await in_transaction(sessions, lambda session: claims.mark_sending(
         session, claimed, windowed=frozenset(), now=now_ms(clock), lease_ms=10_000))
     assert ready  # then the process dies mid-send

@@ -5,12 +5,13 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from sqlalchemy import event
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import DisconnectionError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///./schedbot.db"
@@ -27,16 +28,22 @@ def create_engine(url: str = DEFAULT_DATABASE_URL, **kwargs: Any) -> AsyncEngine
     backend = parsed.get_backend_name()
     kwargs.setdefault("json_serializer", _json_text)
     if backend == "sqlite":
+        kwargs.setdefault("pool_reset_on_return", None)  # `_reset_when_needed` does it
         engine = create_async_engine(url, connect_args={"timeout": 30}, **kwargs)
         _configure_sqlite(engine)
+        _reset_when_needed(engine)
         return engine
     if backend in ("mysql", "mariadb"):
         if "charset" not in parsed.query:
             parsed = parsed.update_query_dict({"charset": "utf8mb4"})
         kwargs.setdefault("pool_recycle", 3600)
-        kwargs.setdefault("pool_pre_ping", True)
         kwargs.setdefault("isolation_level", "READ COMMITTED")
-        return create_async_engine(parsed, **kwargs)
+        kwargs.setdefault("pool_reset_on_return", None)
+        engine = create_async_engine(parsed, **kwargs)
+        _reset_when_needed(engine)
+        if not kwargs.get("pool_pre_ping"):
+            _ping_when_idle(engine)
+        return engine
     raise ValueError(f"unsupported database backend {backend!r}: use sqlite+aiosqlite:// or mysql+aiomysql://")
 
 
@@ -63,6 +70,66 @@ def _configure_sqlite(engine: AsyncEngine) -> None:
         # Every transaction takes the write lock at BEGIN: no SQLITE_BUSY upgrade
         # deadlocks between concurrent sessions, and claims are serialised.
         conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+IDLE_PING_S = 10.0  # a pooled MariaDB connection idle this long is pinged before use
+_ERRORED = "schedbot_errored"
+_CHECKED_IN = "schedbot_checked_in"
+
+
+def _reset_when_needed(engine: AsyncEngine) -> None:
+    """Roll a returned connection back only when something may still be open on it.
+
+    SQLAlchemy's default rolls back on every return to the pool, even right after the COMMIT that
+    closed the unit of work: one more round trip (MariaDB) or thread hop (aiosqlite) per transaction,
+    on a webhook that runs three of them per message. A connection is returned with no SQLAlchemy
+    transaction only after that transaction ended by commit or rollback (a statement after it would
+    have begun another, and a transaction still open at close is rolled back by SQLAlchemy, which then
+    says so in `transaction_was_reset`), so a rollback is needed only when that end may have failed:
+    an error was raised on the connection, or the driver itself reports a transaction in progress.
+    """
+
+    @event.listens_for(engine.sync_engine, "handle_error")
+    def _on_error(context: Any) -> None:
+        if context.connection is not None and not context.connection.closed:
+            context.connection.info[_ERRORED] = True
+
+    @event.listens_for(engine.sync_engine, "reset")
+    def _on_reset(dbapi_connection: Any, record: Any, state: Any) -> None:
+        if state.terminate_only or not state.asyncio_safe or state.transaction_was_reset:
+            return  # the pool only closes it, or SQLAlchemy has just rolled back
+        info = record.info if record is not None else {}
+        if info.pop(_ERRORED, False) or _driver_in_transaction(dbapi_connection):
+            dbapi_connection.rollback()
+
+
+def _driver_in_transaction(dbapi_connection: Any) -> bool:
+    driver = getattr(dbapi_connection, "driver_connection", None)
+    if hasattr(driver, "get_transaction_status"):  # aiomysql: the server's IN_TRANS flag of the last OK
+        return bool(driver.get_transaction_status())
+    in_transaction = getattr(driver, "in_transaction", None)  # aiosqlite: sqlite3's own flag
+    return True if in_transaction is None else bool(in_transaction)
+
+
+def _ping_when_idle(engine: AsyncEngine) -> None:
+    """`pool_pre_ping`, but only for a connection that sat idle: a ping on every checkout is one more
+    round trip per transaction. A server that went away meanwhile fails the first statement instead,
+    which invalidates the whole pool (SQLAlchemy's disconnect handling) and the caller retries."""
+
+    @event.listens_for(engine.sync_engine, "checkin")
+    def _on_checkin(_dbapi_connection: Any, record: Any) -> None:
+        if record is not None:
+            record.info[_CHECKED_IN] = time.monotonic()
+
+    @event.listens_for(engine.sync_engine, "checkout")
+    def _on_checkout(dbapi_connection: Any, record: Any, _proxy: Any) -> None:
+        since = record.info.get(_CHECKED_IN)
+        if since is None or time.monotonic() - since < IDLE_PING_S:
+            return
+        try:
+            dbapi_connection.ping(False)
+        except Exception as exc:
+            raise DisconnectionError("idle connection failed its ping") from exc  # the pool reconnects
 
 
 def session_factory(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:

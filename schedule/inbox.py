@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import select, update
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from schedule.model import DeliveryLogRow, OutboundMessageRow, ReminderRow
@@ -27,13 +27,17 @@ class Notice:
     expired: bool = False  # a reminder that came due while the service was down
 
 
+_M = OutboundMessageRow
+_PENDING = (select(_M.id, _M.kind, _M.payload, _M.created_at)  # only what a notice shows: rows are wide
+            .where(_M.user_id == bindparam("p_uid"), _M.channel == "inapp", _M.status == "pending")
+            .order_by(_M.created_at, _M.id).limit(bindparam("p_limit")))
+
+
 async def pending(session: AsyncSession, user_id: int, *, limit: int = MAX_SHOWN) -> list[Notice]:
-    """The user's waiting notices, oldest first (read only)."""
-    rows = (await session.scalars(
-        select(OutboundMessageRow)
-        .where(OutboundMessageRow.user_id == user_id, OutboundMessageRow.channel == "inapp",
-               OutboundMessageRow.status == "pending")
-        .order_by(OutboundMessageRow.created_at, OutboundMessageRow.id).limit(limit))).all()
+    """The user's waiting notices, oldest first (read only). Asked on every chat message, so a prebuilt
+    Core statement on the session's connection: no ORM objects for what is nearly always no rows."""
+    conn = await session.connection()
+    rows = (await conn.execute(_PENDING, {"p_uid": user_id, "p_limit": limit})).all()
     return [Notice(outbox_id=r.id, kind=r.kind, text=str((r.payload or {}).get("text", "")), created_at=r.created_at,
                    expired=bool((r.payload or {}).get("expired"))) for r in rows]
 

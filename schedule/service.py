@@ -9,7 +9,7 @@ from dataclasses import replace
 from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import and_, select, update
+from sqlalchemy import and_, bindparam, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -33,6 +33,9 @@ from schedule.occurrence import at_occurrence, in_range
 from schedule.recurrence import localize, next_occurrence
 
 OPEN_REMINDER = ("pending", "locked")
+# Every chat message reads its user: four columns by primary key, no ORM identity map in the way.
+_USER = select(UserRow.id, UserRow.wechat_openid, UserRow.timezone, UserRow.subscribed).where(
+    UserRow.id == bindparam("p_uid"))
 _UNIT: ContextVar[AsyncSession | None] = ContextVar("schedule_unit_of_work", default=None)
 
 
@@ -80,10 +83,10 @@ class ScheduleService:
 
     async def get_user(self, user_id: int) -> User:
         async with self._tx() as session:
-            row = await session.get(UserRow, user_id)
+            row = (await (await session.connection()).execute(_USER, {"p_uid": user_id})).first()
             if row is None:
                 raise NotFound(f"user {user_id}")
-            return user_of(row)
+            return user_of(row)  # type: ignore[arg-type]  # the Row has the columns user_of reads
 
     async def issue_api_token(self, openid: str, *, label: str = tokens.DEFAULT_LABEL) -> tuple[User, str, bool]:
         """A fresh bearer token for the user (created if missing) under `label`; True when it replaced

@@ -1,0 +1,67 @@
+"""The pending-question store: saved over an older question, read back while fresh, and never failing a
+message because another message of the same user changed the row meanwhile."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+
+from bot.conversation import dialog
+from bot.conversation.context import Ask
+from intent import parse
+from schedule import users
+
+SH = ZoneInfo("Asia/Shanghai")
+NOW = datetime(2026, 6, 18, 10, 0, tzinfo=SH)
+
+
+def question(text: str) -> Ask:
+    intent = parse(text, now=NOW, tz=SH)
+    assert intent.needs_clarification
+    return Ask(intent, candidates=(3, 5))
+
+
+async def new_user(sessions: async_sessionmaker[AsyncSession]) -> int:
+    async with sessions.begin() as session:
+        return (await users.get_or_create(session, "o-dialog", timezone="Asia/Shanghai", now_ms=0)).id
+
+
+async def test_a_new_question_replaces_the_old_one_and_expires(sessions: async_sessionmaker[AsyncSession]) -> None:
+    uid = await new_user(sessions)
+    async with sessions.begin() as session:
+        await dialog.save(session, uid, question("我明天要去开会，帮我记录增加一个提醒"), expires_at_ms=1_000)
+    async with sessions.begin() as session:
+        await dialog.save(session, uid, question("提醒我交材料"), expires_at_ms=2_000)
+    async with sessions.begin() as session:
+        pending = await dialog.load(session, uid, now_ms=1_500)
+        assert pending is not None and pending.candidates == (3, 5)
+        assert pending.intent.pending is not None and pending.intent.pending.label == "交材料"
+        assert await dialog.load(session, uid, now_ms=2_000) is None  # expired
+        await dialog.clear(session, uid)
+        assert await dialog.load(session, uid, now_ms=0) is None
+
+
+async def test_saving_after_another_message_cleared_the_question(engine: AsyncEngine,
+                                                                 sessions: async_sessionmaker[AsyncSession]) -> None:
+    """Two messages of one user in flight: the first read the question, the second answered it (row
+    deleted) before the first saves a new one. The save must land, not fail the first message."""
+    uid = await new_user(sessions)
+    async with sessions.begin() as session:
+        await dialog.save(session, uid, question("我明天要去开会，帮我记录增加一个提醒"), expires_at_ms=10_000)
+    if engine.dialect.name == "sqlite":  # writers are serialised: the second message runs in between
+        async with sessions.begin() as other:
+            await dialog.clear(other, uid)
+        async with sessions.begin() as first:
+            assert await dialog.load(first, uid, now_ms=0) is None
+            await dialog.save(first, uid, question("提醒我交材料"), expires_at_ms=20_000)
+    else:  # MariaDB: the two transactions really overlap
+        async with sessions.begin() as first:
+            assert await dialog.load(first, uid, now_ms=0) is not None
+            async with sessions.begin() as other:
+                await dialog.clear(other, uid)
+            await dialog.save(first, uid, question("提醒我交材料"), expires_at_ms=20_000)
+    async with sessions.begin() as session:
+        pending = await dialog.load(session, uid, now_ms=0)
+        assert pending is not None and pending.candidates == (3, 5)

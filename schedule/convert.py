@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+from typing import cast
 from zoneinfo import ZoneInfo
+
+from sqlalchemy import Table
 
 from schedule.clock import from_ms
 from schedule.domain import DigestSubscription, Item, Lunar, Recurrence, Reminder, User
 from schedule.model import DigestSubscriptionRow, ReminderRow, ScheduleItemRow, UserRow
+
+ITEMS = cast(Table, ScheduleItemRow.__table__)
+REMINDERS = cast(Table, ReminderRow.__table__)
+# What `item_of` reads: not the user's original text (source_text), which can be long and is not shown.
+ITEM_COLUMNS = [c for c in ITEMS.c if c.name not in ("source_text", "source_message_id", "deleted_at")]
+# What `reminder_of` reads.
+REMINDER_COLUMNS = [REMINDERS.c[name] for name in
+                    ("id", "item_id", "remind_at", "offset_minutes", "channel", "status", "sent_at")]
 
 
 def user_of(row: UserRow) -> User:

@@ -15,12 +15,12 @@ from datetime import date, datetime, timedelta
 from typing import Any, cast
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import ColumnElement, Table, and_, insert, or_, select, update
+from sqlalchemy import ColumnElement, and_, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from schedule import inbound, outbox
 from schedule.clock import Clock, from_ms, to_ms
-from schedule.convert import item_of, recurrence_of
+from schedule.convert import ITEM_COLUMNS, ITEMS, REMINDERS, item_of, recurrence_of
 from schedule.db import in_transaction
 from schedule.digest import next_digest_run
 from schedule.domain import Item
@@ -36,10 +36,6 @@ DigestText = Callable[[date, list[Item], str, bool], str]  # (day, agenda, tz, s
 log = logging.getLogger(__name__)
 
 
-REMINDERS = cast(Table, ReminderRow.__table__)
-ITEMS = cast(Table, ScheduleItemRow.__table__)
-# What `item_of` reads: not the user's original text (source_text), which can be long and is not shown.
-ITEM_COLUMNS = [c for c in ITEMS.c if c.name not in ("source_text", "source_message_id", "deleted_at")]
 
 
 @dataclass(frozen=True, slots=True)

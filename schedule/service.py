@@ -7,15 +7,27 @@ from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from dataclasses import replace
 from datetime import date, datetime, time, timedelta
+from types import SimpleNamespace
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import and_, bindparam, select, update
+from sqlalchemy import and_, bindparam, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from schedule import tokens, users
 from schedule.clock import Clock, from_ms, now_ms, to_ms
-from schedule.convert import digest_of, item_of, local_date_of, recurrence_of, reminder_of, user_of
+from schedule.convert import (
+    ITEM_COLUMNS,
+    ITEMS,
+    REMINDER_COLUMNS,
+    REMINDERS,
+    digest_of,
+    item_of,
+    local_date_of,
+    recurrence_of,
+    reminder_of,
+    user_of,
+)
 from schedule.digest import next_digest_run
 from schedule.domain import (
     DigestSubscription,
@@ -36,6 +48,23 @@ OPEN_REMINDER = ("pending", "locked")
 # Every chat message reads its user: four columns by primary key, no ORM identity map in the way.
 _USER = select(UserRow.id, UserRow.wechat_openid, UserRow.timezone, UserRow.subscribed).where(
     UserRow.id == bindparam("p_uid"))
+# Chat reads and writes items on every message: prebuilt Core statements over the columns `item_of`
+# reads, so a message costs no ORM objects and no wide rows (the original text stays in the table).
+_USER_EXISTS = select(UserRow.id).where(UserRow.id == bindparam("p_uid"))
+_ITEMS_OF = (select(*ITEM_COLUMNS).where(ITEMS.c.user_id == bindparam("p_uid"),
+                                         ITEMS.c.status.in_(bindparam("p_statuses", expanding=True)))
+             .order_by(ITEMS.c.id))
+_ITEMS_OF_KIND = _ITEMS_OF.where(ITEMS.c.kind == bindparam("p_kind"))
+_ITEM = select(*ITEM_COLUMNS).where(ITEMS.c.id == bindparam("p_id"), ITEMS.c.user_id == bindparam("p_uid"),
+                                    ITEMS.c.status != "deleted")
+_REMINDERS_OF = select(*REMINDER_COLUMNS).where(REMINDERS.c.item_id.in_(bindparam("p_ids", expanding=True)))
+_INSERT_ITEM = insert(ITEMS)
+_INSERT_REMINDER = insert(REMINDERS)
+_CLOSE_ITEM = update(ITEMS).where(ITEMS.c.id == bindparam("p_id")).values(
+    status=bindparam("p_status"), updated_at=bindparam("p_at"), deleted_at=bindparam("p_deleted"))
+_CLOSE_REMINDERS = (update(REMINDERS).where(REMINDERS.c.item_id == bindparam("p_id"),
+                                            REMINDERS.c.status.in_(OPEN_REMINDER))
+                    .values(status="cancelled", updated_at=bindparam("p_at"), locked_until=None))
 _UNIT: ContextVar[AsyncSession | None] = ContextVar("schedule_unit_of_work", default=None)
 
 
@@ -127,34 +156,42 @@ class ScheduleService:
         if new.all_day and new.kind == "event" and new.start_at is not None and end_at is None:
             end_at = _next_local_midnight(new.start_at, new.timezone)
         recurrence = new.recurrence
+        values = {
+            "user_id": user_id, "kind": new.kind, "title": new.title, "description": new.description,
+            "status": "active", "start_at": new.start_at, "end_at": end_at, "due_at": new.due_at,
+            "all_day": new.all_day,
+            "local_date": local_date_of(anchor, new.timezone) if new.all_day and anchor is not None else None,
+            "timezone": new.timezone, "location": new.location,
+            "rrule": recurrence.rrule if recurrence else None,
+            "workdays": recurrence.workdays if recurrence else None,
+            "lunar": ({"month": recurrence.lunar.month, "day": recurrence.lunar.day, "leap": recurrence.lunar.leap}
+                      if recurrence and recurrence.lunar else None),
+            "source_channel": new.source_channel, "source_message_id": new.source_message_id,
+            "source_text": new.source_text, "metadata_json": new.metadata,
+            "created_at": stamp, "updated_at": stamp,
+        }
         async with self._tx() as session:
-            await self._owned_user(session, user_id)
-            row = ScheduleItemRow(
-                user_id=user_id, kind=new.kind, title=new.title, description=new.description, status="active",
-                start_at=new.start_at, end_at=end_at, due_at=new.due_at, all_day=new.all_day,
-                local_date=local_date_of(anchor, new.timezone) if new.all_day and anchor is not None else None,
-                timezone=new.timezone, location=new.location,
-                rrule=recurrence.rrule if recurrence else None,
-                workdays=recurrence.workdays if recurrence else None,
-                lunar=({"month": recurrence.lunar.month, "day": recurrence.lunar.day, "leap": recurrence.lunar.leap}
-                       if recurrence and recurrence.lunar else None),
-                source_channel=new.source_channel, source_message_id=new.source_message_id,
-                source_text=new.source_text, metadata_json=new.metadata,
-                created_at=stamp, updated_at=stamp,
-            )
-            session.add(row)
-            await session.flush()
+            conn = await session.connection()
+            if (await conn.execute(_USER_EXISTS, {"p_uid": user_id})).first() is None:
+                raise NotFound(f"user {user_id}")
+            item_id = (await conn.execute(_INSERT_ITEM, values)).inserted_primary_key[0]
             # A new item has no reminders yet: plain inserts (duplicates in the request collapse to one).
-            unique = {(r.remind_at, r.channel): r for r in new.reminders}.values()
-            reminders = [_new_reminder(row, r, stamp) for r in unique]
-            session.add_all(reminders)
-            await session.flush()
-            return item_of(row, reminders)
+            reminders = []
+            for r in {(r.remind_at, r.channel): r for r in new.reminders}.values():
+                rem = {"user_id": user_id, "item_id": item_id, "remind_at": r.remind_at,
+                       "offset_minutes": r.offset_minutes, "channel": r.channel, "status": "pending", "attempts": 0,
+                       "next_attempt_at": r.remind_at, "created_at": stamp, "updated_at": stamp}
+                rem_id = (await conn.execute(_INSERT_REMINDER, rem)).inserted_primary_key[0]
+                reminders.append(SimpleNamespace(id=rem_id, sent_at=None, **rem))
+            return item_of(SimpleNamespace(id=item_id, **values), reminders)  # type: ignore[arg-type]
 
     async def get_item(self, user_id: int, item_id: int) -> Item:
         async with self._tx() as session:
-            row = await _owned_item(session, user_id, item_id, include_deleted=False)
-            return item_of(row, await _reminders_of(session, [row.id]))
+            conn = await session.connection()
+            row = (await conn.execute(_ITEM, {"p_id": item_id, "p_uid": user_id})).first()
+            if row is None:
+                raise NotFound(f"item {item_id}")
+            return item_of(row, await _reminder_rows(session, [row.id]))  # type: ignore[arg-type]
 
     async def list_items(
         self, user_id: int, *, start_ms: int | None = None, end_ms: int | None = None,
@@ -164,16 +201,16 @@ class ScheduleService:
         """Items in [start_ms, end_ms): events overlapping it, tasks due in it, recurring items
         with an occurrence in it (reported at that occurrence). Ordered by time."""
         async with self._tx() as session:
-            query = select(ScheduleItemRow).where(ScheduleItemRow.user_id == user_id,
-                                                  ScheduleItemRow.status.in_(tuple(statuses)))
+            params: dict[str, object] = {"p_uid": user_id, "p_statuses": list(statuses)}
             if kind is not None:
-                query = query.where(ScheduleItemRow.kind == kind)
-            rows = list((await session.scalars(query.order_by(ScheduleItemRow.id))).all())
+                params["p_kind"] = kind
+            rows = (await (await session.connection()).execute(
+                _ITEMS_OF if kind is None else _ITEMS_OF_KIND, params)).all()
             found = [item for row in rows
-                     if (item := in_range(row, start_ms, end_ms, include_undated_tasks)) is not None]
+                     if (item := in_range(row, start_ms, end_ms, include_undated_tasks)) is not None]  # type: ignore[arg-type]
             if include_reminders and found:
                 by_item: dict[int, list[ReminderRow]] = {}
-                for rem in await _reminders_of(session, [r.id for r, _ in found]):
+                for rem in await _reminder_rows(session, [r.id for r, _ in found]):
                     by_item.setdefault(rem.item_id, []).append(rem)
                 items = [at_occurrence(item_of(row, by_item.get(row.id, [])), occ) for row, occ in found]
             else:
@@ -229,17 +266,15 @@ class ScheduleService:
     async def _close(self, user_id: int, item_id: int, status: str) -> Item:
         stamp = now_ms(self._clock)
         async with self._tx() as session:
-            row = await _owned_item(session, user_id, item_id, include_deleted=False)
-            row.status = status
-            row.updated_at = stamp
-            if status == "deleted":
-                row.deleted_at = stamp
-            await session.execute(
-                update(ReminderRow)
-                .where(ReminderRow.item_id == row.id, ReminderRow.status.in_(OPEN_REMINDER))
-                .values(status="cancelled", updated_at=stamp, locked_until=None)
-            )
-            return item_of(row, await _reminders_of(session, [row.id]))
+            conn = await session.connection()
+            row = (await conn.execute(_ITEM, {"p_id": item_id, "p_uid": user_id})).first()
+            if row is None:
+                raise NotFound(f"item {item_id}")
+            await conn.execute(_CLOSE_ITEM, {"p_id": row.id, "p_status": status, "p_at": stamp,
+                                             "p_deleted": stamp if status == "deleted" else None})
+            await conn.execute(_CLOSE_REMINDERS, {"p_id": row.id, "p_at": stamp})
+            shown = SimpleNamespace(**{**row._asdict(), "status": status, "updated_at": stamp})
+            return item_of(shown, await _reminder_rows(session, [row.id]))  # type: ignore[arg-type]
 
     async def skip_occurrence(self, user_id: int, item_id: int, on: date) -> Item:
         """Cancel one occurrence of a series (an EXDATE): the series itself goes on, and a reminder
@@ -392,6 +427,14 @@ async def _reminders_of(session: AsyncSession, item_ids: Iterable[int]) -> list[
     if not ids:
         return []
     return list((await session.scalars(select(ReminderRow).where(ReminderRow.item_id.in_(ids)))).all())
+
+
+async def _reminder_rows(session: AsyncSession, item_ids: list[int]) -> list[ReminderRow]:
+    """The items' reminders as plain rows of the columns `reminder_of` reads (read-only uses)."""
+    if not item_ids:
+        return []
+    conn = await session.connection()
+    return list((await conn.execute(_REMINDERS_OF, {"p_ids": item_ids})).all())  # type: ignore[arg-type]
 
 
 def _new_reminder(item: ScheduleItemRow, new: NewReminder, stamp: int) -> ReminderRow:

@@ -26,7 +26,7 @@ from bot.pages.links import PageLinks
 from bot.pages.routes import pages_router
 from bot.runtime import IN_PROCESS_BATCH, WorkerTask, delivery_worker, wechat_client
 from bot.settings import Settings
-from bot.webhook import build_wechat_router
+from bot.webhook import WeChatFastPath, build_wechat_router
 from intent import target
 from schedule.clock import Clock, SystemClock
 from schedule.db import create_engine, session_factory
@@ -205,6 +205,8 @@ def create_app(
         """Prometheus text format: outbox backlog, delivery attempts and latency, webhook latency."""
         return Response(await metrics.render(), media_type=CONTENT_TYPE_LATEST)
 
+    if router is not None:
+        app.add_middleware(WeChatFastPath, router=router)  # innermost: /wechat without the framework's routing
     app.add_middleware(BodyLimit)
     app.add_middleware(RequestLog)  # outermost: every answer, 413s included, gets an id and an access line
     return app

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -13,6 +12,9 @@ from sqlalchemy import event
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DisconnectionError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+
+from schedule import sqlite_cursor
+from schedule.clock import SystemClock
 
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///./schedbot.db"
 T = TypeVar("T")
@@ -64,6 +66,7 @@ def _configure_sqlite(engine: AsyncEngine) -> None:
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.close()
+        sqlite_cursor.install(dbapi_connection)  # after the PRAGMAs: one thread hop per statement from here
 
     @event.listens_for(engine.sync_engine, "begin")
     def _on_begin(conn: Any) -> None:
@@ -75,6 +78,7 @@ def _configure_sqlite(engine: AsyncEngine) -> None:
 IDLE_PING_S = 10.0  # a pooled MariaDB connection idle this long is pinged before use
 _ERRORED = "schedbot_errored"
 _CHECKED_IN = "schedbot_checked_in"
+_monotonic = SystemClock().monotonic  # pool housekeeping, not calendar time
 
 
 def _reset_when_needed(engine: AsyncEngine) -> None:
@@ -104,7 +108,7 @@ def _reset_when_needed(engine: AsyncEngine) -> None:
 
 
 def _driver_in_transaction(dbapi_connection: Any) -> bool:
-    driver = getattr(dbapi_connection, "driver_connection", None)
+    driver: Any = getattr(dbapi_connection, "driver_connection", None)
     if hasattr(driver, "get_transaction_status"):  # aiomysql: the server's IN_TRANS flag of the last OK
         return bool(driver.get_transaction_status())
     in_transaction = getattr(driver, "in_transaction", None)  # aiosqlite: sqlite3's own flag
@@ -119,12 +123,12 @@ def _ping_when_idle(engine: AsyncEngine) -> None:
     @event.listens_for(engine.sync_engine, "checkin")
     def _on_checkin(_dbapi_connection: Any, record: Any) -> None:
         if record is not None:
-            record.info[_CHECKED_IN] = time.monotonic()
+            record.info[_CHECKED_IN] = _monotonic()
 
     @event.listens_for(engine.sync_engine, "checkout")
     def _on_checkout(dbapi_connection: Any, record: Any, _proxy: Any) -> None:
         since = record.info.get(_CHECKED_IN)
-        if since is None or time.monotonic() - since < IDLE_PING_S:
+        if since is None or _monotonic() - since < IDLE_PING_S:
             return
         try:
             dbapi_connection.ping(False)

@@ -8,9 +8,11 @@ from contextvars import ContextVar
 from dataclasses import replace
 from datetime import date, datetime, time, timedelta
 from types import SimpleNamespace
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import and_, bindparam, insert, select, update
+from sqlalchemy.engine import CursorResult
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -50,6 +52,7 @@ _USER = select(UserRow.id, UserRow.wechat_openid, UserRow.timezone, UserRow.subs
     UserRow.id == bindparam("p_uid"))
 # Chat reads and writes items on every message: prebuilt Core statements over the columns `item_of`
 # reads, so a message costs no ORM objects and no wide rows (the original text stays in the table).
+_USERS_READ = "schedule_users_read"  # session.info: user ids this transaction has read (a chat message)
 _USER_EXISTS = select(UserRow.id).where(UserRow.id == bindparam("p_uid"))
 _ITEMS_OF = (select(*ITEM_COLUMNS).where(ITEMS.c.user_id == bindparam("p_uid"),
                                          ITEMS.c.status.in_(bindparam("p_statuses", expanding=True)))
@@ -115,6 +118,7 @@ class ScheduleService:
             row = (await (await session.connection()).execute(_USER, {"p_uid": user_id})).first()
             if row is None:
                 raise NotFound(f"user {user_id}")
+            session.info.setdefault(_USERS_READ, set()).add(user_id)
             return user_of(row)  # type: ignore[arg-type]  # the Row has the columns user_of reads
 
     async def issue_api_token(self, openid: str, *, label: str = tokens.DEFAULT_LABEL) -> tuple[User, str, bool]:
@@ -172,16 +176,17 @@ class ScheduleService:
         }
         async with self._tx() as session:
             conn = await session.connection()
-            if (await conn.execute(_USER_EXISTS, {"p_uid": user_id})).first() is None:
-                raise NotFound(f"user {user_id}")
-            item_id = (await conn.execute(_INSERT_ITEM, values)).inserted_primary_key[0]
+            if user_id not in session.info.get(_USERS_READ, ()) and (
+                    await conn.execute(_USER_EXISTS, {"p_uid": user_id})).first() is None:
+                raise NotFound(f"user {user_id}")  # (a user read in this transaction exists: the FK holds it)
+            item_id = _new_id(await conn.execute(_INSERT_ITEM, values))
             # A new item has no reminders yet: plain inserts (duplicates in the request collapse to one).
             reminders = []
             for r in {(r.remind_at, r.channel): r for r in new.reminders}.values():
                 rem = {"user_id": user_id, "item_id": item_id, "remind_at": r.remind_at,
                        "offset_minutes": r.offset_minutes, "channel": r.channel, "status": "pending", "attempts": 0,
                        "next_attempt_at": r.remind_at, "created_at": stamp, "updated_at": stamp}
-                rem_id = (await conn.execute(_INSERT_REMINDER, rem)).inserted_primary_key[0]
+                rem_id = _new_id(await conn.execute(_INSERT_REMINDER, rem))
                 reminders.append(SimpleNamespace(id=rem_id, sent_at=None, **rem))
             return item_of(SimpleNamespace(id=item_id, **values), reminders)  # type: ignore[arg-type]
 
@@ -427,6 +432,12 @@ async def _reminders_of(session: AsyncSession, item_ids: Iterable[int]) -> list[
     if not ids:
         return []
     return list((await session.scalars(select(ReminderRow).where(ReminderRow.item_id.in_(ids)))).all())
+
+
+def _new_id(result: CursorResult[Any]) -> int:
+    key = result.inserted_primary_key
+    assert key is not None  # a single-row INSERT into a table with an autoincrement id
+    return int(key[0])
 
 
 async def _reminder_rows(session: AsyncSession, item_ids: list[int]) -> list[ReminderRow]:

@@ -6,10 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from sqlalchemy import BigInteger, BindParameter, and_, bindparam, case, func, not_, select, update
+from sqlalchemy import BigInteger, BindParameter, and_, bindparam, case, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from schedule.inbound import sqlite_driver
 from schedule.model import UserRow
 
 WindowKind = Literal["message", "click"]
@@ -84,34 +83,29 @@ async def record_interaction(session: AsyncSession, user_id: int, kind: WindowKi
     return state
 
 
-# Built once: the webhook runs this per message; the condition sits in WHERE, not in per-column
-# CASEs, because MariaDB evaluates SET assignments left to right.
+# Built once: the webhook runs this per message. One UPDATE of the user's row: reachable again, the
+# latest message time, and a fresh 5/48 h window unless a newer message window is already open (`_NEWER`).
+# MariaDB evaluates SET assignments left to right, each seeing the columns already assigned, so every
+# CASE reads only columns assigned after it; window_kind comes last and is "message" either way.
 _AT: BindParameter[int] = bindparam("p_at", type_=BigInteger)
-_UID: BindParameter[int] = bindparam("p_uid", type_=BigInteger)
+_NEWER = and_(func.coalesce(UserRow.window_kind, "") == "message", func.coalesce(UserRow.window_opened_at, 0) >= _AT)
 _RECORD_MESSAGE = (
     update(UserRow)
-    .where(UserRow.id == _UID, not_(and_(func.coalesce(UserRow.window_kind, "") == "message",
-                                         func.coalesce(UserRow.window_opened_at, 0) >= _AT)))
-    .values(window_kind="message", window_opened_at=_AT, window_sent_count=0,
-            last_user_message_at=case((func.coalesce(UserRow.last_user_message_at, 0) >= _AT,
-                                       UserRow.last_user_message_at), else_=_AT))
-)
-
-_SQLITE_RECORD_MESSAGE = (
-    "UPDATE users SET window_kind = 'message', window_opened_at = ?, window_sent_count = 0, "
-    "last_user_message_at = CASE WHEN coalesce(last_user_message_at, 0) >= ? THEN last_user_message_at ELSE ? END "
-    "WHERE id = ? AND NOT (coalesce(window_kind, '') = 'message' AND coalesce(window_opened_at, 0) >= ?)"
+    .where(UserRow.id == bindparam("p_uid", type_=BigInteger))
+    .ordered_values(
+        (UserRow.subscribed, True),
+        (UserRow.last_user_message_at, case((func.coalesce(UserRow.last_user_message_at, 0) >= _AT,
+                                             UserRow.last_user_message_at), else_=_AT)),
+        (UserRow.window_sent_count, case((_NEWER, UserRow.window_sent_count), else_=0)),
+        (UserRow.window_opened_at, case((_NEWER, UserRow.window_opened_at), else_=_AT)),
+        (UserRow.window_kind, "message"),
+    )
 )
 
 
 async def record_message(session: AsyncSession, user_id: int, at_ms: int) -> None:
-    """`record_interaction(…, "message", at_ms)` as one UPDATE (the webhook's hot path; same result:
-    a user message opens a fresh 5/48 h window unless a newer message window is already open, in
-    which case last_user_message_at is already at least as new)."""
-    driver = await sqlite_driver(session)
-    if driver is not None:  # same statement, one aiosqlite hop (see schedule.inbound)
-        await driver.execute(_SQLITE_RECORD_MESSAGE, (at_ms, at_ms, at_ms, user_id, at_ms))
-        return
+    """The user wrote at `at_ms`: `record_interaction(…, "message", at_ms)` plus reachable again (a
+    43004/43019 had marked them unreachable), as one UPDATE by primary key in the caller's transaction."""
     await (await session.connection()).execute(_RECORD_MESSAGE, {"p_at": at_ms, "p_uid": user_id})
 
 

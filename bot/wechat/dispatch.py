@@ -232,11 +232,10 @@ class Dispatcher:
             await inbound.finish(session, message.dedupe_key, reply=body, user_id=user_id)
 
         async def work(session: AsyncSession) -> None:
-            if window_kind == "message":
+            if window_kind == "message":  # the window, and reachable again, in one UPDATE
                 await window.record_message(session, user_id, received)
-            elif window_kind == "click":
+            elif window_kind == "click":  # clicked, followed or scanned: reachable again too
                 await window.record_interaction(session, user_id, "click", received)
-            if window_kind is not None:  # the user wrote, clicked, followed or scanned: reachable again
                 await users.mark_reachable(session, user_id)
             if template_status is not None:
                 await template_job.record(session, message, now_ms=stamp)

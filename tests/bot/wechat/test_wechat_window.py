@@ -75,7 +75,7 @@ async def test_record_interaction_and_send(sessions: async_sessionmaker[AsyncSes
 async def test_record_message_matches_the_pure_rule(sessions: async_sessionmaker[AsyncSession],
                                                     state: WindowState) -> None:
     async with sessions.begin() as session:
-        user = UserRow(wechat_openid=f"o-eq-{state}", created_at=0, window_kind=state.kind,
+        user = UserRow(wechat_openid=f"o-eq-{state}", created_at=0, window_kind=state.kind, subscribed=False,
                        window_opened_at=state.opened_at, window_sent_count=state.sent_count,
                        last_user_message_at=state.opened_at if state.kind == "message" else None)
         session.add(user)
@@ -88,3 +88,4 @@ async def test_record_message_matches_the_pure_rule(sessions: async_sessionmaker
         assert row is not None
         assert window.state_of(row) == after_interaction(state, "message", 1000)
         assert row.last_user_message_at == max(1000, state.opened_at or 0 if state.kind == "message" else 1000)
+        assert row.subscribed  # a message makes a user marked unreachable reachable again

@@ -9,13 +9,13 @@ signature cannot carry a second, forged message in any process; housekeeping pur
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from sqlalchemy import bindparam, delete, func, insert, select, update
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from schedule import outbox
+from schedule.fastsql import Fast
 from schedule.model import InboundMessageRow
 
 UNFINISHED_NOTICE = "抱歉，你刚才发的一条消息我没能处理完，请再发一次。"
@@ -47,24 +47,10 @@ _FINISH = (update(InboundMessageRow).where(InboundMessageRow.dedupe_key == bindp
                    user_id=func.coalesce(bindparam("p_user"), InboundMessageRow.user_id)))
 
 
-# SQLite fast path: the same statements straight to aiosqlite, one thread hop each instead of
-# SQLAlchemy's three (cursor, execute, close) — they dominate the webhook's cost on SQLite.
-# Keep these in step with the Core statements above (the test suite runs both backends).
-_SQLITE_CLAIM = ("INSERT OR IGNORE INTO inbound_messages (dedupe_key, user_id, received_at, status, reply) "
-                 "VALUES (?, ?, ?, 'processing', NULL)")
-_SQLITE_NONCE = ("INSERT OR IGNORE INTO inbound_messages (dedupe_key, user_id, received_at, status, reply) "
-                 "VALUES (?, NULL, ?, 'done', ?)")
-_SQLITE_OWNER = "SELECT status, reply FROM inbound_messages WHERE dedupe_key = ?"
-_SQLITE_FINISH = ("UPDATE inbound_messages SET status = 'done', reply = ?, user_id = coalesce(?, user_id) "
-                  "WHERE dedupe_key = ?")
-
-
-async def sqlite_driver(session: AsyncSession) -> Any | None:
-    """The aiosqlite connection under the session's transaction, or None on other backends."""
-    conn = await session.connection()
-    if conn.dialect.name != "sqlite":
-        return None
-    return (await conn.get_raw_connection()).driver_connection
+_CLAIM_FAST = Fast(_CLAIM)
+_NONCE_FAST = Fast(_NONCE)
+_OWNER_FAST = Fast(_OWNER)
+_FINISH_FAST = Fast(_FINISH)
 
 
 async def claim_in(session: AsyncSession, dedupe_key: str, *, now_ms: int, user_id: int | None = None) -> Claim:
@@ -73,20 +59,10 @@ async def claim_in(session: AsyncSession, dedupe_key: str, *, now_ms: int, user_
     On MariaDB a concurrent INSERT of the same key waits for the first transaction and then
     inserts nothing; on SQLite writers are serialised. Either way exactly one caller wins.
     """
-    driver = await sqlite_driver(session)
-    if driver is not None:
-        if (await driver.execute(_SQLITE_CLAIM, (dedupe_key, user_id, now_ms))).rowcount == 1:
-            return Claim(fresh=True, status="processing", reply=None)
-        found = await driver.execute_fetchall(_SQLITE_OWNER, (dedupe_key,))
-        if not found:
-            return Claim(fresh=False, status="processing", reply=None)
-        return Claim(fresh=False, status=found[0][0], reply=found[0][1])
-    conn = await session.connection()  # Core execution: prebuilt statements, a real rowcount
-    statement = _CLAIM["sqlite" if conn.dialect.name == "sqlite" else "mysql"]
     params = {"p_key": dedupe_key, "p_user": user_id, "p_at": now_ms}
-    if (await conn.execute(statement, params)).rowcount == 1:
+    if (await _CLAIM_FAST.run(session, params)).rowcount == 1:
         return Claim(fresh=True, status="processing", reply=None)
-    row = (await conn.execute(_OWNER, {"p_key": dedupe_key})).first()
+    row = (await _OWNER_FAST.run(session, {"p_key": dedupe_key})).first()
     if row is None:  # purged between the two statements: treat as in flight
         return Claim(fresh=False, status="processing", reply=None)
     return Claim(fresh=False, status=row.status, reply=row.reply)
@@ -98,17 +74,10 @@ async def claim_nonce_in(session: AsyncSession, key: str, *, owner: str, now_ms:
     True when the pair is new or was used by this same message before (a retry of it); False when
     it already carried another message: a replay of a leaked signature, to be refused.
     """
-    driver = await sqlite_driver(session)
-    if driver is not None:
-        if (await driver.execute(_SQLITE_NONCE, (key, now_ms, owner))).rowcount == 1:
-            return True
-        found = await driver.execute_fetchall(_SQLITE_OWNER, (key,))
-        return bool(found) and found[0][1] == owner
-    conn = await session.connection()
-    statement = _NONCE["sqlite" if conn.dialect.name == "sqlite" else "mysql"]
-    if (await conn.execute(statement, {"p_key": key, "p_at": now_ms, "p_owner": owner})).rowcount == 1:
+    params = {"p_key": key, "p_at": now_ms, "p_owner": owner}
+    if (await _NONCE_FAST.run(session, params)).rowcount == 1:
         return True
-    row = (await conn.execute(_OWNER, {"p_key": key})).first()
+    row = (await _OWNER_FAST.run(session, {"p_key": key})).first()
     return row is not None and row.reply == owner
 
 
@@ -121,12 +90,7 @@ async def claim(sessions: async_sessionmaker[AsyncSession], dedupe_key: str, *, 
 
 async def finish(session: AsyncSession, dedupe_key: str, *, reply: str | None, user_id: int | None) -> None:
     """Mark the message done with its stored passive reply, in the caller's transaction."""
-    driver = await sqlite_driver(session)
-    if driver is not None:
-        await driver.execute(_SQLITE_FINISH, (reply, user_id, dedupe_key))
-        return
-    conn = await session.connection()
-    await conn.execute(_FINISH, {"p_key": dedupe_key, "p_reply": reply, "p_user": user_id})
+    await _FINISH_FAST.run(session, {"p_key": dedupe_key, "p_reply": reply, "p_user": user_id})
 
 
 async def assign_user(session: AsyncSession, dedupe_key: str, *, user_id: int) -> None:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from sqlalchemy import bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from schedule.fastsql import Fast
 from schedule.model import DeliveryLogRow, OutboundMessageRow, ReminderRow
 
 MAX_SHOWN = 20
@@ -28,7 +29,7 @@ class Notice:
 
 
 _M = OutboundMessageRow
-_PENDING = (select(_M.id, _M.kind, _M.payload, _M.created_at)  # only what a notice shows: rows are wide
+_PENDING = Fast(select(_M.id, _M.kind, _M.payload, _M.created_at)  # only what a notice shows: rows are wide
             .where(_M.user_id == bindparam("p_uid"), _M.channel == "inapp", _M.status == "pending")
             .order_by(_M.created_at, _M.id).limit(bindparam("p_limit")))
 
@@ -36,8 +37,7 @@ _PENDING = (select(_M.id, _M.kind, _M.payload, _M.created_at)  # only what a not
 async def pending(session: AsyncSession, user_id: int, *, limit: int = MAX_SHOWN) -> list[Notice]:
     """The user's waiting notices, oldest first (read only). Asked on every chat message, so a prebuilt
     Core statement on the session's connection: no ORM objects for what is nearly always no rows."""
-    conn = await session.connection()
-    rows = (await conn.execute(_PENDING, {"p_uid": user_id, "p_limit": limit})).all()
+    rows = (await _PENDING.run(session, {"p_uid": user_id, "p_limit": limit})).all()
     return [Notice(outbox_id=r.id, kind=r.kind, text=str((r.payload or {}).get("text", "")), created_at=r.created_at,
                    expired=bool((r.payload or {}).get("expired"))) for r in rows]
 

@@ -11,8 +11,7 @@ from types import SimpleNamespace
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import and_, bindparam, insert, select, update
-from sqlalchemy.engine import CursorResult
+from sqlalchemy import and_, bindparam, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -42,32 +41,45 @@ from schedule.domain import (
     User,
 )
 from schedule.errors import InvalidChange, NotFound
+from schedule.fastsql import Fast, Rows
 from schedule.model import DigestSubscriptionRow, ReminderRow, ScheduleItemRow, UserRow
 from schedule.occurrence import at_occurrence, in_range
 from schedule.recurrence import localize, next_occurrence
 
 OPEN_REMINDER = ("pending", "locked")
 # Every chat message reads its user: four columns by primary key, no ORM identity map in the way.
-_USER = select(UserRow.id, UserRow.wechat_openid, UserRow.timezone, UserRow.subscribed).where(
-    UserRow.id == bindparam("p_uid"))
+_USER = Fast(select(UserRow.id, UserRow.wechat_openid, UserRow.timezone, UserRow.subscribed).where(
+    UserRow.id == bindparam("p_uid")))
 # Chat reads and writes items on every message: prebuilt Core statements over the columns `item_of`
 # reads, so a message costs no ORM objects and no wide rows (the original text stays in the table).
 _USERS_READ = "schedule_users_read"  # session.info: user ids this transaction has read (a chat message)
-_USER_EXISTS = select(UserRow.id).where(UserRow.id == bindparam("p_uid"))
+_USER_EXISTS = Fast(select(UserRow.id).where(UserRow.id == bindparam("p_uid")))
 _ITEMS_OF = (select(*ITEM_COLUMNS).where(ITEMS.c.user_id == bindparam("p_uid"),
                                          ITEMS.c.status.in_(bindparam("p_statuses", expanding=True)))
              .order_by(ITEMS.c.id))
 _ITEMS_OF_KIND = _ITEMS_OF.where(ITEMS.c.kind == bindparam("p_kind"))
-_ITEM = select(*ITEM_COLUMNS).where(ITEMS.c.id == bindparam("p_id"), ITEMS.c.user_id == bindparam("p_uid"),
-                                    ITEMS.c.status != "deleted")
+_ACTIVE = select(*ITEM_COLUMNS).where(ITEMS.c.user_id == bindparam("p_uid"), ITEMS.c.status == "active")
+_ACTIVE_ITEMS_OF = Fast(_ACTIVE.order_by(ITEMS.c.id))  # what chat lists: no IN list to expand
+_ACTIVE_ITEMS_OF_KIND = Fast(_ACTIVE.where(ITEMS.c.kind == bindparam("p_kind")).order_by(ITEMS.c.id))
+_ITEM = Fast(select(*ITEM_COLUMNS).where(ITEMS.c.id == bindparam("p_id"), ITEMS.c.user_id == bindparam("p_uid"),
+                                         ITEMS.c.status != "deleted"))
+_REMINDERS_OF_ITEM = Fast(select(*REMINDER_COLUMNS).where(REMINDERS.c.item_id == bindparam("p_id")))
 _REMINDERS_OF = select(*REMINDER_COLUMNS).where(REMINDERS.c.item_id.in_(bindparam("p_ids", expanding=True)))
-_INSERT_ITEM = insert(ITEMS)
-_INSERT_REMINDER = insert(REMINDERS)
-_CLOSE_ITEM = update(ITEMS).where(ITEMS.c.id == bindparam("p_id")).values(
-    status=bindparam("p_status"), updated_at=bindparam("p_at"), deleted_at=bindparam("p_deleted"))
-_CLOSE_REMINDERS = (update(REMINDERS).where(REMINDERS.c.item_id == bindparam("p_id"),
-                                            REMINDERS.c.status.in_(OPEN_REMINDER))
-                    .values(status="cancelled", updated_at=bindparam("p_at"), locked_until=None))
+_ITEM_FIELDS = ("user_id", "kind", "title", "description", "status", "start_at", "end_at", "due_at", "all_day",
+                "local_date", "timezone", "location", "rrule", "workdays", "lunar", "source_channel",
+                "source_message_id", "source_text", "metadata_json", "created_at", "updated_at")
+_REMINDER_FIELDS = ("user_id", "item_id", "remind_at", "offset_minutes", "channel", "status", "attempts",
+                    "next_attempt_at", "created_at", "updated_at")
+_INSERT_ITEM = Fast(insert(ITEMS).values(
+    {ITEMS.c[f]: bindparam(f"v_{f}", type_=ITEMS.c[f].type) for f in _ITEM_FIELDS}))
+_INSERT_REMINDER = Fast(insert(REMINDERS).values(
+    {REMINDERS.c[f]: bindparam(f"v_{f}", type_=REMINDERS.c[f].type) for f in _REMINDER_FIELDS}))
+_CLOSE_ITEM = Fast(update(ITEMS).where(ITEMS.c.id == bindparam("p_id")).values(
+    status=bindparam("p_status"), updated_at=bindparam("p_at"), deleted_at=bindparam("p_deleted")))
+_CLOSE_REMINDERS = Fast(update(REMINDERS)  # the open statuses spelled out: no IN list to expand
+                        .where(REMINDERS.c.item_id == bindparam("p_id"),
+                               or_(*(REMINDERS.c.status == status for status in OPEN_REMINDER)))
+                        .values(status="cancelled", updated_at=bindparam("p_at"), locked_until=None))
 _UNIT: ContextVar[AsyncSession | None] = ContextVar("schedule_unit_of_work", default=None)
 
 
@@ -115,11 +127,11 @@ class ScheduleService:
 
     async def get_user(self, user_id: int) -> User:
         async with self._tx() as session:
-            row = (await (await session.connection()).execute(_USER, {"p_uid": user_id})).first()
+            row = (await _USER.run(session, {"p_uid": user_id})).first()
             if row is None:
                 raise NotFound(f"user {user_id}")
             session.info.setdefault(_USERS_READ, set()).add(user_id)
-            return user_of(row)  # type: ignore[arg-type]  # the Row has the columns user_of reads
+            return user_of(row)  # the row has the columns user_of reads
 
     async def issue_api_token(self, openid: str, *, label: str = tokens.DEFAULT_LABEL) -> tuple[User, str, bool]:
         """A fresh bearer token for the user (created if missing) under `label`; True when it replaced
@@ -175,28 +187,26 @@ class ScheduleService:
             "created_at": stamp, "updated_at": stamp,
         }
         async with self._tx() as session:
-            conn = await session.connection()
             if user_id not in session.info.get(_USERS_READ, ()) and (
-                    await conn.execute(_USER_EXISTS, {"p_uid": user_id})).first() is None:
+                    await _USER_EXISTS.run(session, {"p_uid": user_id})).first() is None:
                 raise NotFound(f"user {user_id}")  # (a user read in this transaction exists: the FK holds it)
-            item_id = _new_id(await conn.execute(_INSERT_ITEM, values))
+            item_id = _new_id(await _INSERT_ITEM.run(session, {f"v_{k}": v for k, v in values.items()}))
             # A new item has no reminders yet: plain inserts (duplicates in the request collapse to one).
             reminders = []
             for r in {(r.remind_at, r.channel): r for r in new.reminders}.values():
                 rem = {"user_id": user_id, "item_id": item_id, "remind_at": r.remind_at,
                        "offset_minutes": r.offset_minutes, "channel": r.channel, "status": "pending", "attempts": 0,
                        "next_attempt_at": r.remind_at, "created_at": stamp, "updated_at": stamp}
-                rem_id = _new_id(await conn.execute(_INSERT_REMINDER, rem))
+                rem_id = _new_id(await _INSERT_REMINDER.run(session, {f"v_{k}": v for k, v in rem.items()}))
                 reminders.append(SimpleNamespace(id=rem_id, sent_at=None, **rem))
             return item_of(SimpleNamespace(id=item_id, **values), reminders)  # type: ignore[arg-type]
 
     async def get_item(self, user_id: int, item_id: int) -> Item:
         async with self._tx() as session:
-            conn = await session.connection()
-            row = (await conn.execute(_ITEM, {"p_id": item_id, "p_uid": user_id})).first()
+            row = (await _ITEM.run(session, {"p_id": item_id, "p_uid": user_id})).first()
             if row is None:
                 raise NotFound(f"item {item_id}")
-            return item_of(row, await _reminder_rows(session, [row.id]))  # type: ignore[arg-type]
+            return item_of(row, await _reminder_rows(session, [row.id]))
 
     async def list_items(
         self, user_id: int, *, start_ms: int | None = None, end_ms: int | None = None,
@@ -209,10 +219,13 @@ class ScheduleService:
             params: dict[str, object] = {"p_uid": user_id, "p_statuses": list(statuses)}
             if kind is not None:
                 params["p_kind"] = kind
-            rows = (await (await session.connection()).execute(
-                _ITEMS_OF if kind is None else _ITEMS_OF_KIND, params)).all()
+            if tuple(statuses) == ("active",):
+                rows = (await (_ACTIVE_ITEMS_OF if kind is None else _ACTIVE_ITEMS_OF_KIND).run(session, params)).all()
+            else:
+                rows = list((await (await session.connection()).execute(
+                    _ITEMS_OF if kind is None else _ITEMS_OF_KIND, params)).all())
             found = [item for row in rows
-                     if (item := in_range(row, start_ms, end_ms, include_undated_tasks)) is not None]  # type: ignore[arg-type]
+                     if (item := in_range(row, start_ms, end_ms, include_undated_tasks)) is not None]
             if include_reminders and found:
                 by_item: dict[int, list[ReminderRow]] = {}
                 for rem in await _reminder_rows(session, [r.id for r, _ in found]):
@@ -271,13 +284,12 @@ class ScheduleService:
     async def _close(self, user_id: int, item_id: int, status: str) -> Item:
         stamp = now_ms(self._clock)
         async with self._tx() as session:
-            conn = await session.connection()
-            row = (await conn.execute(_ITEM, {"p_id": item_id, "p_uid": user_id})).first()
+            row = (await _ITEM.run(session, {"p_id": item_id, "p_uid": user_id})).first()
             if row is None:
                 raise NotFound(f"item {item_id}")
-            await conn.execute(_CLOSE_ITEM, {"p_id": row.id, "p_status": status, "p_at": stamp,
-                                             "p_deleted": stamp if status == "deleted" else None})
-            await conn.execute(_CLOSE_REMINDERS, {"p_id": row.id, "p_at": stamp})
+            await _CLOSE_ITEM.run(session, {"p_id": row.id, "p_status": status, "p_at": stamp,
+                                            "p_deleted": stamp if status == "deleted" else None})
+            await _CLOSE_REMINDERS.run(session, {"p_id": row.id, "p_at": stamp})
             shown = SimpleNamespace(**{**row._asdict(), "status": status, "updated_at": stamp})
             return item_of(shown, await _reminder_rows(session, [row.id]))  # type: ignore[arg-type]
 
@@ -434,18 +446,19 @@ async def _reminders_of(session: AsyncSession, item_ids: Iterable[int]) -> list[
     return list((await session.scalars(select(ReminderRow).where(ReminderRow.item_id.in_(ids)))).all())
 
 
-def _new_id(result: CursorResult[Any]) -> int:
-    key = result.inserted_primary_key
-    assert key is not None  # a single-row INSERT into a table with an autoincrement id
-    return int(key[0])
+def _new_id(result: Rows) -> int:
+    assert result.lastrowid  # a single-row INSERT into a table with an autoincrement id
+    return int(result.lastrowid)
 
 
-async def _reminder_rows(session: AsyncSession, item_ids: list[int]) -> list[ReminderRow]:
+async def _reminder_rows(session: AsyncSession, item_ids: list[int]) -> list[Any]:
     """The items' reminders as plain rows of the columns `reminder_of` reads (read-only uses)."""
     if not item_ids:
         return []
+    if len(item_ids) == 1:
+        return (await _REMINDERS_OF_ITEM.run(session, {"p_id": item_ids[0]})).all()
     conn = await session.connection()
-    return list((await conn.execute(_REMINDERS_OF, {"p_ids": item_ids})).all())  # type: ignore[arg-type]
+    return list((await conn.execute(_REMINDERS_OF, {"p_ids": item_ids})).all())
 
 
 def _new_reminder(item: ScheduleItemRow, new: NewReminder, stamp: int) -> ReminderRow:

@@ -9,7 +9,7 @@ from sqlalchemy import bindparam, delete, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from schedule.inbound import sqlite_driver
+from schedule.fastsql import Fast
 from schedule.model import (
     AgentMessageRow,
     ApiTokenRow,
@@ -50,8 +50,8 @@ async def get_or_create(session: AsyncSession, openid: str, *, timezone: str, no
     return row
 
 
-_REACHABLE = update(UserRow).where(UserRow.id == bindparam("p_uid"), UserRow.subscribed.is_(False)).values(
-    subscribed=True)
+_REACHABLE = Fast(update(UserRow).where(UserRow.id == bindparam("p_uid"), UserRow.subscribed.is_(False))
+                  .values(subscribed=True))
 
 
 async def mark_reachable(session: AsyncSession, user_id: int) -> None:
@@ -59,11 +59,7 @@ async def mark_reachable(session: AsyncSession, user_id: int) -> None:
 
     Runs on every user message: one UPDATE by primary key that changes nothing in the common case.
     """
-    driver = await sqlite_driver(session)
-    if driver is not None:  # one aiosqlite hop, like the webhook's other statements
-        await driver.execute("UPDATE users SET subscribed = 1 WHERE id = ? AND subscribed = 0", (user_id,))
-        return
-    await (await session.connection()).execute(_REACHABLE, {"p_uid": user_id})
+    await _REACHABLE.run(session, {"p_uid": user_id})
 
 
 async def forget(session: AsyncSession, user_id: int, *, now_ms: int) -> None:

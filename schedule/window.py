@@ -9,6 +9,7 @@ from typing import Literal
 from sqlalchemy import BigInteger, BindParameter, and_, bindparam, case, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from schedule.fastsql import Fast
 from schedule.model import UserRow
 
 WindowKind = Literal["message", "click"]
@@ -89,7 +90,7 @@ async def record_interaction(session: AsyncSession, user_id: int, kind: WindowKi
 # CASE reads only columns assigned after it; window_kind comes last and is "message" either way.
 _AT: BindParameter[int] = bindparam("p_at", type_=BigInteger)
 _NEWER = and_(func.coalesce(UserRow.window_kind, "") == "message", func.coalesce(UserRow.window_opened_at, 0) >= _AT)
-_RECORD_MESSAGE = (
+_RECORD_MESSAGE = Fast(
     update(UserRow)
     .where(UserRow.id == bindparam("p_uid", type_=BigInteger))
     .ordered_values(
@@ -106,7 +107,7 @@ _RECORD_MESSAGE = (
 async def record_message(session: AsyncSession, user_id: int, at_ms: int) -> None:
     """The user wrote at `at_ms`: `record_interaction(…, "message", at_ms)` plus reachable again (a
     43004/43019 had marked them unreachable), as one UPDATE by primary key in the caller's transaction."""
-    await (await session.connection()).execute(_RECORD_MESSAGE, {"p_at": at_ms, "p_uid": user_id})
+    await _RECORD_MESSAGE.run(session, {"p_at": at_ms, "p_uid": user_id})
 
 
 async def close(session: AsyncSession, user_ids: list[int]) -> None:

@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.conversation.context import Ask
 from intent.model import Intent
+from schedule.fastsql import Fast
 from schedule.model import DialogStateRow
 
 
@@ -23,25 +24,25 @@ class Pending:
 
 _D = DialogStateRow
 # Read on every message and written on every question: prebuilt Core statements, no ORM objects.
-_LOAD = select(_D.pending_intent, _D.expires_at).where(_D.user_id == bindparam("p_uid"))
-_CLEAR = delete(_D).where(_D.user_id == bindparam("p_uid"))
+_LOAD = Fast(select(_D.pending_intent, _D.expires_at).where(_D.user_id == bindparam("p_uid")))
+_CLEAR = Fast(delete(_D).where(_D.user_id == bindparam("p_uid")))
 _ROW = {"user_id": bindparam("p_uid"), "pending_intent": bindparam("p_intent", type_=_D.pending_intent.type),
         "expires_at": bindparam("p_exp")}
 _mysql_save = mysql_insert(_D).values(**_ROW)
 # An upsert: two messages of one user in flight at once both find no row, or one deletes what the
 # other updates; either way the last question asked is the one kept, and neither message fails.
-_SAVE = {
+_SAVE = Fast({
     "mysql": _mysql_save.on_duplicate_key_update(pending_intent=_mysql_save.inserted.pending_intent,
                                                  expires_at=_mysql_save.inserted.expires_at),
     "sqlite": sqlite_insert(_D).values(**_ROW).on_conflict_do_update(
         index_elements=[_D.user_id], set_={"pending_intent": sqlite_insert(_D).excluded.pending_intent,
                                            "expires_at": sqlite_insert(_D).excluded.expires_at}),
-}
+})
 
 
 async def load(session: AsyncSession, user_id: int, *, now_ms: int) -> Pending | None:
     """The user's open question, or None when there is none, it expired or it no longer parses."""
-    row = (await (await session.connection()).execute(_LOAD, {"p_uid": user_id})).first()
+    row = (await _LOAD.run(session, {"p_uid": user_id})).first()
     if row is None or row.expires_at <= now_ms:
         return None
     data: dict[str, Any] = row.pending_intent or {}
@@ -54,10 +55,8 @@ async def load(session: AsyncSession, user_id: int, *, now_ms: int) -> Pending |
 
 async def save(session: AsyncSession, user_id: int, ask: Ask, *, expires_at_ms: int) -> None:
     payload = {"intent": ask.intent.model_dump(mode="json"), "candidates": list(ask.candidates)}
-    conn = await session.connection()
-    statement = _SAVE["sqlite" if conn.dialect.name == "sqlite" else "mysql"]
-    await conn.execute(statement, {"p_uid": user_id, "p_intent": payload, "p_exp": expires_at_ms})
+    await _SAVE.run(session, {"p_uid": user_id, "p_intent": payload, "p_exp": expires_at_ms})
 
 
 async def clear(session: AsyncSession, user_id: int) -> None:
-    await (await session.connection()).execute(_CLEAR, {"p_uid": user_id})
+    await _CLEAR.run(session, {"p_uid": user_id})

@@ -1,0 +1,124 @@
+"""The webhook's hot statements straight to the driver, compiled by SQLAlchemy once per dialect.
+
+Every chat message runs about a dozen small statements. Through SQLAlchemy's execution machinery
+each costs 70–115 µs of CPU here against 37–60 µs on the bare driver (measured: SQLite one-hop
+cursor, aiomysql), so the statements on that path are prebuilt Core statements wrapped in `Fast`:
+SQLAlchemy compiles each once per dialect (SQL text, positional parameter order, the types' bind
+and result processors), and `Fast.run` then only orders the parameters, calls the driver on the
+session's own connection (same transaction) and builds plain named-tuple rows. Anything this
+does not cover (expanding IN lists, post-compile parameters, a non-positional paramstyle) falls
+back to `connection.execute` at compile time, so a statement is never run with a wrong shape.
+Driver errors are raised as SQLAlchemy's own exception classes, so deadlock retries still apply.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections import namedtuple
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, cast
+
+from sqlalchemy.engine import Dialect
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.sql import ClauseElement, Executable
+
+from schedule.sqlite_cursor import _run as _sqlite_run
+
+
+@dataclass(frozen=True, slots=True)
+class Rows:
+    """What a statement returned: rows (named tuples: attribute access and `_asdict`), rowcount, lastrowid."""
+
+    rows: list[Any]
+    rowcount: int
+    lastrowid: int | None
+
+    def first(self) -> Any | None:
+        return self.rows[0] if self.rows else None
+
+    def all(self) -> list[Any]:
+        return self.rows
+
+
+@dataclass(frozen=True, slots=True)
+class _Compiled:
+    sql: str
+    names: tuple[str, ...]
+    literals: dict[str, Any]  # values written into the statement itself (`.values(status="done")`)
+    binds: dict[str, Callable[[Any], Any]]
+    row: Any  # the named-tuple class of the result, or None
+    results: tuple[Callable[[Any], Any] | None, ...]
+
+
+class Fast:
+    """A prebuilt Core statement run on the session's driver connection (see the module docstring).
+
+    `statement` may be one statement or one per dialect ({"sqlite": …, "mysql": …}; MariaDB uses "mysql")
+    for upserts and INSERT-or-ignore, which each backend spells its own way.
+    """
+
+    def __init__(self, statement: Executable | Mapping[str, Executable]) -> None:
+        self._statements = statement if isinstance(statement, Mapping) else None
+        self._statement = None if isinstance(statement, Mapping) else statement
+        # Per dialect object (an engine's): its JSON serializer and server version shape the plan.
+        self._compiled: weakref.WeakKeyDictionary[Dialect, _Compiled | None] = weakref.WeakKeyDictionary()
+
+    def statement(self, dialect: Dialect) -> Executable:
+        if self._statements is None:
+            assert self._statement is not None
+            return self._statement
+        return self._statements[dialect.name if dialect.name in self._statements else "mysql"]
+
+    def _compile(self, dialect: Dialect) -> _Compiled | None:
+        if dialect in self._compiled:
+            return self._compiled[dialect]
+        compiled: Any = cast(ClauseElement, self.statement(dialect)).compile(dialect=dialect)
+        plan: _Compiled | None = None
+        if compiled.positional and compiled.positiontup is not None and "POSTCOMPILE" not in compiled.string \
+                and not compiled.literal_execute_params and not compiled.post_compile_params:
+            literals = {name: bind.value for name, bind in compiled.binds.items()
+                        if not bind.required and bind.callable is None}
+            columns = [c.keyname for c in compiled._result_columns]
+            row = namedtuple("Row", columns, rename=True) if columns else None
+            results = tuple(c.type._cached_result_processor(dialect, None) for c in compiled._result_columns)
+            plan = _Compiled(compiled.string, tuple(compiled.positiontup), literals,
+                             dict(compiled._bind_processors), row, results)
+        self._compiled[dialect] = plan
+        return plan
+
+    async def run(self, session: AsyncSession, params: Mapping[str, Any] | None = None) -> Rows:
+        conn = await session.connection()
+        dialect = conn.dialect
+        plan = self._compile(dialect)
+        if plan is None:  # not a shape the fast path handles: SQLAlchemy runs it
+            result: Any = await conn.execute(self.statement(dialect), dict(params or {}))
+            found = result.all() if result.returns_rows else []
+            return Rows(list(found), result.rowcount if not result.returns_rows else -1,
+                        getattr(result, "lastrowid", None))
+        given = params or {}
+        args = []
+        for name in plan.names:
+            value = given[name] if name in given else plan.literals[name]
+            process = plan.binds.get(name)
+            args.append(process(value) if process is not None else value)  # None too: JSON stores null
+        driver: Any = (await conn.get_raw_connection()).driver_connection
+        try:
+            if dialect.name == "sqlite":
+                _desc, raw, rowcount, lastrowid = await driver._execute(_sqlite_run, driver._conn, plan.sql,
+                                                                        tuple(args), False)
+            else:
+                async with driver.cursor(dialect.loaded_dbapi.Cursor) as cursor:  # SQLAlchemy's: no warnings
+                    await cursor.execute(plan.sql, args)
+                    raw = list(await cursor.fetchall()) if cursor.description else []
+                    rowcount, lastrowid = cursor.rowcount, cursor.lastrowid
+        except dialect.loaded_dbapi.Error as exc:
+            raise DBAPIError.instance(plan.sql, args, exc, dialect.loaded_dbapi.Error, dialect=dialect) from exc
+        rows: list[Any] = []
+        if plan.row is not None:
+            processors = plan.results
+            if any(processors):
+                raw = [tuple(p(v) if p is not None else v for p, v in zip(processors, r, strict=True)) for r in raw]
+            rows = [plan.row._make(r) for r in raw]
+        return Rows(rows, rowcount, lastrowid)

@@ -1,0 +1,88 @@
+"""`Fast`: a prebuilt statement straight to the driver gives what SQLAlchemy would (values through the
+types' processors both ways, rowcount, new ids, SQLAlchemy's exception classes), falls back to
+SQLAlchemy for shapes it does not handle, and every hot statement of the webhook takes the fast path."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import bindparam, insert, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+
+import bot.conversation.dialog
+import schedule.inbound
+import schedule.inbox
+import schedule.service
+import schedule.users
+import schedule.window
+from schedule.fastsql import Fast
+from schedule.model import OutboundMessageRow, UserRow
+
+_O = OutboundMessageRow
+_INSERT = Fast(insert(_O).values(user_id=bindparam("p_uid"), idempotency_key=bindparam("p_key"), kind="notice",
+                                 channel="inapp", status="pending", payload=bindparam("p_payload", type_=_O.payload.type),
+                                 attempts=0, next_attempt_at=0, created_at=bindparam("p_at"), updated_at=bindparam("p_at")))
+_READ = Fast(select(_O.id, _O.kind, _O.payload, _O.created_at).where(_O.user_id == bindparam("p_uid")).order_by(_O.id))
+_SUBSCRIBED = Fast(select(UserRow.subscribed).where(UserRow.id == bindparam("p_uid")))
+_MARK = Fast(update(_O).where(_O.user_id == bindparam("p_uid")).values(status="sent"))
+_IN_LIST = Fast(select(_O.id).where(_O.id.in_(bindparam("p_ids", expanding=True))).order_by(_O.id))
+
+
+async def user(sessions: async_sessionmaker[AsyncSession]) -> int:
+    async with sessions.begin() as session:
+        row = UserRow(wechat_openid="o-fast", timezone="Asia/Shanghai", subscribed=True, window_sent_count=0,
+                      created_at=0)
+        session.add(row)
+        await session.flush()
+        return row.id
+
+
+async def test_values_go_through_the_types_both_ways(sessions: async_sessionmaker[AsyncSession]) -> None:
+    uid = await user(sessions)
+    payload = {"text": "明天 9:00 带材料 \"引号\" 100%", "expired": True}
+    async with sessions.begin() as session:
+        first = await _INSERT.run(session, {"p_uid": uid, "p_key": "k1", "p_payload": payload, "p_at": 5})
+        second = await _INSERT.run(session, {"p_uid": uid, "p_key": "k2", "p_payload": None, "p_at": 6})
+        assert first.rowcount == 1 and first.lastrowid and second.lastrowid == first.lastrowid + 1
+    async with sessions.begin() as session:
+        rows = (await _READ.run(session, {"p_uid": uid})).all()
+        assert [(r.id, r.kind, r.payload, r.created_at) for r in rows] == [
+            (first.lastrowid, "notice", payload, 5), (second.lastrowid, "notice", None, 6)]
+        assert rows[0]._asdict()["payload"] == payload
+        assert (await _SUBSCRIBED.run(session, {"p_uid": uid})).first() == (True,)  # Boolean, not 1
+        assert (await _MARK.run(session, {"p_uid": uid})).rowcount == 2
+        stored = await session.scalars(select(OutboundMessageRow.status).where(OutboundMessageRow.user_id == uid))
+        assert set(stored) == {"sent"}  # same transaction, same connection
+
+
+async def test_driver_errors_are_sqlalchemy_errors_and_roll_back(sessions: async_sessionmaker[AsyncSession]) -> None:
+    uid = await user(sessions)
+
+    async def twice() -> None:
+        async with sessions.begin() as session:
+            await _INSERT.run(session, {"p_uid": uid, "p_key": "same", "p_payload": None, "p_at": 1})
+            await _INSERT.run(session, {"p_uid": uid, "p_key": "same", "p_payload": None, "p_at": 2})
+
+    with pytest.raises(IntegrityError):
+        await twice()
+    async with sessions.begin() as session:
+        assert (await _READ.run(session, {"p_uid": uid})).all() == []  # the whole transaction rolled back
+
+
+async def test_shapes_it_does_not_handle_go_through_sqlalchemy(engine: AsyncEngine,
+                                                               sessions: async_sessionmaker[AsyncSession]) -> None:
+    uid = await user(sessions)
+    async with sessions.begin() as session:
+        ids = [(await _INSERT.run(session, {"p_uid": uid, "p_key": f"k{i}", "p_payload": None, "p_at": i})).lastrowid
+               for i in range(3)]
+        assert [r.id for r in (await _IN_LIST.run(session, {"p_ids": ids[1:]})).all()] == ids[1:]
+    assert _IN_LIST._compile(engine.dialect) is None  # an expanding IN list: SQLAlchemy ran it
+
+
+def test_every_hot_statement_takes_the_fast_path(engine: AsyncEngine) -> None:
+    modules = (schedule.inbound, schedule.users, schedule.window, schedule.service, schedule.inbox,
+               bot.conversation.dialog)
+    hot = [value for module in modules for value in vars(module).values() if isinstance(value, Fast)]
+    assert len(hot) >= 15
+    slow = [str(f.statement(engine.dialect)) for f in hot if f._compile(engine.dialect) is None]
+    assert slow == []

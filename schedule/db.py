@@ -31,6 +31,14 @@ def create_engine(url: str = DEFAULT_DATABASE_URL, **kwargs: Any) -> AsyncEngine
     kwargs.setdefault("json_serializer", _json_text)
     if backend == "sqlite":
         kwargs.setdefault("pool_reset_on_return", None)  # `_reset_when_needed` does it
+        if parsed.database and parsed.database != ":memory:" and "memory" not in str(parsed.query.get("mode", "")):
+            # Every transaction takes the write lock (BEGIN IMMEDIATE below), so a second connection in
+            # the same process can only wait for it, and SQLite's busy handler waits by sleeping with
+            # back-off (1, 2, 5 … 100 ms): under load most of a message's latency. One connection per
+            # engine makes those waits a FIFO queue on the event loop instead; other processes still
+            # meet the busy timeout.
+            kwargs.setdefault("pool_size", 1)
+            kwargs.setdefault("max_overflow", 0)
         engine = create_async_engine(url, connect_args={"timeout": 30}, **kwargs)
         _configure_sqlite(engine)
         _reset_when_needed(engine)

@@ -1,6 +1,6 @@
 """Webhook load bench: the real app under uvicorn (subprocess) fed signed plaintext messages at fixed rates.
 
-    .venv/bin/python bench/webhook_bench.py [--seconds 30] [--backend sqlite|mariadb|both] [--rates 20,50]
+    .venv/bin/python bench/webhook_bench.py [--seconds 30] [--backend sqlite|mariadb|both] [--rates 100,300]
                                             [--load schedule|echo] [--users 100] [--workers 1]
 
 `--load schedule` (default): the conversation handler, each user walking a script of real requests that
@@ -349,7 +349,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=30)
     parser.add_argument("--backend", choices=["sqlite", "mariadb", "both"], default="both")
-    parser.add_argument("--rates", help="requests/s, comma-separated (default: 20,50 schedule; 100,300 echo)")
+    parser.add_argument("--rates", help="requests/s, comma-separated (default: 100,300)")
     parser.add_argument("--workers", type=int, default=1, help="uvicorn worker processes")
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--load", choices=["schedule", "echo"], default="schedule",
@@ -361,7 +361,7 @@ def main() -> None:
     if args.serve:
         serve(args.port, args.workers)
         return
-    rates = [int(r) for r in (args.rates or ("20,50" if args.load == "schedule" else "100,300")).split(",")]
+    rates = [int(r) for r in (args.rates or "100,300").split(",")]
     backends = ["sqlite", "mariadb"] if args.backend == "both" else [args.backend]
     who = f"{args.users} users walking a {len(SCRIPT)}-line script" if args.load == "schedule" else "6 sentences"
     print(f"{os.cpu_count()} CPUs, --load {args.load} ({who}), {args.seconds:.0f} s per rate, ~10 % retried "

@@ -120,6 +120,12 @@ class ScheduleService:
                                             now_ms=now_ms(self._clock))
             return user_of(row)
 
+    @staticmethod
+    def user_read(session: AsyncSession, user_id: int) -> None:
+        """Note that this transaction has read the user (a chat message's opening query did): creating
+        an item in it then skips its own existence check."""
+        session.info.setdefault(_USERS_READ, set()).add(user_id)
+
     async def find_user(self, openid: str) -> User | None:
         async with self._tx() as session:
             row = await session.scalar(select(UserRow).where(UserRow.wechat_openid == openid))
@@ -130,7 +136,7 @@ class ScheduleService:
             row = (await _USER.run(session, {"p_uid": user_id})).first()
             if row is None:
                 raise NotFound(f"user {user_id}")
-            session.info.setdefault(_USERS_READ, set()).add(user_id)
+            self.user_read(session, user_id)
             return user_of(row)  # the row has the columns user_of reads
 
     async def issue_api_token(self, openid: str, *, label: str = tokens.DEFAULT_LABEL) -> tuple[User, str, bool]:

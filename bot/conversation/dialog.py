@@ -5,15 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import bindparam, delete, select
+from sqlalchemy import bindparam, delete, exists, outerjoin, select
 from sqlalchemy.dialects.mysql import insert as mysql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.conversation.context import Ask
 from intent.model import Intent
+from schedule.domain import User
+from schedule.errors import NotFound
 from schedule.fastsql import Fast
-from schedule.model import DialogStateRow
+from schedule.model import DialogStateRow, OutboundMessageRow, UserRow
 
 
 @dataclass(frozen=True)
@@ -40,12 +42,45 @@ _SAVE = Fast({
 })
 
 
+@dataclass(frozen=True)
+class Opening:
+    """What every chat message reads first, in one statement: the user, their stored question (not yet
+    checked for expiry: that needs `now` in the user's timezone) and whether in-app notices wait."""
+
+    user: User
+    stored: Any  # (pending_intent, expires_at), both None without a question
+    has_notices: bool
+
+    def pending(self, now_ms: int) -> Pending | None:
+        return _pending(self.stored, now_ms)
+
+
+_U, _O = UserRow, OutboundMessageRow
+_OPEN = Fast(
+    select(_U.id, _U.wechat_openid, _U.timezone, _U.subscribed, _D.pending_intent, _D.expires_at,
+           exists().where(_O.user_id == _U.id, _O.channel == "inapp", _O.status == "pending").label("has_notices"))
+    .select_from(outerjoin(_U, _D, _D.user_id == _U.id)).where(_U.id == bindparam("p_uid")))
+
+
+async def open_turn(session: AsyncSession, user_id: int) -> Opening:
+    """The user (NotFound when missing), their question and the notices flag: one round trip, not three."""
+    row = (await _OPEN.run(session, {"p_uid": user_id})).first()
+    if row is None:
+        raise NotFound(f"user {user_id}")
+    user = User(id=row.id, wechat_openid=row.wechat_openid, timezone=row.timezone, subscribed=bool(row.subscribed))
+    return Opening(user, (row.pending_intent, row.expires_at), bool(row.has_notices))
+
+
 async def load(session: AsyncSession, user_id: int, *, now_ms: int) -> Pending | None:
     """The user's open question, or None when there is none, it expired or it no longer parses."""
     row = (await _LOAD.run(session, {"p_uid": user_id})).first()
-    if row is None or row.expires_at <= now_ms:
+    return _pending((row.pending_intent, row.expires_at) if row is not None else None, now_ms)
+
+
+def _pending(stored: Any, now_ms: int) -> Pending | None:
+    if stored is None or stored[1] is None or stored[1] <= now_ms:
         return None
-    data: dict[str, Any] = row.pending_intent or {}
+    data: dict[str, Any] = stored[0] or {}
     try:
         intent = Intent.model_validate(data.get("intent") or {})
     except ValueError:  # written by an older version: drop it rather than fail the message

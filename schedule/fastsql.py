@@ -21,7 +21,7 @@ from typing import Any, cast
 
 from sqlalchemy.engine import Dialect
 from sqlalchemy.exc import DBAPIError
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 from sqlalchemy.sql import ClauseElement, Executable
 
 from schedule.sqlite_cursor import _run as _sqlite_run
@@ -50,6 +50,22 @@ class _Compiled:
     binds: dict[str, Callable[[Any], Any]]
     row: Any  # the named-tuple class of the result, or None
     results: tuple[Callable[[Any], Any] | None, ...]
+
+
+_OPEN = "schedule_fastsql_connection"  # session.info: (its transaction, connection, driver connection)
+
+
+async def _connection(session: AsyncSession) -> tuple[AsyncConnection, Any]:
+    """The session's connection and driver connection, looked up once per transaction (a chat message
+    runs a dozen statements in one; each lookup is a trip through the session's greenlet machinery)."""
+    transaction = session.sync_session.get_transaction()
+    known = session.info.get(_OPEN)
+    if transaction is not None and known is not None and known[0] is transaction:
+        return known[1], known[2]
+    conn = await session.connection()
+    driver = (await conn.get_raw_connection()).driver_connection
+    session.info[_OPEN] = (session.sync_session.get_transaction(), conn, driver)
+    return conn, driver
 
 
 class Fast:
@@ -89,7 +105,7 @@ class Fast:
         return plan
 
     async def run(self, session: AsyncSession, params: Mapping[str, Any] | None = None) -> Rows:
-        conn = await session.connection()
+        conn, driver = await _connection(session)
         dialect = conn.dialect
         plan = self._compile(dialect)
         if plan is None:  # not a shape the fast path handles: SQLAlchemy runs it
@@ -103,7 +119,6 @@ class Fast:
             value = given[name] if name in given else plan.literals[name]
             process = plan.binds.get(name)
             args.append(process(value) if process is not None else value)  # None too: JSON stores null
-        driver: Any = (await conn.get_raw_connection()).driver_connection
         try:
             if dialect.name == "sqlite":
                 _desc, raw, rowcount, lastrowid = await driver._execute(_sqlite_run, driver._conn, plan.sql,

@@ -5,7 +5,7 @@ SQLAlchemy for shapes it does not handle, and every hot statement of the webhook
 from __future__ import annotations
 
 import pytest
-from sqlalchemy import bindparam, insert, select, update
+from sqlalchemy import bindparam, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
@@ -86,3 +86,28 @@ def test_every_hot_statement_takes_the_fast_path(engine: AsyncEngine) -> None:
     assert len(hot) >= 15
     slow = [str(f.statement(engine.dialect)) for f in hot if f._compile(engine.dialect) is None]
     assert slow == []
+
+
+_CONNECTION_ID = Fast(select(func.connection_id().label("id")))
+
+
+async def test_each_transaction_of_a_session_uses_its_own_connection(engine: AsyncEngine,
+                                                                     sessions: async_sessionmaker[AsyncSession]) -> None:
+    """The connection is looked up once per transaction, not once per session: after a commit the
+    session may be given another pooled connection, and the old one may be in another's hands."""
+    uid = await user(sessions)
+    async with sessions() as session:
+        async with session.begin():
+            await _INSERT.run(session, {"p_uid": uid, "p_key": "t1", "p_payload": None, "p_at": 1})
+            first = (await _CONNECTION_ID.run(session)).first() if engine.dialect.name != "sqlite" else None
+        if engine.dialect.name == "sqlite":  # one pooled connection: nothing else can hold it meanwhile
+            async with session.begin():
+                await _INSERT.run(session, {"p_uid": uid, "p_key": "t2", "p_payload": None, "p_at": 2})
+        else:
+            async with sessions.begin() as other:  # takes the connection the first transaction gave back
+                assert (await _CONNECTION_ID.run(other)).first() == first
+                async with session.begin():
+                    await _INSERT.run(session, {"p_uid": uid, "p_key": "t2", "p_payload": None, "p_at": 2})
+                    assert (await _CONNECTION_ID.run(session)).first() != first
+    async with sessions.begin() as session:
+        assert [r.created_at for r in (await _READ.run(session, {"p_uid": uid})).all()] == [1, 2]

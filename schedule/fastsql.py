@@ -24,7 +24,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 from sqlalchemy.sql import ClauseElement, Executable
 
-from schedule.sqlite_cursor import _run as _sqlite_run
+from schedule.sqlite_cursor import run_statement
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +121,7 @@ class Fast:
             args.append(process(value) if process is not None else value)  # None too: JSON stores null
         try:
             if dialect.name == "sqlite":
-                _desc, raw, rowcount, lastrowid = await driver._execute(_sqlite_run, driver._conn, plan.sql,
+                _desc, raw, rowcount, lastrowid = await driver._execute(run_statement, driver._conn, plan.sql,
                                                                         tuple(args), False)
             else:
                 async with driver.cursor(dialect.loaded_dbapi.Cursor) as cursor:  # SQLAlchemy's: no warnings

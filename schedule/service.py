@@ -47,12 +47,11 @@ from schedule.occurrence import at_occurrence, in_range
 from schedule.recurrence import localize, next_occurrence
 
 OPEN_REMINDER = ("pending", "locked")
-# Every chat message reads its user: four columns by primary key, no ORM identity map in the way.
+_USERS_READ = "schedule_users_read"  # session.info: user ids this transaction has read (a chat message)
+# Chat reads its user and reads and writes items on every message: prebuilt statements over the columns
+# `user_of` and `item_of` read, so a message costs no ORM objects and no wide rows (source_text stays put).
 _USER = Fast(select(UserRow.id, UserRow.wechat_openid, UserRow.timezone, UserRow.subscribed).where(
     UserRow.id == bindparam("p_uid")))
-# Chat reads and writes items on every message: prebuilt Core statements over the columns `item_of`
-# reads, so a message costs no ORM objects and no wide rows (the original text stays in the table).
-_USERS_READ = "schedule_users_read"  # session.info: user ids this transaction has read (a chat message)
 _USER_EXISTS = Fast(select(UserRow.id).where(UserRow.id == bindparam("p_uid")))
 _ITEMS_OF = (select(*ITEM_COLUMNS).where(ITEMS.c.user_id == bindparam("p_uid"),
                                          ITEMS.c.status.in_(bindparam("p_statuses", expanding=True)))

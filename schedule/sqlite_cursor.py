@@ -22,7 +22,7 @@ from sqlalchemy.util.concurrency import await_
 _Outcome = tuple[Any, list[Any], int, int | None]  # description, rows, rowcount, lastrowid
 
 
-def _run(conn: sqlite3.Connection, operation: str, parameters: Any, many: bool) -> _Outcome:
+def run_statement(conn: sqlite3.Connection, operation: str, parameters: Any, many: bool) -> _Outcome:
     """Runs on aiosqlite's thread: the whole statement, cursor opened and closed."""
     cursor = conn.cursor()
     try:
@@ -96,7 +96,7 @@ class OneHopCursor(AsyncAdapt_aiosqlite_cursor):
     async def _run(self, operation: Any, parameters: Any, *, many: bool) -> None:
         driver = self._connection
         async with self._adapt_connection._execute_mutex:
-            outcome: _Outcome = await driver._execute(_run, driver._conn, operation, parameters, many)
+            outcome: _Outcome = await driver._execute(run_statement, driver._conn, operation, parameters, many)
         self._description, rows, self._rowcount, self._lastrowid = outcome
         self._rows = collections.deque(rows)
 

@@ -26,7 +26,6 @@ class Pending:
 
 _D = DialogStateRow
 # Read on every message and written on every question: prebuilt Core statements, no ORM objects.
-_LOAD = Fast(select(_D.pending_intent, _D.expires_at).where(_D.user_id == bindparam("p_uid")))
 _CLEAR = Fast(delete(_D).where(_D.user_id == bindparam("p_uid")))
 _ROW = {"user_id": bindparam("p_uid"), "pending_intent": bindparam("p_intent", type_=_D.pending_intent.type),
         "expires_at": bindparam("p_exp")}
@@ -48,11 +47,20 @@ class Opening:
     checked for expiry: that needs `now` in the user's timezone) and whether in-app notices wait."""
 
     user: User
-    stored: Any  # (pending_intent, expires_at), both None without a question
+    stored_intent: Any  # the question as saved; None (and expires_at None) when there is none
+    expires_at: int | None
     has_notices: bool
 
     def pending(self, now_ms: int) -> Pending | None:
-        return _pending(self.stored, now_ms)
+        """The open question while fresh, or None when there is none, it expired or it no longer parses."""
+        if self.expires_at is None or self.expires_at <= now_ms:
+            return None
+        data: dict[str, Any] = self.stored_intent or {}
+        try:
+            intent = Intent.model_validate(data.get("intent") or {})
+        except ValueError:  # written by an older version: drop it rather than fail the message
+            return None
+        return Pending(intent, tuple(int(i) for i in data.get("candidates") or ()))
 
 
 _U, _O = UserRow, OutboundMessageRow
@@ -68,24 +76,7 @@ async def open_turn(session: AsyncSession, user_id: int) -> Opening:
     if row is None:
         raise NotFound(f"user {user_id}")
     user = User(id=row.id, wechat_openid=row.wechat_openid, timezone=row.timezone, subscribed=bool(row.subscribed))
-    return Opening(user, (row.pending_intent, row.expires_at), bool(row.has_notices))
-
-
-async def load(session: AsyncSession, user_id: int, *, now_ms: int) -> Pending | None:
-    """The user's open question, or None when there is none, it expired or it no longer parses."""
-    row = (await _LOAD.run(session, {"p_uid": user_id})).first()
-    return _pending((row.pending_intent, row.expires_at) if row is not None else None, now_ms)
-
-
-def _pending(stored: Any, now_ms: int) -> Pending | None:
-    if stored is None or stored[1] is None or stored[1] <= now_ms:
-        return None
-    data: dict[str, Any] = stored[0] or {}
-    try:
-        intent = Intent.model_validate(data.get("intent") or {})
-    except ValueError:  # written by an older version: drop it rather than fail the message
-        return None
-    return Pending(intent, tuple(int(i) for i in data.get("candidates") or ()))
+    return Opening(user, row.pending_intent, row.expires_at, bool(row.has_notices))
 
 
 async def save(session: AsyncSession, user_id: int, ask: Ask, *, expires_at_ms: int) -> None:

@@ -94,21 +94,15 @@ class ConversationHandler:
     async def _turn(self, message: InboundMessage, text: str) -> tuple[o.Turn, User, bool]:
         """One unit of work: the steps' writes, the dialogue and the notices commit together."""
         async with self._service.unit_of_work() as session:
-            if message.user_id is not None:  # the webhook's case: user, question and notices flag at once
-                opening = await dialog.open_turn(session, message.user_id)
-                user = opening.user
-                self._service.user_read(session, user.id)
-            else:
-                user, opening = await self._user(message), None
+            user_id = message.user_id if message.user_id is not None else (await self._user(message)).id
+            opening = await dialog.open_turn(session, user_id)  # user, question and notices flag at once
+            user = opening.user
+            self._service.user_read(session, user.id)
             now = self._clock.now().astimezone(ZoneInfo(user.timezone))
             now_ms = to_ms(now)
-            if opening is not None:
-                pending = opening.pending(now_ms)
-            else:
-                pending = await dialog.load(session, user.id, now_ms=now_ms)
+            pending = opening.pending(now_ms)
             # Shown first, so a reminder that waited in-app counts as delivered for a snooze in this message.
-            notices = [] if opening is not None and not opening.has_notices else \
-                await inbox.take(session, user.id, now_ms=now_ms)
+            notices = await inbox.take(session, user.id, now_ms=now_ms) if opening.has_notices else []
             ctx = Context(user=user, tz=ZoneInfo(user.timezone), now=now, text=text, service=self._service,
                           message_id=message.msg_id,
                           candidates=pending.candidates if pending else ())

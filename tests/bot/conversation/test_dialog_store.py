@@ -35,12 +35,12 @@ async def test_a_new_question_replaces_the_old_one_and_expires(sessions: async_s
     async with sessions.begin() as session:
         await dialog.save(session, uid, question("提醒我交材料"), expires_at_ms=2_000)
     async with sessions.begin() as session:
-        pending = await dialog.load(session, uid, now_ms=1_500)
+        pending = (await dialog.open_turn(session, uid)).pending(1_500)
         assert pending is not None and pending.candidates == (3, 5)
         assert pending.intent.pending is not None and pending.intent.pending.label == "交材料"
-        assert await dialog.load(session, uid, now_ms=2_000) is None  # expired
+        assert (await dialog.open_turn(session, uid)).pending(2_000) is None  # expired
         await dialog.clear(session, uid)
-        assert await dialog.load(session, uid, now_ms=0) is None
+        assert (await dialog.open_turn(session, uid)).pending(0) is None
 
 
 async def test_saving_after_another_message_cleared_the_question(engine: AsyncEngine,
@@ -54,14 +54,14 @@ async def test_saving_after_another_message_cleared_the_question(engine: AsyncEn
         async with sessions.begin() as other:
             await dialog.clear(other, uid)
         async with sessions.begin() as first:
-            assert await dialog.load(first, uid, now_ms=0) is None
+            assert (await dialog.open_turn(first, uid)).pending(0) is None
             await dialog.save(first, uid, question("提醒我交材料"), expires_at_ms=20_000)
     else:  # MariaDB: the two transactions really overlap
         async with sessions.begin() as first:
-            assert await dialog.load(first, uid, now_ms=0) is not None
+            assert (await dialog.open_turn(first, uid)).pending(0) is not None
             async with sessions.begin() as other:
                 await dialog.clear(other, uid)
             await dialog.save(first, uid, question("提醒我交材料"), expires_at_ms=20_000)
     async with sessions.begin() as session:
-        pending = await dialog.load(session, uid, now_ms=0)
+        pending = (await dialog.open_turn(session, uid)).pending(0)
         assert pending is not None and pending.candidates == (3, 5)

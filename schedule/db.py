@@ -6,6 +6,7 @@ import asyncio
 import json
 import random
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from typing import Any, TypeVar
 
 from sqlalchemy import event
@@ -13,7 +14,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DisconnectionError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
-from schedule import sqlite_cursor
+from schedule import fastsql, sqlite_cursor
 from schedule.clock import SystemClock
 
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///./schedbot.db"
@@ -163,10 +164,21 @@ async def in_transaction(sessions: async_sessionmaker[AsyncSession], work: Calla
                          *, attempts: int = 5) -> T:
     """Run `work` in one transaction, running it again (with a short jittered pause) when InnoDB
     aborts it as a deadlock victim; concurrent workers claiming rows do collide now and then."""
+    return await _retrying(sessions.begin, work, attempts)
+
+
+async def in_fast_transaction(engine: AsyncEngine, work: Callable[[fastsql.Tx], Awaitable[T]], *,
+                              attempts: int = 5) -> T:
+    """`in_transaction` for a unit made only of `Fast` statements: on a pooled driver connection, no session."""
+    return await _retrying(lambda: fastsql.transaction(engine), work, attempts)
+
+
+async def _retrying(begin: Callable[[], AbstractAsyncContextManager[Any]], work: Callable[[Any], Awaitable[T]],
+                    attempts: int) -> T:
     for attempt in range(1, attempts + 1):
         try:
-            async with sessions.begin() as session:
-                return await work(session)
+            async with begin() as target:
+                return await work(target)
         except OperationalError as exc:
             if not is_retryable(exc) or attempt == attempts:
                 raise

@@ -9,20 +9,27 @@ session's own connection (same transaction) and builds plain named-tuple rows. A
 does not cover (expanding IN lists, post-compile parameters, a non-positional paramstyle) falls
 back to `connection.execute` at compile time, so a statement is never run with a wrong shape.
 Driver errors are raised as SQLAlchemy's own exception classes, so deadlock retries still apply.
+
+A unit of work made only of such statements can skip the ORM session as well: `transaction` runs it
+on a pooled driver connection it begins and commits itself (`Tx`). The webhook's claim and finish
+units are such; measured here, a one-statement unit costs 1.2–1.4 ms of CPU through an
+`AsyncSession` against 0.4–0.5 ms this way, on SQLite and MariaDB alike.
 """
 
 from __future__ import annotations
 
 import weakref
 from collections import namedtuple
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, cast
 
 from sqlalchemy.engine import Dialect
 from sqlalchemy.exc import DBAPIError
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession
 from sqlalchemy.sql import ClauseElement, Executable
+from sqlalchemy.util import greenlet_spawn
 
 from schedule.sqlite_cursor import run_statement
 
@@ -52,20 +59,93 @@ class _Compiled:
     results: tuple[Callable[[Any], Any] | None, ...]
 
 
+class Tx:
+    """An open transaction on one pooled driver connection, with no session around it (`transaction`)."""
+
+    __slots__ = ("dialect", "driver")
+
+    def __init__(self, dialect: Dialect, driver: Any) -> None:
+        self.dialect, self.driver = dialect, driver
+
+    async def _run(self, sql: str, args: Any = ()) -> tuple[list[Any], int, int | None]:
+        """The statement on the driver: its rows, rowcount and lastrowid."""
+        driver, dialect = self.driver, self.dialect
+        try:
+            if dialect.name == "sqlite":
+                _description, rows, rowcount, lastrowid = await driver._execute(run_statement, driver._conn, sql,
+                                                                                tuple(args), False)
+                return rows, rowcount, lastrowid
+            async with driver.cursor(dialect.loaded_dbapi.Cursor) as cursor:  # SQLAlchemy's: no warnings
+                await cursor.execute(sql, args)
+                rows = list(await cursor.fetchall()) if cursor.description else []
+                return rows, cursor.rowcount, cursor.lastrowid
+        except dialect.loaded_dbapi.Error as exc:
+            raise DBAPIError.instance(sql, args, exc, dialect.loaded_dbapi.Error, dialect=dialect) from exc
+
+    async def _commit(self) -> None:
+        if self.dialect.name == "sqlite":
+            await self._run("COMMIT")
+            return
+        try:
+            await self.driver.commit()
+        except self.dialect.loaded_dbapi.Error as exc:
+            raise DBAPIError.instance("COMMIT", (), exc, self.dialect.loaded_dbapi.Error, dialect=self.dialect) from exc
+
+    async def _rollback(self) -> None:
+        if self.dialect.name == "sqlite":
+            if self.driver._conn.in_transaction:
+                await self._run("ROLLBACK")
+            return
+        await self.driver.rollback()
+
+
+Executor = AsyncSession | Tx  # what `Fast.run` runs on
+
+
+@asynccontextmanager
+async def transaction(engine: AsyncEngine) -> AsyncIterator[Tx]:
+    """One transaction for `Fast` statements only, on a connection from the engine's pool.
+
+    Begun as a session's would be (SQLite: BEGIN IMMEDIATE; MariaDB: implicitly, at the pool's
+    isolation level), committed when the block ends, rolled back if it raises. A connection whose
+    rollback fails is invalidated, so the pool never hands out a broken or half-open one.
+    """
+    sync = engine.sync_engine
+    fairy = await greenlet_spawn(sync.raw_connection)  # checkout events (idle ping) need the greenlet
+    tx = Tx(sync.dialect, fairy.driver_connection)
+    try:
+        if tx.dialect.name == "sqlite":
+            await tx._run("BEGIN IMMEDIATE")
+        try:
+            yield tx
+            await tx._commit()
+        except BaseException:
+            try:
+                await tx._rollback()
+            except BaseException:
+                fairy.invalidate()
+            raise
+    finally:
+        await greenlet_spawn(fairy.close)  # the pool's reset and checkin events may need I/O too
+
+
 _OPEN = "schedule_fastsql_connection"  # session.info: (its transaction, connection, driver connection)
 
 
-async def _connection(session: AsyncSession) -> tuple[AsyncConnection, Any]:
-    """The session's connection and driver connection, looked up once per transaction (a chat message
-    runs a dozen statements in one; each lookup is a trip through the session's greenlet machinery)."""
-    transaction = session.sync_session.get_transaction()
-    known = session.info.get(_OPEN)
+async def _connection(target: Executor) -> tuple[AsyncConnection | None, Tx]:
+    """The connection (None outside a session) and a `Tx` view of its driver connection. A session's are
+    looked up once per transaction (a chat message runs a dozen statements in one; each lookup is a trip
+    through the session's greenlet machinery)."""
+    if isinstance(target, Tx):
+        return None, target
+    transaction = target.sync_session.get_transaction()
+    known = target.info.get(_OPEN)
     if transaction is not None and known is not None and known[0] is transaction:
         return known[1], known[2]
-    conn = await session.connection()
-    driver = (await conn.get_raw_connection()).driver_connection
-    session.info[_OPEN] = (session.sync_session.get_transaction(), conn, driver)
-    return conn, driver
+    conn = await target.connection()
+    tx = Tx(conn.dialect, (await conn.get_raw_connection()).driver_connection)
+    target.info[_OPEN] = (target.sync_session.get_transaction(), conn, tx)
+    return conn, tx
 
 
 class Fast:
@@ -104,11 +184,13 @@ class Fast:
         self._compiled[dialect] = plan
         return plan
 
-    async def run(self, session: AsyncSession, params: Mapping[str, Any] | None = None) -> Rows:
-        conn, driver = await _connection(session)
-        dialect = conn.dialect
+    async def run(self, target: Executor, params: Mapping[str, Any] | None = None) -> Rows:
+        conn, tx = await _connection(target)
+        dialect = tx.dialect
         plan = self._compile(dialect)
         if plan is None:  # not a shape the fast path handles: SQLAlchemy runs it
+            if conn is None:
+                raise TypeError(f"{self.statement(dialect)!s:.60} needs a session: it has no fast plan")
             result: Any = await conn.execute(self.statement(dialect), dict(params or {}))
             found = result.all() if result.returns_rows else []
             return Rows(list(found), result.rowcount if not result.returns_rows else -1,
@@ -119,17 +201,7 @@ class Fast:
             value = given[name] if name in given else plan.literals[name]
             process = plan.binds.get(name)
             args.append(process(value) if process is not None else value)  # None too: JSON stores null
-        try:
-            if dialect.name == "sqlite":
-                _desc, raw, rowcount, lastrowid = await driver._execute(run_statement, driver._conn, plan.sql,
-                                                                        tuple(args), False)
-            else:
-                async with driver.cursor(dialect.loaded_dbapi.Cursor) as cursor:  # SQLAlchemy's: no warnings
-                    await cursor.execute(plan.sql, args)
-                    raw = list(await cursor.fetchall()) if cursor.description else []
-                    rowcount, lastrowid = cursor.rowcount, cursor.lastrowid
-        except dialect.loaded_dbapi.Error as exc:
-            raise DBAPIError.instance(plan.sql, args, exc, dialect.loaded_dbapi.Error, dialect=dialect) from exc
+        raw, rowcount, lastrowid = await tx._run(plan.sql, args)
         rows: list[Any] = []
         if plan.row is not None:
             processors = plan.results

@@ -15,7 +15,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from schedule import outbox
-from schedule.fastsql import Fast
+from schedule.fastsql import Executor, Fast
 from schedule.model import InboundMessageRow
 
 UNFINISHED_NOTICE = "抱歉，你刚才发的一条消息我没能处理完，请再发一次。"
@@ -53,7 +53,7 @@ _OWNER_FAST = Fast(_OWNER)
 _FINISH_FAST = Fast(_FINISH)
 
 
-async def claim_in(session: AsyncSession, dedupe_key: str, *, now_ms: int, user_id: int | None = None) -> Claim:
+async def claim_in(session: Executor, dedupe_key: str, *, now_ms: int, user_id: int | None = None) -> Claim:
     """Claim inside the caller's transaction: INSERT-or-ignore on the unique key, then read the owner's state.
 
     On MariaDB a concurrent INSERT of the same key waits for the first transaction and then
@@ -68,7 +68,7 @@ async def claim_in(session: AsyncSession, dedupe_key: str, *, now_ms: int, user_
     return Claim(fresh=False, status=row.status, reply=row.reply)
 
 
-async def claim_nonce_in(session: AsyncSession, key: str, *, owner: str, now_ms: int) -> bool:
+async def claim_nonce_in(session: Executor, key: str, *, owner: str, now_ms: int) -> bool:
     """Record a signed request's (timestamp, nonce) `key` for the message `owner` (an opaque digest).
 
     True when the pair is new or was used by this same message before (a retry of it); False when
@@ -88,7 +88,7 @@ async def claim(sessions: async_sessionmaker[AsyncSession], dedupe_key: str, *, 
         return await claim_in(session, dedupe_key, now_ms=now_ms, user_id=user_id)
 
 
-async def finish(session: AsyncSession, dedupe_key: str, *, reply: str | None, user_id: int | None) -> None:
+async def finish(session: Executor, dedupe_key: str, *, reply: str | None, user_id: int | None) -> None:
     """Mark the message done with its stored passive reply, in the caller's transaction."""
     await _FINISH_FAST.run(session, {"p_key": dedupe_key, "p_reply": reply, "p_user": user_id})
 

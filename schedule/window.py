@@ -9,7 +9,7 @@ from typing import Literal
 from sqlalchemy import BigInteger, BindParameter, and_, bindparam, case, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from schedule.fastsql import Fast
+from schedule.fastsql import Executor, Fast
 from schedule.model import UserRow
 
 WindowKind = Literal["message", "click"]
@@ -104,7 +104,7 @@ _RECORD_MESSAGE = Fast(
 )
 
 
-async def record_message(session: AsyncSession, user_id: int, at_ms: int) -> None:
+async def record_message(session: Executor, user_id: int, at_ms: int) -> None:
     """The user wrote at `at_ms`: `record_interaction(…, "message", at_ms)` plus reachable again (a
     43004/43019 had marked them unreachable), as one UPDATE by primary key in the caller's transaction."""
     await _RECORD_MESSAGE.run(session, {"p_at": at_ms, "p_uid": user_id})

@@ -4,6 +4,9 @@
 BEGIN/COMMIT (one SQLite writer-lock turn, one InnoDB log flush) for many messages. A failing
 batch (an error, a MariaDB deadlock between two processes' batches) is retried one unit at a time,
 so a unit cannot take its neighbours down with it. `DirectCommit` is one transaction per unit.
+
+`run_fast` takes a unit made only of `Fast` statements (the claim, the usual finish): it runs on a
+driver connection without an ORM session (`schedule.fastsql.transaction`), as does a batch of them.
 """
 
 from __future__ import annotations
@@ -12,27 +15,43 @@ import asyncio
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Protocol, TypeVar
 
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from schedule.db import in_transaction
+from schedule.db import in_fast_transaction, in_transaction
+from schedule.fastsql import Tx, transaction
 
 T = TypeVar("T")
 Work = Callable[[AsyncSession], Awaitable[T]]
+FastWork = Callable[[Tx], Awaitable[T]]
 
 
 class Committer(Protocol):
     async def run(self, work: Work[T]) -> T: ...
+    async def run_fast(self, work: FastWork[T]) -> T: ...
     async def exclusive(self, call: Callable[[], Awaitable[T]]) -> T: ...
+
+
+def _engine(sessions: async_sessionmaker[AsyncSession]) -> AsyncEngine | None:
+    """The engine behind the factory; None when bound to something else (fast units then use a session)."""
+    bind = sessions.kw.get("bind")
+    return bind if isinstance(bind, AsyncEngine) else None
 
 
 class DirectCommit:
     def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
         self._sessions = sessions
+        self._engine = _engine(sessions)
 
     async def run(self, work: Work[T]) -> T:
         return await in_transaction(self._sessions, work)  # a deadlock victim is run again
+
+    async def run_fast(self, work: FastWork[T]) -> T:
+        if self._engine is None:
+            return await self.run(work)  # type: ignore[arg-type]  # Fast runs on a session too
+        return await in_fast_transaction(self._engine, work)
 
     async def exclusive(self, call: Callable[[], Awaitable[T]]) -> T:
         return await call()
@@ -40,15 +59,17 @@ class DirectCommit:
 
 @dataclass
 class _Job:
-    work: Callable[[AsyncSession | None], Awaitable[Any]]
+    work: Callable[[Any], Awaitable[Any]]
     future: asyncio.Future[Any]
     exclusive: bool
+    fast: bool = False  # only `Fast` statements: may run on a bare driver transaction
 
 
 class GroupCommit:
     def __init__(self, sessions: async_sessionmaker[AsyncSession], *, max_batch: int = 64,
                  serialize_exclusive: bool = True, max_in_flight: int = 1) -> None:
         self._sessions = sessions
+        self._engine = _engine(sessions)
         self._max_batch = max_batch
         self._serialize_exclusive = serialize_exclusive  # SQLite: no batch may hold the lock meanwhile
         self._max_in_flight = 1 if serialize_exclusive else max_in_flight  # batches committing at once
@@ -56,7 +77,10 @@ class GroupCommit:
         self._runners: set[asyncio.Task[None]] = set()
 
     async def run(self, work: Work[T]) -> T:
-        return await self._submit(work, exclusive=False)  # type: ignore[arg-type]
+        return await self._submit(work, exclusive=False)
+
+    async def run_fast(self, work: FastWork[T]) -> T:
+        return await self._submit(work, exclusive=False, fast=True)
 
     async def exclusive(self, call: Callable[[], Awaitable[T]]) -> T:
         """Run `call` (which opens its own transactions) with no batch in flight."""
@@ -64,9 +88,9 @@ class GroupCommit:
             return await call()
         return await self._submit(lambda _session: call(), exclusive=True)
 
-    async def _submit(self, work: Callable[[AsyncSession | None], Awaitable[T]], *, exclusive: bool) -> T:
+    async def _submit(self, work: Callable[[Any], Awaitable[T]], *, exclusive: bool, fast: bool = False) -> T:
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
-        self._queue.append(_Job(work, future, exclusive))
+        self._queue.append(_Job(work, future, exclusive, fast))
         self._runners = {r for r in self._runners if not r.done()}  # done callbacks run a step late
         if len(self._runners) < self._max_in_flight:
             runner = asyncio.create_task(self._drain())
@@ -88,9 +112,13 @@ class GroupCommit:
             await self._commit(batch)
 
     async def _commit(self, batch: list[_Job]) -> None:
+        engine = self._engine
+        begin: Callable[[], Any] = self._sessions.begin
+        if engine is not None and all(job.fast for job in batch):
+            begin = partial(transaction, engine)
         try:
-            async with self._sessions.begin() as session:
-                results = [await job.work(session) for job in batch]
+            async with begin() as target:
+                results = [await job.work(target) for job in batch]
         except Exception as exc:
             if len(batch) == 1:
                 _fail(batch[0], exc)

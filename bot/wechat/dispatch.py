@@ -26,6 +26,7 @@ from bot.wechat.messages import InboundMessage
 from bot.wechat.xml import split_utf8, strip_illegal, text_reply
 from schedule import inbound, outbox, users, window
 from schedule.clock import Clock, now_ms
+from schedule.fastsql import Tx
 
 log = logging.getLogger(__name__)
 
@@ -88,13 +89,13 @@ class Dispatcher:
         known_user = self._user_ids.get(message.openid)  # recorded with the claim so recovery can notify
         owner = hashlib.sha1(message.dedupe_key.encode("utf-8")).hexdigest()
 
-        async def claim_unit(session: AsyncSession) -> inbound.Claim | None:
-            if replay_key is not None and not await inbound.claim_nonce_in(session, replay_key, owner=owner,
+        async def claim_unit(tx: Tx) -> inbound.Claim | None:
+            if replay_key is not None and not await inbound.claim_nonce_in(tx, replay_key, owner=owner,
                                                                           now_ms=received):
                 return None
-            return await inbound.claim_in(session, message.dedupe_key, now_ms=received, user_id=known_user)
+            return await inbound.claim_in(tx, message.dedupe_key, now_ms=received, user_id=known_user)
 
-        claim = await self._writes.run(claim_unit)
+        claim = await self._writes.run_fast(claim_unit)
         if claim is None:
             raise Replayed(replay_key)
         if not claim.fresh:
@@ -105,8 +106,8 @@ class Dispatcher:
         except Exception:
             log.exception("wechat message %s failed", message.dedupe_key)
             try:
-                await self._writes.run(partial(inbound.finish, dedupe_key=message.dedupe_key, reply=None,
-                                               user_id=message.user_id))
+                await self._writes.run_fast(partial(inbound.finish, dedupe_key=message.dedupe_key, reply=None,
+                                                    user_id=message.user_id))
             except Exception:
                 log.exception("could not close inbound row %s", message.dedupe_key)
             return SUCCESS
@@ -241,8 +242,14 @@ class Dispatcher:
                 await template_job.record(session, message, now_ms=stamp)
             await keep(session)
 
+        async def done(tx: Tx) -> None:  # the usual case, `work` with nothing queued: `Fast` statements only
+            if window_kind == "message":
+                await window.record_message(tx, user_id, received)
+            await inbound.finish(tx, message.dedupe_key, reply=body, user_id=user_id)
+
+        usual = not queued and template_status is None and window_kind in ("message", None)
         try:
-            await self._writes.run(work)
+            await (self._writes.run_fast(done) if usual else self._writes.run(work))
         except Exception:
             if body == SUCCESS and not queued:
                 raise

@@ -1,12 +1,15 @@
 """`Fast`: a prebuilt statement straight to the driver gives what SQLAlchemy would (values through the
 types' processors both ways, rowcount, new ids, SQLAlchemy's exception classes), falls back to
-SQLAlchemy for shapes it does not handle, and every hot statement of the webhook takes the fast path."""
+SQLAlchemy for shapes it does not handle, and every hot statement of the webhook takes the fast path.
+`transaction` (no session) commits, rolls back, locks and recovers from a lost connection as a session would."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
-from sqlalchemy import bindparam, func, insert, select, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import bindparam, func, insert, select, text, update
+from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 import bot.conversation.dialog
@@ -15,7 +18,8 @@ import schedule.inbox
 import schedule.service
 import schedule.users
 import schedule.window
-from schedule.fastsql import Fast
+from schedule import db
+from schedule.fastsql import Fast, Tx, transaction
 from schedule.model import OutboundMessageRow, UserRow
 
 _O = OutboundMessageRow
@@ -111,3 +115,99 @@ async def test_each_transaction_of_a_session_uses_its_own_connection(engine: Asy
                     assert (await _CONNECTION_ID.run(session)).first() != first
     async with sessions.begin() as session:
         assert [r.created_at for r in (await _READ.run(session, {"p_uid": uid})).all()] == [1, 2]
+
+
+async def _keys(sessions: async_sessionmaker[AsyncSession], uid: int) -> list[int]:
+    async with sessions.begin() as session:
+        return [r.created_at for r in (await _READ.run(session, {"p_uid": uid})).all()]
+
+
+async def test_a_bare_transaction_commits_or_rolls_back_as_a_whole(engine: AsyncEngine,
+                                                                  sessions: async_sessionmaker[AsyncSession]) -> None:
+    uid = await user(sessions)
+    async with transaction(engine) as tx:
+        await _INSERT.run(tx, {"p_uid": uid, "p_key": "kept", "p_payload": {"a": 1}, "p_at": 1})
+        assert [r.payload for r in (await _READ.run(tx, {"p_uid": uid})).all()] == [{"a": 1}]
+
+    async def fails_after_its_write() -> None:
+        async with transaction(engine) as tx:
+            await _INSERT.run(tx, {"p_uid": uid, "p_key": "dropped", "p_payload": None, "p_at": 2})
+            raise RuntimeError("the unit failed after its write")
+
+    async def writes_a_key_twice() -> None:
+        async with transaction(engine) as tx:
+            await _INSERT.run(tx, {"p_uid": uid, "p_key": "dup", "p_payload": None, "p_at": 3})
+            await _INSERT.run(tx, {"p_uid": uid, "p_key": "dup", "p_payload": None, "p_at": 4})
+
+    with pytest.raises(RuntimeError):
+        await fails_after_its_write()
+    with pytest.raises(IntegrityError):  # the driver's error, as SQLAlchemy's class
+        await writes_a_key_twice()
+    assert await _keys(sessions, uid) == [1]
+    assert engine.pool.checkedout() == 0  # type: ignore[attr-defined]  # every connection went back
+
+
+async def test_a_bare_transaction_takes_no_statement_without_a_plan(engine: AsyncEngine) -> None:
+    with pytest.raises(TypeError, match="needs a session"):
+        async with transaction(engine) as tx:
+            await _IN_LIST.run(tx, {"p_ids": [1, 2]})
+
+
+async def test_a_bare_transaction_isolates_like_a_session(engine: AsyncEngine, database_url: str,
+                                                          sessions: async_sessionmaker[AsyncSession]) -> None:
+    """SQLite: the write lock is taken at BEGIN, so another process's writer waits; MariaDB: uncommitted rows
+    are invisible to others (READ COMMITTED, as the pool's sessions)."""
+    uid = await user(sessions)
+    other = db.create_engine(database_url)
+    try:
+        async with transaction(engine) as tx:
+            await _INSERT.run(tx, {"p_uid": uid, "p_key": "open", "p_payload": None, "p_at": 1})
+            if engine.dialect.name == "sqlite":
+                async with other.connect() as conn:
+                    driver: Any = (await conn.get_raw_connection()).driver_connection
+                    await driver.execute("PRAGMA busy_timeout=200")  # not the 30 s a real writer would wait
+                    with pytest.raises(OperationalError, match="locked"):
+                        await conn.execute(text("SELECT 1"))  # its BEGIN IMMEDIATE
+            else:
+                async with other.connect() as conn:
+                    count = select(func.count()).select_from(OutboundMessageRow)
+                    assert (await conn.execute(count)).scalar_one() == 0
+    finally:
+        await other.dispose()
+    assert await _keys(sessions, uid) == [1]
+
+
+async def test_a_connection_lost_in_a_bare_transaction_is_replaced(engine: AsyncEngine, database_url: str) -> None:
+    if engine.dialect.name == "sqlite":
+        pytest.skip("no server to drop the connection")
+    admin, victims = db.create_engine(database_url), []
+
+    async def lose_the_connection() -> None:
+        async with transaction(engine) as tx:
+            victims.append((await _CONNECTION_ID.run(tx)).all()[0].id)
+            async with admin.connect() as killer:
+                await killer.execute(text(f"KILL {int(victims[0])}"))
+            await _CONNECTION_ID.run(tx)  # lost mid-transaction: the rollback fails too
+
+    try:
+        with pytest.raises(OperationalError):
+            await lose_the_connection()
+    finally:
+        await admin.dispose()
+    async with transaction(engine) as tx:  # the dead connection was invalidated, not pooled again
+        assert (await _CONNECTION_ID.run(tx)).all()[0].id != victims[0]
+
+
+async def test_a_deadlock_victim_runs_again(engine: AsyncEngine, sessions: async_sessionmaker[AsyncSession]) -> None:
+    uid = await user(sessions)
+    runs: list[Tx] = []
+
+    async def unit(tx: Tx) -> str:
+        runs.append(tx)
+        await _INSERT.run(tx, {"p_uid": uid, "p_key": "once", "p_payload": None, "p_at": len(runs)})
+        if len(runs) == 1:
+            raise OperationalError("INSERT …", {}, Exception(1213, "Deadlock found when trying to get lock"))
+        return "done"
+
+    assert await db.in_fast_transaction(engine, unit) == "done"
+    assert len(runs) == 2 and await _keys(sessions, uid) == [2]  # the first attempt's row was rolled back

@@ -1,4 +1,5 @@
-"""Group commit: concurrent units share transactions, a failing unit is isolated, results stay per caller."""
+"""Group commit: concurrent units share transactions, a failing unit is isolated, results stay per caller;
+units of `Fast` statements only run on a bare driver transaction, alone or batched."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from bot.wechat.commit import DirectCommit, GroupCommit, committer_for
 from schedule import inbound
+from schedule.fastsql import Tx
 from schedule.model import InboundMessageRow
 
 
@@ -103,3 +105,25 @@ async def test_back_to_back_units_never_strand_in_the_queue(sessions: async_sess
             key = f"b{n}:{i}"
             claim = await asyncio.wait_for(group.run(lambda s, key=key: inbound.claim_in(s, key, now_ms=0)), 5)
             assert claim.fresh
+
+
+async def test_fast_units_run_without_a_session(engine: AsyncEngine, sessions: async_sessionmaker[AsyncSession]) -> None:
+    """A batch of fast units shares one bare transaction; one ORM unit in the batch makes it a session's."""
+    group, seen = GroupCommit(sessions), []
+    commits = count_commits(engine)  # SQLAlchemy's commit event: fires for sessions only
+
+    async def claim(target: Tx | AsyncSession, key: str) -> bool:
+        seen.append(target)
+        return (await inbound.claim_in(target, key, now_ms=0)).fresh
+
+    fast = await asyncio.gather(*(group.run_fast(lambda tx, i=i: claim(tx, f"f{i % 4}")) for i in range(12)))
+    assert sum(fast) == 4 and all(isinstance(t, Tx) for t in seen) and len(set(map(id, seen))) < 12
+    assert commits[0] == 0
+    seen.clear()
+    mixed = await asyncio.gather(group.run_fast(lambda tx: claim(tx, "m1")), group.run(lambda s: claim(s, "m2")))
+    assert list(mixed) == [True, True] and all(isinstance(t, AsyncSession) for t in seen) and commits[0] == 1
+    seen.clear()
+    assert await DirectCommit(sessions).run_fast(lambda tx: claim(tx, "d1"))
+    assert isinstance(seen[0], Tx) and commits[0] == 1
+    async with sessions() as session:
+        assert await session.scalar(select(func.count()).select_from(InboundMessageRow)) == 7

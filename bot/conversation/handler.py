@@ -20,7 +20,7 @@ from zoneinfo import ZoneInfo
 from bot.agent.port import Agent
 from bot.conversation import change, create, dialog, digest, query, shortcut, snooze
 from bot.conversation.context import Context, PageLinks
-from bot.handler import CAPABILITIES
+from bot.handler import CAPABILITIES, store_reply_in
 from bot.metrics import AGENT_FALLBACKS
 from bot.wechat.messages import InboundMessage
 from intent import parse_all
@@ -77,13 +77,15 @@ class ConversationHandler:
             return None
         for attempt in range(3):
             try:
-                turn, user, to_agent = await self._turn(message, text)
+                turn, user, to_agent, final = await self._turn(message, text)
                 break
             except Exception as exc:
                 if is_retryable(exc) and attempt < 2:
                     continue  # an InnoDB deadlock victim: nothing was committed, run the message again
                 log.exception("conversation failed on %s (text length %d)", message.dedupe_key, len(text))
                 return NOT_SAVED
+        if final is not None:
+            return final
         turn = await self._links_for(turn, user)
         if to_agent:
             AGENT_FALLBACKS.inc()
@@ -91,8 +93,9 @@ class ConversationHandler:
             turn = replace(turn, outcomes=(*turn.outcomes, o.Said(answer)))
         return reply(turn)
 
-    async def _turn(self, message: InboundMessage, text: str) -> tuple[o.Turn, User, bool]:
-        """One unit of work: the steps' writes, the dialogue and the notices commit together."""
+    async def _turn(self, message: InboundMessage, text: str) -> tuple[o.Turn, User, bool, str | None]:
+        """One unit of work: the steps' writes, the dialogue and the notices commit together, and with them
+        the reply when it is final already (no agent and no page link still to make: `final`)."""
         async with self._service.unit_of_work() as session:
             user_id = message.user_id if message.user_id is not None else (await self._user(message)).id
             opening = await dialog.open_turn(session, user_id)  # user, question and notices flag at once
@@ -111,10 +114,13 @@ class ConversationHandler:
                 await dialog.save(session, user.id, ctx.asks[-1], expires_at_ms=now_ms + self._ttl_ms)
             elif pending is not None and outcomes:
                 await dialog.clear(session, user.id)  # answered, replaced by a new request, or called off
-        turn = o.Turn(outcomes=tuple(outcomes), notices=tuple(n.text for n in notices),
-                      expired=sum(n.expired for n in notices),
-                      only_reminders=all(n.kind == "reminder" or n.expired for n in notices))
-        return turn, user, to_agent
+            turn = o.Turn(outcomes=tuple(outcomes), notices=tuple(n.text for n in notices),
+                          expired=sum(n.expired for n in notices),
+                          only_reminders=all(n.kind == "reminder" or n.expired for n in notices))
+            final = None if to_agent or _wants_links(turn) else reply(turn)
+            if final is not None:
+                await store_reply_in(session, final)
+        return turn, user, to_agent, final
 
     async def _steps(self, ctx: Context, pending: dialog.Pending | None, text: str) -> tuple[list[o.Outcome], bool]:
         if pending is not None and shortcut.drops(text):
@@ -138,7 +144,7 @@ class ConversationHandler:
     async def _links_for(self, turn: o.Turn, user: User) -> o.Turn:
         """Page, share and feed links, made once the message's transaction is over (they write on their
         own, and on SQLite a second writer inside the first would wait for it forever)."""
-        if not any(isinstance(x, o.Linked) or (isinstance(x, o.Listed) and x.page_wanted) for x in turn.outcomes):
+        if not _wants_links(turn):
             return turn
         outcomes = [await self._link(x, user.id) for x in turn.outcomes]
         return replace(turn, outcomes=tuple(outcomes))
@@ -163,4 +169,8 @@ class ConversationHandler:
 
     async def _user(self, message: InboundMessage) -> User:
         return await self._service.get_or_create_user(message.openid)
+
+
+def _wants_links(turn: o.Turn) -> bool:
+    return any(isinstance(x, o.Linked) or (isinstance(x, o.Listed) and x.page_wanted) for x in turn.outcomes)
 

@@ -5,6 +5,8 @@ database). A handler that answers within it gets a passive reply; a slower one i
 with `success` and its answer is queued in the outbox in the same transaction that marks the
 inbound row done, so a crash after the acknowledgement loses nothing. If that finishing
 transaction fails, a smaller one (queued text and the inbound row only) keeps the answer.
+A handler that knows its answer inside its own transaction may have those finishing writes made
+there (`bot.handler.store_reply_in`): the usual chat message then commits twice, not three times.
 """
 
 from __future__ import annotations
@@ -16,9 +18,10 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any, Protocol
 
+from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.handler import CAPABILITIES, Handler, Reply
+from bot.handler import CAPABILITIES, Handler, Reply, storing_replies
 from bot.wechat import template_job
 from bot.wechat.client import WeChatClient
 from bot.wechat.commit import committer_for
@@ -162,7 +165,9 @@ class Dispatcher:
 
     async def _answer(self, message: InboundMessage, received: int, window_kind: str | None,
                       arrived: float) -> str:
-        task = asyncio.ensure_future(self._handler(message))
+        inline = _InlineFinish(self, message, received, window_kind, arrived)
+        with storing_replies(inline):  # the task takes a copy of this context
+            task = asyncio.ensure_future(self._handler(message))
         try:
             left = self.reply_budget_s - (self.monotonic() - arrived)
             if left <= 0:
@@ -184,6 +189,8 @@ class Dispatcher:
         except Exception:
             log.exception("handler failed on %s", message.dedupe_key)
             reply = APOLOGY
+        if inline.body is not None:  # stored and marked done with the handler's own writes
+            return inline.body
         return await self._finish(message, received, reply, window_kind=window_kind, passive=not self._spent(arrived))
 
     async def _late(self, task: asyncio.Future[Reply], message: InboundMessage, received: int,
@@ -205,59 +212,101 @@ class Dispatcher:
         except Exception as exc:  # best effort: the answer still arrives through the outbox
             log.warning("typing indicator failed: %s", exc)
 
+    def _compose(self, message: InboundMessage, reply: Reply, *, passive: bool) -> tuple[str, str]:
+        """The response body (a passive reply of the answer's first part, or `success`) and the text
+        left to queue in the outbox (the overflow, or the whole answer when it cannot go passively)."""
+        text = strip_illegal(reply or "").strip()
+        parts = split_utf8(text) if text else []
+        if parts and passive:
+            body = text_reply(to_user=message.openid, from_user=message.to_user, content=parts[0],
+                              create_time=now_ms(self._clock) // 1000)
+            return body, "".join(parts[1:])
+        return SUCCESS, text
+
+    async def _record(self, session: AsyncSession, message: InboundMessage, received: int, body: str, queued: str,
+                      *, window_kind: str | None, template_status: str | None = None) -> None:
+        """The finishing writes: window and reachability, queued text, inbound row done with its body."""
+        user_id = message.user_id
+        assert user_id is not None
+        stamp = now_ms(self._clock)
+        if window_kind == "message":  # the window, and reachable again, in one UPDATE
+            await window.record_message(session, user_id, received)
+        elif window_kind == "click":  # clicked, followed or scanned: reachable again too
+            await window.record_interaction(session, user_id, "click", received)
+            await users.mark_reachable(session, user_id)
+        if template_status is not None:
+            await template_job.record(session, message, now_ms=stamp)
+        await self._keep(session, message, body, queued, stamp)
+
+    @staticmethod
+    async def _keep(session: AsyncSession, message: InboundMessage, body: str, queued: str, stamp: int) -> None:
+        assert message.user_id is not None
+        if queued:
+            await outbox.enqueue(session, user_id=message.user_id, idempotency_key=f"reply:{message.dedupe_key}",
+                                 kind="agent_reply", payload={"text": queued, "openid": message.openid},
+                                 now_ms=stamp)
+        await inbound.finish(session, message.dedupe_key, reply=body, user_id=message.user_id)
+
     async def _finish(self, message: InboundMessage, received: int, reply: Reply, *, window_kind: str | None,
                       passive: bool = True, template_status: str | None = None) -> str:
-        """One transaction: window and reachability, queued text (overflow or late answer), inbound row done.
+        """One transaction: `_record`'s writes for the answer.
 
         Should it fail, the answer is kept by a second, smaller transaction (queued text and the
         inbound row); a passive reply is returned even if that fails too (the user still sees it).
         """
         user_id = message.user_id
         assert user_id is not None
-        text = strip_illegal(reply or "").strip()
-        parts = split_utf8(text) if text else []
-        body, queued = SUCCESS, ""
-        if parts and passive:
-            body = text_reply(to_user=message.openid, from_user=message.to_user, content=parts[0],
-                              create_time=now_ms(self._clock) // 1000)
-            queued = "".join(parts[1:])
-        elif parts:
-            queued = text
-        stamp = now_ms(self._clock)
+        body, queued = self._compose(message, reply, passive=passive)
 
-        async def keep(session: AsyncSession) -> None:
-            if queued:
-                await outbox.enqueue(session, user_id=user_id, idempotency_key=f"reply:{message.dedupe_key}",
-                                     kind="agent_reply", payload={"text": queued, "openid": message.openid},
-                                     now_ms=stamp)
-            await inbound.finish(session, message.dedupe_key, reply=body, user_id=user_id)
-
-        async def work(session: AsyncSession) -> None:
-            if window_kind == "message":  # the window, and reachable again, in one UPDATE
-                await window.record_message(session, user_id, received)
-            elif window_kind == "click":  # clicked, followed or scanned: reachable again too
-                await window.record_interaction(session, user_id, "click", received)
-                await users.mark_reachable(session, user_id)
-            if template_status is not None:
-                await template_job.record(session, message, now_ms=stamp)
-            await keep(session)
-
-        async def done(tx: Tx) -> None:  # the usual case, `work` with nothing queued: `Fast` statements only
+        async def done(tx: Tx) -> None:  # the usual case with nothing queued: `Fast` statements only
             if window_kind == "message":
                 await window.record_message(tx, user_id, received)
             await inbound.finish(tx, message.dedupe_key, reply=body, user_id=user_id)
 
         usual = not queued and template_status is None and window_kind in ("message", None)
         try:
-            await (self._writes.run_fast(done) if usual else self._writes.run(work))
+            if usual:
+                await self._writes.run_fast(done)
+            else:
+                await self._writes.run(partial(self._record, message=message, received=received, body=body,
+                                               queued=queued, window_kind=window_kind,
+                                               template_status=template_status))
         except Exception:
             if body == SUCCESS and not queued:
                 raise
             log.exception("finishing %s failed; keeping its answer", message.dedupe_key)
             try:
-                await self._writes.run(keep)
+                await self._writes.run(partial(self._keep, message=message, body=body, queued=queued,
+                                               stamp=now_ms(self._clock)))
             except Exception:
                 if body == SUCCESS:
                     raise
                 log.exception("could not store the reply to %s; answering passively anyway", message.dedupe_key)
         return body
+
+
+class _InlineFinish:
+    """The finish of one message, written in the handler's own transaction (`bot.handler.store_reply_in`).
+
+    Only while WeChat still waits for a passive reply: later, the dispatcher's late path queues the
+    answer as it would have anyway. `body` is set once that transaction has committed; until then (or
+    if it rolls back) the dispatcher finishes the message itself.
+    """
+
+    def __init__(self, dispatcher: Dispatcher, message: InboundMessage, received: int, window_kind: str | None,
+                 arrived: float) -> None:
+        self._dispatcher, self._message, self._received = dispatcher, message, received
+        self._window_kind, self._arrived = window_kind, arrived
+        self.body: str | None = None
+
+    async def __call__(self, session: AsyncSession, reply: Reply) -> None:
+        dispatcher = self._dispatcher
+        if dispatcher._spent(self._arrived):
+            return
+        body, queued = dispatcher._compose(self._message, reply, passive=True)
+        await dispatcher._record(session, self._message, self._received, body, queued, window_kind=self._window_kind)
+
+        def committed(_session: Any) -> None:
+            self.body = body
+
+        event.listen(session.sync_session, "after_commit", committed, once=True)

@@ -18,9 +18,11 @@ from webhook_helpers import (
     signed,
 )
 
+from bot.handler import Reply, store_reply_in
 from bot.testing import FakeWeChatAPI, event_message, text_message
 from bot.wechat.client import WeChatClient
-from bot.wechat.dispatch import GREETING, TEXT_ONLY
+from bot.wechat.dispatch import APOLOGY, GREETING, TEXT_ONLY
+from bot.wechat.messages import InboundMessage
 from schedule.clock import to_ms
 from schedule.db import create_engine, session_factory
 from schedule.model import (
@@ -213,3 +215,85 @@ async def test_template_job_finish_is_recorded(sessions: Sessions, clock: Frozen
     async with sessions() as session:
         log_row = (await session.scalars(select(DeliveryLogRow))).one()
     assert (log_row.channel, log_row.status, log_row.provider_message_id) == ("wechat_template", "success", "200163836")
+
+
+# --- the answer stored with the handler's own writes ------------------------------------------
+
+class StoringHandler(RecordingHandler):
+    """Writes an item and hands its answer over inside its own transaction, as the conversation does."""
+
+    def __init__(self, sessions: Sessions, reply: str, *, fail_after_store: bool = False,
+                 before_store: Any = None) -> None:
+        super().__init__(reply=reply)
+        self.sessions, self.fail_after_store, self.before_store = sessions, fail_after_store, before_store
+
+    async def __call__(self, message: InboundMessage) -> Reply:
+        self.seen.append(message)
+        async with self.sessions.begin() as session:
+            session.add(ScheduleItemRow(user_id=message.user_id, kind="task", title="带材料", timezone="Asia/Shanghai",
+                                        created_at=0, updated_at=0))
+            if self.before_store is not None:
+                self.before_store()
+            await store_reply_in(session, self.reply)
+            if self.fail_after_store:
+                raise RuntimeError("failed after handing the answer over")
+        return self.reply
+
+
+async def _stored(sessions: Sessions, key: str) -> tuple[InboundMessageRow | None, int, list[str], UserRow | None]:
+    async with sessions() as session:
+        inbound = await session.scalar(select(InboundMessageRow).where(InboundMessageRow.dedupe_key == key))
+        items = await session.scalar(select(func.count()).select_from(ScheduleItemRow))
+        queued = [row.payload["text"] for row in (await session.scalars(select(OutboundMessageRow))).all()]
+        user = await session.scalar(select(UserRow))
+    return inbound, items or 0, queued, user
+
+
+async def test_an_answer_handed_over_is_stored_with_the_handlers_writes(sessions: Sessions, clock: FrozenClock,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    long_text = "好的，已记录：带材料。\n" * 200  # overflow: the rest is queued in that same transaction
+    app, router = bare_app(sessions, clock, StoringHandler(sessions, long_text))
+    finished_by_dispatcher: list[str] = []
+    original = router.dispatcher._finish
+
+    async def spy(message: InboundMessage, *args: Any, **kwargs: Any) -> str:
+        finished_by_dispatcher.append(message.dedupe_key)
+        return await original(message, *args, **kwargs)
+
+    monkeypatch.setattr(router.dispatcher, "_finish", spy)
+    async with http(app) as client:
+        r = await client.post("/wechat", params=signed(clock), content=text_message("o-in", "x", msg_id=51, create_time=1))
+        retry = await client.post("/wechat", params=signed(clock), content=text_message("o-in", "x", msg_id=51,
+                                                                                          create_time=1))
+    inbound, items, queued, user = await _stored(sessions, "msg:51")
+    assert finished_by_dispatcher == []  # no second transaction to finish the message
+    assert content_of(r.text) + queued[0] == long_text.strip() and len(queued) == 1
+    assert inbound is not None and inbound.status == "done" and inbound.reply == r.text and retry.text == r.text
+    assert items == 1 and user is not None and user.last_user_message_at == to_ms(clock.now())
+
+
+async def test_an_answer_handed_over_then_rolled_back_is_finished_by_the_webhook(sessions: Sessions,
+                                                                                 clock: FrozenClock) -> None:
+    app, _ = bare_app(sessions, clock, StoringHandler(sessions, "好的，已记录。", fail_after_store=True))
+    async with http(app) as client:
+        r = await client.post("/wechat", params=signed(clock), content=text_message("o-rb", "x", msg_id=52, create_time=1))
+    inbound, items, queued, user = await _stored(sessions, "msg:52")
+    assert content_of(r.text) == APOLOGY and items == 0 and queued == []  # nothing claims it was saved
+    assert inbound is not None and inbound.status == "done" and inbound.reply == r.text
+    assert user is not None and user.last_user_message_at == to_ms(clock.now())
+
+
+async def test_an_answer_handed_over_after_wechat_stopped_waiting_is_queued(sessions: Sessions,
+                                                                            clock: FrozenClock) -> None:
+    now = [0.0]
+
+    def spend_the_budget() -> None:
+        now[0] += 5.0
+
+    handler = StoringHandler(sessions, "好的，已记录。", before_store=spend_the_budget)
+    app, _ = bare_app(sessions, clock, handler, monotonic=lambda: now[0])
+    async with http(app) as client:
+        r = await client.post("/wechat", params=signed(clock), content=text_message("o-lt", "x", msg_id=53, create_time=1))
+    inbound, items, queued, _user = await _stored(sessions, "msg:53")
+    assert (r.text, queued, items) == ("success", ["好的，已记录。"], 1)  # answered by a customer-service message
+    assert inbound is not None and inbound.status == "done" and inbound.reply == "success"

@@ -160,6 +160,7 @@ class Fast:
         self._statement = None if isinstance(statement, Mapping) else statement
         # Per dialect object (an engine's): its JSON serializer and server version shape the plan.
         self._compiled: weakref.WeakKeyDictionary[Dialect, _Compiled | None] = weakref.WeakKeyDictionary()
+        self._last: tuple[Dialect, _Compiled | None] | None = None
 
     def statement(self, dialect: Dialect) -> Executable:
         if self._statements is None:
@@ -168,8 +169,12 @@ class Fast:
         return self._statements[dialect.name if dialect.name in self._statements else "mysql"]
 
     def _compile(self, dialect: Dialect) -> _Compiled | None:
+        last = self._last
+        if last is not None and last[0] is dialect:  # one engine per process: skip the weak-key lookup
+            return last[1]
         if dialect in self._compiled:
-            return self._compiled[dialect]
+            self._last = (dialect, self._compiled[dialect])
+            return self._last[1]
         compiled: Any = cast(ClauseElement, self.statement(dialect)).compile(dialect=dialect)
         plan: _Compiled | None = None
         if compiled.positional and compiled.positiontup is not None and "POSTCOMPILE" not in compiled.string \
@@ -182,6 +187,7 @@ class Fast:
             plan = _Compiled(compiled.string, tuple(compiled.positiontup), literals,
                              dict(compiled._bind_processors), row, results)
         self._compiled[dialect] = plan
+        self._last = (dialect, plan)
         return plan
 
     async def run(self, target: Executor, params: Mapping[str, Any] | None = None) -> Rows:

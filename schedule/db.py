@@ -13,6 +13,7 @@ from sqlalchemy import event
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DisconnectionError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+from sqlalchemy.util import await_
 
 from schedule import fastsql, sqlite_cursor
 from schedule.clock import SystemClock
@@ -80,8 +81,9 @@ def _configure_sqlite(engine: AsyncEngine) -> None:
     @event.listens_for(engine.sync_engine, "begin")
     def _on_begin(conn: Any) -> None:
         # Every transaction takes the write lock at BEGIN: no SQLITE_BUSY upgrade
-        # deadlocks between concurrent sessions, and claims are serialised.
-        conn.exec_driver_sql("BEGIN IMMEDIATE")
+        # deadlocks between concurrent sessions, and claims are serialised. Sent straight to the
+        # driver (one thread hop, SQLAlchemy's error classes), not through a statement execution.
+        await_(fastsql.Tx(conn.dialect, conn.connection.driver_connection).execute("BEGIN IMMEDIATE"))
 
 
 IDLE_PING_S = 10.0  # a pooled MariaDB connection idle this long is pinged before use

@@ -67,8 +67,8 @@ class Tx:
     def __init__(self, dialect: Dialect, driver: Any) -> None:
         self.dialect, self.driver = dialect, driver
 
-    async def _run(self, sql: str, args: Any = ()) -> tuple[list[Any], int, int | None]:
-        """The statement on the driver: its rows, rowcount and lastrowid."""
+    async def execute(self, sql: str, args: Any = ()) -> tuple[list[Any], int, int | None]:
+        """A statement straight on the driver, in this transaction: its rows, rowcount and lastrowid."""
         driver, dialect = self.driver, self.dialect
         try:
             if dialect.name == "sqlite":
@@ -84,7 +84,7 @@ class Tx:
 
     async def _commit(self) -> None:
         if self.dialect.name == "sqlite":
-            await self._run("COMMIT")
+            await self.execute("COMMIT")
             return
         try:
             await self.driver.commit()
@@ -94,7 +94,7 @@ class Tx:
     async def _rollback(self) -> None:
         if self.dialect.name == "sqlite":
             if self.driver._conn.in_transaction:
-                await self._run("ROLLBACK")
+                await self.execute("ROLLBACK")
             return
         await self.driver.rollback()
 
@@ -115,7 +115,7 @@ async def transaction(engine: AsyncEngine) -> AsyncIterator[Tx]:
     tx = Tx(sync.dialect, fairy.driver_connection)
     try:
         if tx.dialect.name == "sqlite":
-            await tx._run("BEGIN IMMEDIATE")
+            await tx.execute("BEGIN IMMEDIATE")
         try:
             yield tx
             await tx._commit()
@@ -207,7 +207,7 @@ class Fast:
             value = given[name] if name in given else plan.literals[name]
             process = plan.binds.get(name)
             args.append(process(value) if process is not None else value)  # None too: JSON stores null
-        raw, rowcount, lastrowid = await tx._run(plan.sql, args)
+        raw, rowcount, lastrowid = await tx.execute(plan.sql, args)
         rows: list[Any] = []
         if plan.row is not None:
             processors = plan.results

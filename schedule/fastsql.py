@@ -143,7 +143,10 @@ async def _connection(target: Executor) -> tuple[AsyncConnection | None, Tx]:
     if transaction is not None and known is not None and known[0] is transaction:
         return known[1], known[2]
     conn = await target.connection()
-    tx = Tx(conn.dialect, (await conn.get_raw_connection()).driver_connection)
+    # The pooled connection is open now: read it off the sync side (no trip through the greenlet bridge).
+    sync = conn.sync_connection
+    assert sync is not None  # session.connection() returns a started connection
+    tx = Tx(conn.dialect, sync.connection.driver_connection)
     target.info[_OPEN] = (target.sync_session.get_transaction(), conn, tx)
     return conn, tx
 

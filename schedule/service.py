@@ -29,6 +29,7 @@ from schedule.convert import (
     reminder_of,
     user_of,
 )
+from schedule.db import session_transaction
 from schedule.digest import next_digest_run
 from schedule.domain import (
     DigestSubscription,
@@ -96,7 +97,7 @@ class ScheduleService:
         the block joins it, and everything commits together at the end or rolls back together."""
         if _UNIT.get() is not None:
             raise RuntimeError("unit of work already open")
-        async with self._sessions.begin() as session:
+        async with session_transaction(self._sessions) as session:
             marker = _UNIT.set(session)
             try:
                 yield session
@@ -109,7 +110,7 @@ class ScheduleService:
         if ambient is not None:
             yield ambient
             return
-        async with self._sessions.begin() as session:
+        async with session_transaction(self._sessions) as session:
             yield session
 
     # ------------------------------------------------------------------ users

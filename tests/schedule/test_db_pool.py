@@ -54,3 +54,27 @@ async def test_an_idle_connection_the_server_dropped_is_replaced(engine: AsyncEn
     now[0] += db.IDLE_PING_S + 1  # it sat idle long enough: the next checkout pings it first
     async with engine.connect() as conn:
         assert (await conn.execute(text("SELECT CONNECTION_ID()"))).scalar_one() != victim
+
+
+async def test_a_session_transaction_commits_or_rolls_back_and_gives_the_connection_back(engine: AsyncEngine) -> None:
+    async with engine.begin() as conn:
+        await conn.execute(text("CREATE TABLE scratch (n INTEGER)"))
+    sessions = db.session_factory(engine)
+    async with db.session_transaction(sessions) as session:
+        await session.execute(text("INSERT INTO scratch VALUES (1)"))
+        assert session.in_transaction()  # begun by its first statement
+    assert engine.pool.checkedout() == 0  # type: ignore[attr-defined]  # back with the commit, no close needed
+
+    async def fails() -> None:
+        async with db.session_transaction(sessions) as session:
+            await session.execute(text("INSERT INTO scratch VALUES (2)"))
+            raise RuntimeError("the unit failed after its write")
+
+    with pytest.raises(RuntimeError):
+        await fails()
+    assert engine.pool.checkedout() == 0  # type: ignore[attr-defined]
+    async with db.session_transaction(sessions) as session:
+        assert (await session.execute(text("SELECT n FROM scratch"))).scalars().all() == [1]
+    async with db.session_transaction(sessions):
+        pass  # no statement: nothing begun, nothing checked out
+    assert engine.pool.checkedout() == 0  # type: ignore[attr-defined]

@@ -28,6 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from sqlalchemy import func, insert, select, text  # noqa: E402
 
+from bench.machine import speed_line  # noqa: E402
 from bot.testing import FakeWeChatAPI  # noqa: E402
 from schedule.db import create_engine  # noqa: E402
 from schedule.migrate import upgrade  # noqa: E402
@@ -186,6 +187,7 @@ def main() -> None:
         plan += [(backend, w, "reminder", args.reminders) for w in counts]
         if args.digests:
             plan.append((backend, 1 if backend == "sqlite" else max(counts), "digest", args.digests))
+    print(speed_line())
     print(f"fake WeChat latency {args.latency * 1000:.0f} ms per send; times in s from the due instant")
     print(f"{'backend':8} {'workers':>7} {'burst':>14} {'sent':>6} {'msg/s':>7} {'CPU ms/msg':>10} "
           f"{'p50':>6} {'p99':>6} {'max':>6} {'RSS MB':>6} {'API sends':>9}")

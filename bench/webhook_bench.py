@@ -28,6 +28,7 @@ from urllib.parse import urlencode
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.machine import speed_line  # noqa: E402
 from bot.testing import FakeWeChatAPI, sign_request, text_message  # noqa: E402
 from schedule.clock import SystemClock  # noqa: E402
 
@@ -364,6 +365,7 @@ def main() -> None:
     rates = [int(r) for r in (args.rates or "100,300").split(",")]
     backends = ["sqlite", "mariadb"] if args.backend == "both" else [args.backend]
     who = f"{args.users} users walking a {len(SCRIPT)}-line script" if args.load == "schedule" else "6 sentences"
+    print(speed_line())
     print(f"{os.cpu_count()} CPUs, --load {args.load} ({who}), {args.seconds:.0f} s per rate, ~10 % retried "
           "MsgIds, open-loop latency (from each request's scheduled send time) in ms")
     print("server CPU per request in ms (the app's processes only; the database's and the load's are not in it)")

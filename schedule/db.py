@@ -192,7 +192,7 @@ async def in_transaction(sessions: async_sessionmaker[AsyncSession], work: Calla
 async def in_fast_transaction(engine: AsyncEngine, work: Callable[[fastsql.Tx], Awaitable[T]], *,
                               attempts: int = 5) -> T:
     """`in_transaction` for a unit made only of `Fast` statements: on a pooled driver connection, no session."""
-    return await _retrying(lambda: fastsql.transaction(engine), work, attempts)
+    return await _retrying(partial(fastsql.transaction, engine), work, attempts)
 
 
 async def _retrying(begin: Callable[[], AbstractAsyncContextManager[Any]], work: Callable[[Any], Awaitable[T]],

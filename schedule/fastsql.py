@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from sqlalchemy.engine import Dialect
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import DBAPIError, StatementError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession
 from sqlalchemy.sql import ClauseElement, Executable
 from sqlalchemy.util import greenlet_spawn
@@ -80,7 +80,11 @@ class Tx:
                 rows = list(await cursor.fetchall()) if cursor.description else []
                 return rows, cursor.rowcount, cursor.lastrowid
         except dialect.loaded_dbapi.Error as exc:
-            raise DBAPIError.instance(sql, args, exc, dialect.loaded_dbapi.Error, dialect=dialect) from exc
+            raise self._error(sql, args, exc) from exc
+
+    def _error(self, sql: str, args: Any, exc: Exception) -> StatementError:
+        """The driver's error as SQLAlchemy's class (deadlock retries and callers look for those)."""
+        return DBAPIError.instance(sql, args, exc, self.dialect.loaded_dbapi.Error, dialect=self.dialect)
 
     async def _commit(self) -> None:
         if self.dialect.name == "sqlite":
@@ -89,7 +93,7 @@ class Tx:
         try:
             await self.driver.commit()
         except self.dialect.loaded_dbapi.Error as exc:
-            raise DBAPIError.instance("COMMIT", (), exc, self.dialect.loaded_dbapi.Error, dialect=self.dialect) from exc
+            raise self._error("COMMIT", (), exc) from exc
 
     async def _rollback(self) -> None:
         if self.dialect.name == "sqlite":

@@ -10,10 +10,9 @@ from contextvars import ContextVar
 from typing import Any, Protocol
 from zoneinfo import ZoneInfo
 
-from sqlalchemy.ext.asyncio import AsyncSession
-
 from bot.wechat.messages import InboundMessage
 from schedule.clock import Clock
+from schedule.fastsql import Executor
 
 log = logging.getLogger(__name__)
 Reply = str | None
@@ -36,7 +35,7 @@ class Handler(Protocol):
 
 
 class ReplyStore(Protocol):
-    async def __call__(self, session: AsyncSession, reply: Reply) -> None: ...
+    async def __call__(self, target: Executor, reply: Reply) -> None: ...
 
 
 _REPLY_STORE: ContextVar[ReplyStore | None] = ContextVar("schedbot_reply_store", default=None)
@@ -52,14 +51,14 @@ def storing_replies(store: ReplyStore) -> Iterator[None]:
         _REPLY_STORE.reset(token)
 
 
-async def store_reply_in(session: AsyncSession, reply: Reply) -> None:
+async def store_reply_in(target: Executor, reply: Reply) -> None:
     """A handler that knows its final answer inside its own transaction hands it over here: the webhook
     then stores the answer and marks the message done in that same transaction, instead of opening
     another after it (one commit, one log flush fewer per message). Nothing happens where no webhook
     is waiting (the chat command line), or when the webhook has stopped waiting for this answer."""
     store = _REPLY_STORE.get()
     if store is not None:
-        await store(session, reply)
+        await store(target, reply)
 
 
 def _load_parse() -> Callable[..., Any] | None:

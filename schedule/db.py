@@ -84,7 +84,10 @@ def _configure_sqlite(engine: AsyncEngine) -> None:
         # Every transaction takes the write lock at BEGIN: no SQLITE_BUSY upgrade
         # deadlocks between concurrent sessions, and claims are serialised. Sent straight to the
         # driver (one thread hop, SQLAlchemy's error classes), not through a statement execution.
-        await_(fastsql.Tx(conn.dialect, conn.connection.driver_connection).execute("BEGIN IMMEDIATE"))
+        # A session lent by a `fastsql.Tx` joins the transaction that Tx has begun already.
+        driver = conn.connection.driver_connection
+        if not driver.in_transaction:
+            await_(fastsql.Tx(conn.dialect, driver).execute("BEGIN IMMEDIATE"))
 
 
 IDLE_PING_S = 10.0  # a pooled MariaDB connection idle this long is pinged before use

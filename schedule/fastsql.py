@@ -25,7 +25,8 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, cast
 
-from sqlalchemy.engine import Dialect
+from sqlalchemy import event
+from sqlalchemy.engine import Connection, Dialect
 from sqlalchemy.exc import DBAPIError, StatementError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession
 from sqlalchemy.sql import ClauseElement, Executable
@@ -60,12 +61,36 @@ class _Compiled:
 
 
 class Tx:
-    """An open transaction on one pooled driver connection, with no session around it (`transaction`)."""
+    """An open transaction on one pooled driver connection, with no session around it (`transaction`).
 
-    __slots__ = ("dialect", "driver")
+    A unit that needs the ORM after all (a rarer step: editing an item, subscribing a digest) asks for
+    `session()`: an `AsyncSession` on this same connection and transaction, opened on first need, which
+    then also makes the commit (flushing its objects first). `info` is the unit's scratch space, like
+    `Session.info`; `on_commit` callbacks run once the transaction has committed.
+    """
 
-    def __init__(self, dialect: Dialect, driver: Any) -> None:
+    __slots__ = ("_committed", "_engine", "_fairy", "_orm", "dialect", "driver", "info")
+
+    def __init__(self, dialect: Dialect, driver: Any, *, fairy: Any = None, engine: AsyncEngine | None = None) -> None:
         self.dialect, self.driver = dialect, driver
+        self.info: dict[str, Any] = {}
+        self._fairy, self._engine = fairy, engine
+        self._orm: AsyncSession | None = None
+        self._committed: list[Callable[[], None]] = []
+
+    async def session(self) -> AsyncSession:
+        """An ORM session in this transaction (the same connection), opened once per transaction."""
+        if self._orm is None:
+            if self._fairy is None or self._engine is None:
+                raise TypeError("this transaction has no pooled connection to lend a session")
+            # Begun by the session as usual; the begin event sees the transaction already open and
+            # sends nothing. Closing the session leaves the connection to `transaction`.
+            sync = Connection(self._engine.sync_engine, connection=self._fairy)
+            self._orm = AsyncSession(bind=AsyncConnection(self._engine, sync), expire_on_commit=False)
+        return self._orm
+
+    def on_commit(self, callback: Callable[[], None]) -> None:
+        self._committed.append(callback)
 
     async def execute(self, sql: str, args: Any = ()) -> tuple[list[Any], int, int | None]:
         """A statement straight on the driver, in this transaction: its rows, rowcount and lastrowid."""
@@ -87,15 +112,23 @@ class Tx:
         return DBAPIError.instance(sql, args, exc, self.dialect.loaded_dbapi.Error, dialect=self.dialect)
 
     async def _commit(self) -> None:
-        if self.dialect.name == "sqlite":
+        if self._orm is not None:
+            await self._orm.commit()  # its pending objects flushed, then COMMIT on this connection
+        elif self.dialect.name == "sqlite":
             await self.execute("COMMIT")
-            return
-        try:
-            await self.driver.commit()
-        except self.dialect.loaded_dbapi.Error as exc:
-            raise self._error("COMMIT", (), exc) from exc
+        else:
+            try:
+                await self.driver.commit()
+            except self.dialect.loaded_dbapi.Error as exc:
+                raise self._error("COMMIT", (), exc) from exc
+        for callback in self._committed:
+            callback()
 
     async def _rollback(self) -> None:
+        if self._orm is not None:
+            orm, self._orm = self._orm, None
+            await orm.close()  # rolls its transaction back: the whole unit's, on this connection
+            return
         if self.dialect.name == "sqlite":
             if self.driver._conn.in_transaction:
                 await self.execute("ROLLBACK")
@@ -104,6 +137,19 @@ class Tx:
 
 
 Executor = AsyncSession | Tx  # what `Fast.run` runs on
+
+
+async def orm(target: Executor) -> AsyncSession:
+    """The ORM session of a unit of work: the session itself, or the one a `Tx` lends on its connection."""
+    return target if isinstance(target, AsyncSession) else await target.session()
+
+
+def on_commit(target: Executor, callback: Callable[[], None]) -> None:
+    """Run `callback` once the unit's transaction has committed (never if it rolls back)."""
+    if isinstance(target, Tx):
+        target.on_commit(callback)
+    else:
+        event.listen(target.sync_session, "after_commit", lambda _session: callback(), once=True)
 
 
 @asynccontextmanager
@@ -116,7 +162,7 @@ async def transaction(engine: AsyncEngine) -> AsyncIterator[Tx]:
     """
     sync = engine.sync_engine
     fairy = await greenlet_spawn(sync.raw_connection)  # checkout events (idle ping) need the greenlet
-    tx = Tx(sync.dialect, fairy.driver_connection)
+    tx = Tx(sync.dialect, fairy.driver_connection, fairy=fairy, engine=engine)
     try:
         if tx.dialect.name == "sqlite":
             await tx.execute("BEGIN IMMEDIATE")
@@ -203,7 +249,8 @@ class Fast:
         plan = self._compile(dialect)
         if plan is None:  # not a shape the fast path handles: SQLAlchemy runs it
             if conn is None:
-                raise TypeError(f"{self.statement(dialect)!s:.60} needs a session: it has no fast plan")
+                assert isinstance(target, Tx)
+                conn = await (await target.session()).connection()  # TypeError on a Tx that cannot lend one
             result: Any = await conn.execute(self.statement(dialect), dict(params or {}))
             found = result.all() if result.returns_rows else []
             return Rows(list(found), result.rowcount if not result.returns_rows else -1,

@@ -11,9 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sqlalchemy import bindparam, select, update
-from sqlalchemy.ext.asyncio import AsyncSession
 
-from schedule.fastsql import Fast
+from schedule.fastsql import Executor, Fast, orm
 from schedule.model import DeliveryLogRow, OutboundMessageRow, ReminderRow
 
 MAX_SHOWN = 20
@@ -34,7 +33,7 @@ _PENDING = Fast(select(_M.id, _M.kind, _M.payload, _M.created_at)  # only what a
             .order_by(_M.created_at, _M.id).limit(bindparam("p_limit")))
 
 
-async def pending(session: AsyncSession, user_id: int, *, limit: int = MAX_SHOWN) -> list[Notice]:
+async def pending(session: Executor, user_id: int, *, limit: int = MAX_SHOWN) -> list[Notice]:
     """The user's waiting notices, oldest first (read only). Asked on every chat message, so a prebuilt
     Core statement on the session's connection: no ORM objects for what is nearly always no rows."""
     rows = (await _PENDING.run(session, {"p_uid": user_id, "p_limit": limit})).all()
@@ -42,11 +41,12 @@ async def pending(session: AsyncSession, user_id: int, *, limit: int = MAX_SHOWN
                    expired=bool((r.payload or {}).get("expired"))) for r in rows]
 
 
-async def take(session: AsyncSession, user_id: int, *, now_ms: int, limit: int = MAX_SHOWN) -> list[Notice]:
+async def take(target: Executor, user_id: int, *, now_ms: int, limit: int = MAX_SHOWN) -> list[Notice]:
     """The waiting notices, marked delivered (and their reminders sent) in the caller's transaction."""
-    notices = await pending(session, user_id, limit=limit)
+    notices = await pending(target, user_id, limit=limit)
     if not notices:
         return []
+    session = await orm(target)
     ids = [n.outbox_id for n in notices]
     claimed = (await session.execute(
         select(OutboundMessageRow.id, OutboundMessageRow.reminder_id)

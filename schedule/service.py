@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo
 
 from sqlalchemy import and_, bindparam, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from schedule import tokens, users
 from schedule.clock import Clock, from_ms, now_ms, to_ms
@@ -42,7 +42,7 @@ from schedule.domain import (
     User,
 )
 from schedule.errors import InvalidChange, NotFound
-from schedule.fastsql import Fast, Rows
+from schedule.fastsql import Executor, Fast, Rows, orm, transaction
 from schedule.model import DigestSubscriptionRow, ReminderRow, ScheduleItemRow, UserRow
 from schedule.occurrence import at_occurrence, in_range
 from schedule.recurrence import localize, next_occurrence
@@ -65,6 +65,10 @@ _ITEM = Fast(select(*ITEM_COLUMNS).where(ITEMS.c.id == bindparam("p_id"), ITEMS.
                                          ITEMS.c.status != "deleted"))
 _REMINDERS_OF_ITEM = Fast(select(*REMINDER_COLUMNS).where(REMINDERS.c.item_id == bindparam("p_id")))
 _REMINDERS_OF = select(*REMINDER_COLUMNS).where(REMINDERS.c.item_id.in_(bindparam("p_ids", expanding=True)))
+# The reminders of a user's active items: what a chat listing shows, with no IN list to expand.
+_REMINDERS_OF_ACTIVE = Fast(select(*REMINDER_COLUMNS)
+                            .select_from(REMINDERS.join(ITEMS, ITEMS.c.id == REMINDERS.c.item_id))
+                            .where(ITEMS.c.user_id == bindparam("p_uid"), ITEMS.c.status == "active"))
 _ITEM_FIELDS = ("user_id", "kind", "title", "description", "status", "start_at", "end_at", "due_at", "all_day",
                 "local_date", "timezone", "location", "rrule", "workdays", "lunar", "source_channel",
                 "source_message_id", "source_text", "metadata_json", "created_at", "updated_at")
@@ -80,7 +84,7 @@ _CLOSE_REMINDERS = Fast(update(REMINDERS)  # the open statuses spelled out: no I
                         .where(REMINDERS.c.item_id == bindparam("p_id"),
                                or_(*(REMINDERS.c.status == status for status in OPEN_REMINDER)))
                         .values(status="cancelled", updated_at=bindparam("p_at"), locked_until=None))
-_UNIT: ContextVar[AsyncSession | None] = ContextVar("schedule_unit_of_work", default=None)
+_UNIT: ContextVar[Executor | None] = ContextVar("schedule_unit_of_work", default=None)
 
 
 class ScheduleService:
@@ -92,20 +96,28 @@ class ScheduleService:
 
     # ----------------------------------------------------------- unit of work
     @asynccontextmanager
-    async def unit_of_work(self) -> AsyncIterator[AsyncSession]:
+    async def unit_of_work(self) -> AsyncIterator[Executor]:
         """One transaction for several service calls (a whole chat message): every call made inside
-        the block joins it, and everything commits together at the end or rolls back together."""
+        the block joins it, and everything commits together at the end or rolls back together.
+
+        It runs on a bare driver transaction (`fastsql.Tx`): a chat message's usual statements are all
+        `Fast` ones, and an ORM session costs about a sixth of a message's CPU. A call that needs the
+        ORM gets a session lent on the same connection and transaction (`_orm_tx`)."""
         if _UNIT.get() is not None:
             raise RuntimeError("unit of work already open")
-        async with session_transaction(self._sessions) as session:
-            marker = _UNIT.set(session)
+        bind = self._sessions.kw.get("bind")
+        begin = (transaction(bind) if isinstance(bind, AsyncEngine)
+                 else session_transaction(self._sessions))  # bound to a connection (a test's): a session
+        async with begin as unit:
+            marker = _UNIT.set(unit)
             try:
-                yield session
+                yield unit
             finally:
                 _UNIT.reset(marker)
 
     @asynccontextmanager
-    async def _tx(self) -> AsyncIterator[AsyncSession]:
+    async def _tx(self) -> AsyncIterator[Executor]:
+        """The open unit of work, or a transaction of this call's own: for calls made of `Fast` statements."""
         ambient = _UNIT.get()
         if ambient is not None:
             yield ambient
@@ -113,21 +125,27 @@ class ScheduleService:
         async with session_transaction(self._sessions) as session:
             yield session
 
+    @asynccontextmanager
+    async def _orm_tx(self) -> AsyncIterator[AsyncSession]:
+        """`_tx` for calls that use ORM objects: a unit of work's session, lent on its connection if need be."""
+        async with self._tx() as target:
+            yield await orm(target)
+
     # ------------------------------------------------------------------ users
     async def get_or_create_user(self, openid: str, *, timezone: str | None = None) -> User:
-        async with self._tx() as session:
+        async with self._orm_tx() as session:
             row = await users.get_or_create(session, openid, timezone=timezone or self._default_tz,
                                             now_ms=now_ms(self._clock))
             return user_of(row)
 
     @staticmethod
-    def user_read(session: AsyncSession, user_id: int) -> None:
+    def user_read(session: Executor, user_id: int) -> None:
         """Note that this transaction has read the user (a chat message's opening query did): creating
         an item in it then skips its own existence check."""
         session.info.setdefault(_USERS_READ, set()).add(user_id)
 
     async def find_user(self, openid: str) -> User | None:
-        async with self._tx() as session:
+        async with self._orm_tx() as session:
             row = await session.scalar(select(UserRow).where(UserRow.wechat_openid == openid))
             return user_of(row) if row is not None else None
 
@@ -142,29 +160,29 @@ class ScheduleService:
     async def issue_api_token(self, openid: str, *, label: str = tokens.DEFAULT_LABEL) -> tuple[User, str, bool]:
         """A fresh bearer token for the user (created if missing) under `label`; True when it replaced
         that label's previous token. Other labels keep working; only hashes are stored."""
-        async with self._tx() as session:
+        async with self._orm_tx() as session:
             row = await users.get_or_create(session, openid, timezone=self._default_tz, now_ms=now_ms(self._clock))
             token, replaced = await tokens.issue(session, row.id, label, now_ms=now_ms(self._clock))
             return user_of(row), token, replaced
 
     async def api_tokens(self, openid: str) -> list[tokens.TokenInfo]:
-        async with self._tx() as session:
+        async with self._orm_tx() as session:
             row = await session.scalar(select(UserRow).where(UserRow.wechat_openid == openid))
             return [] if row is None else await tokens.listed(session, row.id)
 
     async def revoke_api_token(self, openid: str, label: str) -> bool:
-        async with self._tx() as session:
+        async with self._orm_tx() as session:
             row = await session.scalar(select(UserRow).where(UserRow.wechat_openid == openid))
             return row is not None and await tokens.revoke(session, row.id, label)
 
     async def user_for_token(self, token: str) -> User | None:
-        async with self._tx() as session:
+        async with self._orm_tx() as session:
             user_id = await tokens.owner(session, token, now_ms=now_ms(self._clock))
             row = await session.get(UserRow, user_id) if user_id is not None else None
             return user_of(row) if row is not None else None
 
     async def forget_user(self, user_id: int) -> None:
-        async with self._tx() as session:
+        async with self._orm_tx() as session:
             await users.forget(session, user_id, now_ms=now_ms(self._clock))
 
     # ------------------------------------------------------------------ items
@@ -228,13 +246,18 @@ class ScheduleService:
             if tuple(statuses) == ("active",):
                 rows = (await (_ACTIVE_ITEMS_OF if kind is None else _ACTIVE_ITEMS_OF_KIND).run(session, params)).all()
             else:
-                rows = list((await (await session.connection()).execute(
+                rows = list((await (await (await orm(session)).connection()).execute(
                     _ITEMS_OF if kind is None else _ITEMS_OF_KIND, params)).all())
             found = [item for row in rows
                      if (item := in_range(row, start_ms, end_ms, include_undated_tasks)) is not None]
             if include_reminders and found:
                 by_item: dict[int, list[ReminderRow]] = {}
-                for rem in await _reminder_rows(session, [r.id for r, _ in found]):
+                ids = [r.id for r, _ in found]
+                if tuple(statuses) == ("active",) and len(ids) > 1:  # all active items' reminders: one plain query
+                    reminders = (await _REMINDERS_OF_ACTIVE.run(session, {"p_uid": user_id})).all()
+                else:
+                    reminders = await _reminder_rows(session, ids)
+                for rem in reminders:
                     by_item.setdefault(rem.item_id, []).append(rem)
                 items = [at_occurrence(item_of(row, by_item.get(row.id, [])), occ) for row, occ in found]
             else:
@@ -245,7 +268,7 @@ class ScheduleService:
     async def update_item(self, user_id: int, item_id: int, changes: ItemChanges) -> Item:
         """Apply a partial change; moving an event or deadline moves its open reminders (offset kept)."""
         stamp = now_ms(self._clock)
-        async with self._tx() as session:
+        async with self._orm_tx() as session:
             row = await _owned_item(session, user_id, item_id, include_deleted=False)
             old_anchor = row.start_at if row.kind == "event" else row.due_at
             for name in ("title", "description", "location", "start_at", "end_at", "due_at", "all_day", "timezone"):
@@ -303,7 +326,7 @@ class ScheduleService:
         """Cancel one occurrence of a series (an EXDATE): the series itself goes on, and a reminder
         planned for that day moves on to the next occurrence with the same lead time."""
         stamp = now_ms(self._clock)
-        async with self._tx() as session:
+        async with self._orm_tx() as session:
             row = await _owned_item(session, user_id, item_id, include_deleted=False)
             recurrence = recurrence_of(row)
             anchor = row.start_at if row.kind == "event" else row.due_at
@@ -332,7 +355,7 @@ class ScheduleService:
     async def set_reminder_lead(self, user_id: int, item_id: int, minutes: int) -> Item:
         """Replace the item's open reminders by one `minutes` before its time (周会提醒改成提前15分钟)."""
         stamp = now_ms(self._clock)
-        async with self._tx() as session:
+        async with self._orm_tx() as session:
             row = await _owned_item(session, user_id, item_id, include_deleted=False)
             anchor = row.start_at if row.kind == "event" else row.due_at
             if anchor is None:
@@ -347,7 +370,7 @@ class ScheduleService:
 
     async def last_delivered_reminder(self, user_id: int, *, since_ms: int) -> tuple[Reminder, Item] | None:
         """The reminder most recently delivered to the user (sent since `since_ms`), with its item."""
-        async with self._tx() as session:
+        async with self._orm_tx() as session:
             rem = await session.scalar(
                 select(ReminderRow).where(ReminderRow.user_id == user_id, ReminderRow.status == "sent",
                                           ReminderRow.sent_at >= since_ms)
@@ -361,14 +384,14 @@ class ScheduleService:
     async def create_reminder(self, user_id: int, item_id: int, new: NewReminder) -> Reminder:
         """Idempotent on (item, remind_at, channel): asking twice returns the same reminder."""
         stamp = now_ms(self._clock)
-        async with self._tx() as session:
+        async with self._orm_tx() as session:
             row = await _owned_item(session, user_id, item_id, include_deleted=False)
             if row.status != "active":
                 raise InvalidChange(f"item {item_id} is {row.status}")
             return reminder_of(await _insert_reminder(session, row, new, stamp))
 
     async def cancel_reminder(self, user_id: int, reminder_id: int) -> Reminder:
-        async with self._tx() as session:
+        async with self._orm_tx() as session:
             rem = await session.scalar(select(ReminderRow).where(ReminderRow.id == reminder_id,
                                                                  ReminderRow.user_id == user_id))
             if rem is None:
@@ -382,7 +405,7 @@ class ScheduleService:
     async def subscribe_digest(self, user_id: int, *, local_time: str, kind: str = "todo_day",
                                channel: str = "wechat", workdays: str | None = None) -> DigestSubscription:
         """Subscribe (or re-time) the user's digest; next run computed in the user's timezone."""
-        async with self._tx() as session:
+        async with self._orm_tx() as session:
             user = await self._owned_user(session, user_id)
             now = self._clock.now()
             next_run = to_ms(next_digest_run(local_time, tz=ZoneInfo(user.timezone), after=now, workdays=workdays))
@@ -401,7 +424,7 @@ class ScheduleService:
 
     async def unsubscribe_digest(self, user_id: int, kind: str = "todo_day") -> bool:
         """Stop the digest; False when there was none active."""
-        async with self._tx() as session:
+        async with self._orm_tx() as session:
             result = await session.execute(
                 update(DigestSubscriptionRow)
                 .where(DigestSubscriptionRow.user_id == user_id, DigestSubscriptionRow.kind == kind,
@@ -411,7 +434,7 @@ class ScheduleService:
             return bool(getattr(result, "rowcount", 0))
 
     async def list_digests(self, user_id: int) -> list[DigestSubscription]:
-        async with self._tx() as session:
+        async with self._orm_tx() as session:
             rows = await session.scalars(select(DigestSubscriptionRow).where(
                 DigestSubscriptionRow.user_id == user_id, DigestSubscriptionRow.status == "active"))
             return [digest_of(r) for r in rows]
@@ -457,13 +480,13 @@ def _new_id(result: Rows) -> int:
     return int(result.lastrowid)
 
 
-async def _reminder_rows(session: AsyncSession, item_ids: list[int]) -> list[Any]:
+async def _reminder_rows(session: Executor, item_ids: list[int]) -> list[Any]:
     """The items' reminders as plain rows of the columns `reminder_of` reads (read-only uses)."""
     if not item_ids:
         return []
     if len(item_ids) == 1:
         return (await _REMINDERS_OF_ITEM.run(session, {"p_id": item_ids[0]})).all()
-    conn = await session.connection()
+    conn = await (await orm(session)).connection()
     return list((await conn.execute(_REMINDERS_OF, {"p_ids": item_ids})).all())
 
 

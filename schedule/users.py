@@ -9,7 +9,7 @@ from sqlalchemy import bindparam, delete, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from schedule.fastsql import Fast
+from schedule.fastsql import Executor, Fast
 from schedule.model import (
     AgentMessageRow,
     ApiTokenRow,
@@ -54,7 +54,7 @@ _REACHABLE = Fast(update(UserRow).where(UserRow.id == bindparam("p_uid"), UserRo
                   .values(subscribed=True))
 
 
-async def mark_reachable(session: AsyncSession, user_id: int) -> None:
+async def mark_reachable(session: Executor, user_id: int) -> None:
     """The user wrote to us, so pushes reach them again (a 43004/43019 had marked them unreachable).
 
     Runs on every user message: one UPDATE by primary key that changes nothing in the common case.

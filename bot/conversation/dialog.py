@@ -8,13 +8,12 @@ from typing import Any
 from sqlalchemy import bindparam, delete, exists, outerjoin, select
 from sqlalchemy.dialects.mysql import insert as mysql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from bot.conversation.context import Ask
 from intent.model import Intent
 from schedule.domain import User
 from schedule.errors import NotFound
-from schedule.fastsql import Fast
+from schedule.fastsql import Executor, Fast
 from schedule.model import DialogStateRow, OutboundMessageRow, UserRow
 
 
@@ -70,7 +69,7 @@ _OPEN = Fast(
     .select_from(outerjoin(_U, _D, _D.user_id == _U.id)).where(_U.id == bindparam("p_uid")))
 
 
-async def open_turn(session: AsyncSession, user_id: int) -> Opening:
+async def open_turn(session: Executor, user_id: int) -> Opening:
     """The user (NotFound when missing), their question and the notices flag: one round trip, not three."""
     row = (await _OPEN.run(session, {"p_uid": user_id})).first()
     if row is None:
@@ -79,10 +78,10 @@ async def open_turn(session: AsyncSession, user_id: int) -> Opening:
     return Opening(user, row.pending_intent, row.expires_at, bool(row.has_notices))
 
 
-async def save(session: AsyncSession, user_id: int, ask: Ask, *, expires_at_ms: int) -> None:
+async def save(session: Executor, user_id: int, ask: Ask, *, expires_at_ms: int) -> None:
     payload = {"intent": ask.intent.model_dump(mode="json"), "candidates": list(ask.candidates)}
     await _SAVE.run(session, {"p_uid": user_id, "p_intent": payload, "p_exp": expires_at_ms})
 
 
-async def clear(session: AsyncSession, user_id: int) -> None:
+async def clear(session: Executor, user_id: int) -> None:
     await _CLEAR.run(session, {"p_uid": user_id})

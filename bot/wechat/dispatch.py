@@ -18,7 +18,6 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any, Protocol
 
-from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.handler import CAPABILITIES, Handler, Reply, storing_replies
@@ -29,7 +28,7 @@ from bot.wechat.messages import InboundMessage
 from bot.wechat.xml import split_utf8, strip_illegal, text_reply
 from schedule import inbound, outbox, users, window
 from schedule.clock import Clock, now_ms
-from schedule.fastsql import Tx
+from schedule.fastsql import Executor, Tx, on_commit, orm
 
 log = logging.getLogger(__name__)
 
@@ -223,29 +222,29 @@ class Dispatcher:
             return body, "".join(parts[1:])
         return SUCCESS, text
 
-    async def _record(self, session: AsyncSession, message: InboundMessage, received: int, body: str, queued: str,
+    async def _record(self, target: Executor, message: InboundMessage, received: int, body: str, queued: str,
                       *, window_kind: str | None, template_status: str | None = None) -> None:
         """The finishing writes: window and reachability, queued text, inbound row done with its body."""
         user_id = message.user_id
         assert user_id is not None
         stamp = now_ms(self._clock)
         if window_kind == "message":  # the window, and reachable again, in one UPDATE
-            await window.record_message(session, user_id, received)
+            await window.record_message(target, user_id, received)
         elif window_kind == "click":  # clicked, followed or scanned: reachable again too
-            await window.record_interaction(session, user_id, "click", received)
-            await users.mark_reachable(session, user_id)
+            await window.record_interaction(await orm(target), user_id, "click", received)
+            await users.mark_reachable(target, user_id)
         if template_status is not None:
-            await template_job.record(session, message, now_ms=stamp)
-        await self._keep(session, message, body, queued, stamp)
+            await template_job.record(await orm(target), message, now_ms=stamp)
+        await self._keep(target, message, body, queued, stamp)
 
     @staticmethod
-    async def _keep(session: AsyncSession, message: InboundMessage, body: str, queued: str, stamp: int) -> None:
+    async def _keep(target: Executor, message: InboundMessage, body: str, queued: str, stamp: int) -> None:
         assert message.user_id is not None
         if queued:
-            await outbox.enqueue(session, user_id=message.user_id, idempotency_key=f"reply:{message.dedupe_key}",
-                                 kind="agent_reply", payload={"text": queued, "openid": message.openid},
-                                 now_ms=stamp)
-        await inbound.finish(session, message.dedupe_key, reply=body, user_id=message.user_id)
+            await outbox.enqueue(await orm(target), user_id=message.user_id,
+                                 idempotency_key=f"reply:{message.dedupe_key}", kind="agent_reply",
+                                 payload={"text": queued, "openid": message.openid}, now_ms=stamp)
+        await inbound.finish(target, message.dedupe_key, reply=body, user_id=message.user_id)
 
     async def _finish(self, message: InboundMessage, received: int, reply: Reply, *, window_kind: str | None,
                       passive: bool = True, template_status: str | None = None) -> str:
@@ -299,14 +298,14 @@ class _InlineFinish:
         self._window_kind, self._arrived = window_kind, arrived
         self.body: str | None = None
 
-    async def __call__(self, session: AsyncSession, reply: Reply) -> None:
+    async def __call__(self, target: Executor, reply: Reply) -> None:
         dispatcher = self._dispatcher
         if dispatcher._spent(self._arrived):
             return
         body, queued = dispatcher._compose(self._message, reply, passive=True)
-        await dispatcher._record(session, self._message, self._received, body, queued, window_kind=self._window_kind)
+        await dispatcher._record(target, self._message, self._received, body, queued, window_kind=self._window_kind)
 
-        def committed(_session: Any) -> None:
+        def committed() -> None:
             self.body = body
 
-        event.listen(session.sync_session, "after_commit", committed, once=True)
+        on_commit(target, committed)

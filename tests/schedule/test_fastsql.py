@@ -19,7 +19,7 @@ import schedule.service
 import schedule.users
 import schedule.window
 from schedule import db
-from schedule.fastsql import Fast, Tx, transaction
+from schedule.fastsql import Fast, Tx, on_commit, transaction
 from schedule.model import OutboundMessageRow, UserRow
 
 _O = OutboundMessageRow
@@ -147,10 +147,47 @@ async def test_a_bare_transaction_commits_or_rolls_back_as_a_whole(engine: Async
     assert engine.pool.checkedout() == 0  # type: ignore[attr-defined]  # every connection went back
 
 
-async def test_a_bare_transaction_takes_no_statement_without_a_plan(engine: AsyncEngine) -> None:
-    with pytest.raises(TypeError, match="needs a session"):
+async def test_a_bare_transaction_lends_a_session_in_the_same_transaction(
+        engine: AsyncEngine, sessions: async_sessionmaker[AsyncSession]) -> None:
+    """A statement without a fast plan, and ORM objects, run on a session lent on the Tx's own connection:
+    the whole unit commits once, or rolls back as a whole, and commit callbacks run only after a commit."""
+    uid = await user(sessions)
+    committed: list[str] = []
+    async with transaction(engine) as tx:
+        first = await _INSERT.run(tx, {"p_uid": uid, "p_key": "k1", "p_payload": None, "p_at": 1})
+        lent = await tx.session()
+        assert await tx.session() is lent  # one per transaction
+        lent.add(OutboundMessageRow(user_id=uid, idempotency_key="k2", kind="notice", channel="inapp", payload={},
+                                    status="pending", attempts=0, next_attempt_at=0, created_at=2, updated_at=2))
+        await lent.flush()  # sees the Tx's uncommitted row: same transaction
+        found = (await _IN_LIST.run(tx, {"p_ids": [first.lastrowid, first.lastrowid + 1]})).all()
+        assert len(found) == 2
+        await _INSERT.run(tx, {"p_uid": uid, "p_key": "k3", "p_payload": None, "p_at": 3})
+        on_commit(tx, lambda: committed.append("yes"))
+        assert committed == []
+    assert committed == ["yes"]
+    assert await _keys(sessions, uid) == [1, 2, 3]
+
+    async def fails_after_its_writes() -> None:
         async with transaction(engine) as tx:
-            await _IN_LIST.run(tx, {"p_ids": [1, 2]})
+            await _INSERT.run(tx, {"p_uid": uid, "p_key": "k4", "p_payload": None, "p_at": 4})
+            (await tx.session()).add(OutboundMessageRow(
+                user_id=uid, idempotency_key="k5", kind="notice", channel="inapp", payload={}, status="pending",
+                attempts=0, next_attempt_at=0, created_at=5, updated_at=5))
+            await (await tx.session()).flush()
+            on_commit(tx, lambda: committed.append("no"))
+            raise RuntimeError("the unit failed after its writes")
+
+    with pytest.raises(RuntimeError):
+        await fails_after_its_writes()
+    assert await _keys(sessions, uid) == [1, 2, 3]
+    assert committed == ["yes"]
+    assert engine.pool.checkedout() == 0  # type: ignore[attr-defined]
+
+    async with transaction(engine) as tx:
+        bare = Tx(tx.dialect, tx.driver)  # a driver connection only, no pooled one to lend a session on
+        with pytest.raises(TypeError, match="no pooled connection"):
+            await _IN_LIST.run(bare, {"p_ids": [1]})
 
 
 async def test_a_bare_transaction_isolates_like_a_session(engine: AsyncEngine, database_url: str,

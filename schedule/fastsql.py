@@ -32,7 +32,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession
 from sqlalchemy.sql import ClauseElement, Executable
 from sqlalchemy.util import greenlet_spawn
 
-from schedule.sqlite_cursor import run_statement
+from schedule.sqlite_cursor import run_statement, run_statements
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,9 +67,14 @@ class Tx:
     `session()`: an `AsyncSession` on this same connection and transaction, opened on first need, which
     then also makes the commit (flushing its objects first). `info` is the unit's scratch space, like
     `Session.info`; `on_commit` callbacks run once the transaction has committed.
+
+    Writes whose outcome nobody reads (the window, the inbound row marked done, the saved question) can
+    be `defer`red: they go to the database with the next statement or with the COMMIT, in the same trip
+    (MariaDB: one multi-statement query, which aiomysql connections allow; SQLite: one thread hop).
+    A chat message's finish is then one round trip, not three. An error in one still fails the unit.
     """
 
-    __slots__ = ("_committed", "_engine", "_fairy", "_orm", "dialect", "driver", "info")
+    __slots__ = ("_committed", "_engine", "_fairy", "_orm", "_pending", "dialect", "driver", "info")
 
     def __init__(self, dialect: Dialect, driver: Any, *, fairy: Any = None, engine: AsyncEngine | None = None) -> None:
         self.dialect, self.driver = dialect, driver
@@ -77,12 +82,15 @@ class Tx:
         self._fairy, self._engine = fairy, engine
         self._orm: AsyncSession | None = None
         self._committed: list[Callable[[], None]] = []
+        self._pending: list[tuple[str, tuple[Any, ...]]] = []
 
     async def session(self) -> AsyncSession:
         """An ORM session in this transaction (the same connection), opened once per transaction."""
         if self._orm is None:
             if self._fairy is None or self._engine is None:
                 raise TypeError("this transaction has no pooled connection to lend a session")
+            if self._pending:  # the deferred writes go first: the session's statements come after them
+                await self._send(self._pending)
             # Begun by the session as usual; the begin event sees the transaction already open and
             # sends nothing. Closing the session leaves the connection to `transaction`.
             sync = Connection(self._engine.sync_engine, connection=self._fairy)
@@ -92,8 +100,17 @@ class Tx:
     def on_commit(self, callback: Callable[[], None]) -> None:
         self._committed.append(callback)
 
+    async def defer(self, sql: str, args: Any = ()) -> None:
+        """Run a write whose outcome is not needed with the next trip (see the class docstring)."""
+        if self._orm is not None:  # the session may run statements of its own any time: keep the order
+            await self.execute(sql, args)
+        else:
+            self._pending.append((sql, tuple(args)))
+
     async def execute(self, sql: str, args: Any = ()) -> tuple[list[Any], int, int | None]:
         """A statement straight on the driver, in this transaction: its rows, rowcount and lastrowid."""
+        if self._pending:
+            return (await self._send([*self._pending, (sql, tuple(args))]))[-1]
         driver, dialect = self.driver, self.dialect
         try:
             if dialect.name == "sqlite":
@@ -107,6 +124,31 @@ class Tx:
         except dialect.loaded_dbapi.Error as exc:
             raise self._error(sql, args, exc) from exc
 
+    async def execute_all(self, statements: list[tuple[str, Any]]) -> list[tuple[list[Any], int, int | None]]:
+        """Several statements in one trip (with any deferred ones first): each one's rows, rowcount, lastrowid."""
+        sent = [(sql, tuple(args)) for sql, args in statements]
+        outcomes = await self._send([*self._pending, *sent])
+        return outcomes[len(outcomes) - len(sent):]
+
+    async def _send(self, statements: list[tuple[str, tuple[Any, ...]]]) -> list[tuple[list[Any], int, int | None]]:
+        """Several statements in one trip, in order; the first that fails raises and stops the rest."""
+        self._pending = []
+        driver, dialect = self.driver, self.dialect
+        try:
+            if dialect.name == "sqlite":
+                return [(rows, rowcount, lastrowid) for _d, rows, rowcount, lastrowid
+                        in await driver._execute(run_statements, driver._conn, statements)]
+            async with driver.cursor(dialect.loaded_dbapi.Cursor) as cursor:
+                await cursor.execute(";".join(cursor.mogrify(sql, args) for sql, args in statements))
+                outcomes = []
+                while True:
+                    rows = list(await cursor.fetchall()) if cursor.description else []
+                    outcomes.append((rows, cursor.rowcount, cursor.lastrowid))
+                    if not await cursor.nextset():
+                        return outcomes
+        except dialect.loaded_dbapi.Error as exc:
+            raise self._error("; ".join(sql for sql, _ in statements), (), exc) from exc
+
     def _error(self, sql: str, args: Any, exc: Exception) -> StatementError:
         """The driver's error as SQLAlchemy's class (deadlock retries and callers look for those)."""
         return DBAPIError.instance(sql, args, exc, self.dialect.loaded_dbapi.Error, dialect=self.dialect)
@@ -114,6 +156,8 @@ class Tx:
     async def _commit(self) -> None:
         if self._orm is not None:
             await self._orm.commit()  # its pending objects flushed, then COMMIT on this connection
+        elif self._pending:
+            await self._send([*self._pending, ("COMMIT", ())])
         elif self.dialect.name == "sqlite":
             await self.execute("COMMIT")
         else:
@@ -125,6 +169,7 @@ class Tx:
             callback()
 
     async def _rollback(self) -> None:
+        self._pending = []
         if self._orm is not None:
             orm, self._orm = self._orm, None
             await orm.close()  # rolls its transaction back: the whole unit's, on this connection
@@ -243,6 +288,13 @@ class Fast:
         self._last = (dialect, plan)
         return plan
 
+    async def defer(self, target: Executor, params: Mapping[str, Any] | None = None) -> None:
+        """A write whose outcome is not needed: on a `Tx`, sent with its next trip (`Tx.defer`); else run now."""
+        if isinstance(target, Tx) and (plan := self._compile(target.dialect)) is not None:
+            await target.defer(plan.sql, _args(plan, params))
+        else:
+            await self.run(target, params)
+
     async def run(self, target: Executor, params: Mapping[str, Any] | None = None) -> Rows:
         conn, tx = await _connection(target)
         dialect = tx.dialect
@@ -255,17 +307,38 @@ class Fast:
             found = result.all() if result.returns_rows else []
             return Rows(list(found), result.rowcount if not result.returns_rows else -1,
                         getattr(result, "lastrowid", None))
-        given = params or {}
-        args = []
-        for name in plan.names:
-            value = given[name] if name in given else plan.literals[name]
-            process = plan.binds.get(name)
-            args.append(process(value) if process is not None else value)  # None too: JSON stores null
-        raw, rowcount, lastrowid = await tx.execute(plan.sql, args)
-        rows: list[Any] = []
-        if plan.row is not None:
-            processors = plan.results
-            if any(processors):
-                raw = [tuple(p(v) if p is not None else v for p, v in zip(processors, r, strict=True)) for r in raw]
-            rows = [plan.row._make(r) for r in raw]
-        return Rows(rows, rowcount, lastrowid)
+        return _rows(plan, *await tx.execute(plan.sql, _args(plan, params)))
+
+
+async def run_all(target: Executor, statements: list[tuple[Fast, Mapping[str, Any] | None]]) -> list[Rows]:
+    """Several `Fast` statements in order; on a `Tx`, in one trip to the database (`Tx.execute_all`)."""
+    if isinstance(target, Tx) and target._orm is None:
+        plans = [fast._compile(target.dialect) for fast, _ in statements]
+        if all(plan is not None for plan in plans):
+            ready = cast(list[_Compiled], plans)
+            outcomes = await target.execute_all([(plan.sql, _args(plan, params))
+                                                 for plan, (_, params) in zip(ready, statements, strict=True)])
+            return [_rows(plan, *outcome) for plan, outcome in zip(ready, outcomes, strict=True)]
+    return [await fast.run(target, params) for fast, params in statements]
+
+
+def _rows(plan: _Compiled, raw: list[Any], rowcount: int, lastrowid: int | None) -> Rows:
+    """The driver's result as `Rows`: values through the types' result processors, named-tuple rows."""
+    rows: list[Any] = []
+    if plan.row is not None:
+        processors = plan.results
+        if any(processors):
+            raw = [tuple(p(v) if p is not None else v for p, v in zip(processors, r, strict=True)) for r in raw]
+        rows = [plan.row._make(r) for r in raw]
+    return Rows(rows, rowcount, lastrowid)
+
+
+def _args(plan: _Compiled, params: Mapping[str, Any] | None) -> list[Any]:
+    """The driver's positional arguments, through the types' bind processors."""
+    given = params or {}
+    args = []
+    for name in plan.names:
+        value = given[name] if name in given else plan.literals[name]
+        process = plan.binds.get(name)
+        args.append(process(value) if process is not None else value)  # None too: JSON stores null
+    return args

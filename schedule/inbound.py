@@ -15,7 +15,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from schedule import outbox
-from schedule.fastsql import Executor, Fast
+from schedule.fastsql import Executor, Fast, run_all
 from schedule.model import InboundMessageRow
 
 UNFINISHED_NOTICE = "抱歉，你刚才发的一条消息我没能处理完，请再发一次。"
@@ -60,7 +60,11 @@ async def claim_in(session: Executor, dedupe_key: str, *, now_ms: int, user_id: 
     inserts nothing; on SQLite writers are serialised. Either way exactly one caller wins.
     """
     params = {"p_key": dedupe_key, "p_user": user_id, "p_at": now_ms}
-    if (await _CLAIM_FAST.run(session, params)).rowcount == 1:
+    return await _claimed(session, dedupe_key, (await _CLAIM_FAST.run(session, params)).rowcount)
+
+
+async def _claimed(session: Executor, dedupe_key: str, inserted: int) -> Claim:
+    if inserted == 1:
         return Claim(fresh=True, status="processing", reply=None)
     row = (await _OWNER_FAST.run(session, {"p_key": dedupe_key})).first()
     if row is None:  # purged between the two statements: treat as in flight
@@ -81,6 +85,23 @@ async def claim_nonce_in(session: Executor, key: str, *, owner: str, now_ms: int
     return row is not None and row.reply == owner
 
 
+async def claim_signed_in(target: Executor, dedupe_key: str, *, nonce_key: str, owner: str, now_ms: int,
+                          user_id: int | None = None) -> Claim | None:
+    """`claim_nonce_in` then `claim_in`, both INSERTs in one trip; None when the nonce was a replay.
+
+    The claim is written before the nonce's verdict is known, so on None the caller must roll the
+    transaction back (raise), or a replayed request would leave a claim behind.
+    """
+    nonce, claimed = await run_all(target, [
+        (_NONCE_FAST, {"p_key": nonce_key, "p_at": now_ms, "p_owner": owner}),
+        (_CLAIM_FAST, {"p_key": dedupe_key, "p_user": user_id, "p_at": now_ms})])
+    if nonce.rowcount != 1:
+        row = (await _OWNER_FAST.run(target, {"p_key": nonce_key})).first()
+        if row is None or row.reply != owner:
+            return None
+    return await _claimed(target, dedupe_key, claimed.rowcount)
+
+
 async def claim(sessions: async_sessionmaker[AsyncSession], dedupe_key: str, *, now_ms: int,
                 user_id: int | None = None) -> Claim:
     """`claim_in` in its own short transaction, committed before any work starts."""
@@ -90,7 +111,7 @@ async def claim(sessions: async_sessionmaker[AsyncSession], dedupe_key: str, *, 
 
 async def finish(session: Executor, dedupe_key: str, *, reply: str | None, user_id: int | None) -> None:
     """Mark the message done with its stored passive reply, in the caller's transaction."""
-    await _FINISH_FAST.run(session, {"p_key": dedupe_key, "p_reply": reply, "p_user": user_id})
+    await _FINISH_FAST.defer(session, {"p_key": dedupe_key, "p_reply": reply, "p_user": user_id})
 
 
 async def assign_user(session: AsyncSession, dedupe_key: str, *, user_id: int) -> None:

@@ -39,6 +39,11 @@ def run_statement(conn: sqlite3.Connection, operation: str, parameters: Any, man
         cursor.close()
 
 
+def run_statements(conn: sqlite3.Connection, statements: list[tuple[str, Any]]) -> list[_Outcome]:
+    """Runs on aiosqlite's thread: several statements in order, in one hop (the first error stops them)."""
+    return [run_statement(conn, operation, parameters, False) for operation, parameters in statements]
+
+
 class OneHopCursor(AsyncAdapt_aiosqlite_cursor):
     """A buffered cursor whose execute is one call on aiosqlite's thread (see the module docstring)."""
 

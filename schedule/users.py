@@ -59,7 +59,7 @@ async def mark_reachable(session: Executor, user_id: int) -> None:
 
     Runs on every user message: one UPDATE by primary key that changes nothing in the common case.
     """
-    await _REACHABLE.run(session, {"p_uid": user_id})
+    await _REACHABLE.defer(session, {"p_uid": user_id})
 
 
 async def forget(session: AsyncSession, user_id: int, *, now_ms: int) -> None:

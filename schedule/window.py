@@ -107,7 +107,7 @@ _RECORD_MESSAGE = Fast(
 async def record_message(session: Executor, user_id: int, at_ms: int) -> None:
     """The user wrote at `at_ms`: `record_interaction(…, "message", at_ms)` plus reachable again (a
     43004/43019 had marked them unreachable), as one UPDATE by primary key in the caller's transaction."""
-    await _RECORD_MESSAGE.run(session, {"p_at": at_ms, "p_uid": user_id})
+    await _RECORD_MESSAGE.defer(session, {"p_at": at_ms, "p_uid": user_id})
 
 
 async def close(session: AsyncSession, user_ids: list[int]) -> None:

@@ -80,8 +80,8 @@ async def open_turn(session: Executor, user_id: int) -> Opening:
 
 async def save(session: Executor, user_id: int, ask: Ask, *, expires_at_ms: int) -> None:
     payload = {"intent": ask.intent.model_dump(mode="json"), "candidates": list(ask.candidates)}
-    await _SAVE.run(session, {"p_uid": user_id, "p_intent": payload, "p_exp": expires_at_ms})
+    await _SAVE.defer(session, {"p_uid": user_id, "p_intent": payload, "p_exp": expires_at_ms})
 
 
 async def clear(session: Executor, user_id: int) -> None:
-    await _CLEAR.run(session, {"p_uid": user_id})
+    await _CLEAR.defer(session, {"p_uid": user_id})

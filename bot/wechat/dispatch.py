@@ -91,15 +91,16 @@ class Dispatcher:
         known_user = self._user_ids.get(message.openid)  # recorded with the claim so recovery can notify
         owner = hashlib.sha1(message.dedupe_key.encode("utf-8")).hexdigest()
 
-        async def claim_unit(tx: Tx) -> inbound.Claim | None:
-            if replay_key is not None and not await inbound.claim_nonce_in(tx, replay_key, owner=owner,
-                                                                          now_ms=received):
-                return None
-            return await inbound.claim_in(tx, message.dedupe_key, now_ms=received, user_id=known_user)
+        async def claim_unit(tx: Tx) -> inbound.Claim:
+            if replay_key is None:
+                return await inbound.claim_in(tx, message.dedupe_key, now_ms=received, user_id=known_user)
+            claim = await inbound.claim_signed_in(tx, message.dedupe_key, nonce_key=replay_key, owner=owner,
+                                                  now_ms=received, user_id=known_user)
+            if claim is None:
+                raise Replayed(replay_key)  # rolls back the claim written beside the nonce
+            return claim
 
         claim = await self._writes.run_fast(claim_unit)
-        if claim is None:
-            raise Replayed(replay_key)
         if not claim.fresh:
             log.info("wechat retry of %s (%s)", message.dedupe_key, claim.status)
             return claim.reply if claim.status == "done" and claim.reply else SUCCESS

@@ -69,9 +69,17 @@ async def test_replayed_timestamp_and_nonce_with_another_body_is_refused(session
                                                                                    create_time=1))
         retry = await client.post("/wechat", params=leaked, content=text_message("o-a", "真的", msg_id=11,
                                                                                   create_time=1))
+        # The forged message's claim (written beside the nonce, in one trip) was rolled back with the refusal:
+        # the genuine message with that MsgId, under a signature of its own, is still handled.
+        async with sessions() as session:
+            keys = set(await session.scalars(select(InboundMessageRow.dedupe_key)))
+        assert "msg:12" not in keys and "msg:11" in keys
+        genuine = await client.post("/wechat", params=signed(clock, "fresh"),
+                                    content=text_message("o-victim", "真的", msg_id=12, create_time=1))
     assert first.status_code == 200 and forged.status_code == 403
     assert retry.status_code == 200 and retry.text == first.text  # the same message again: its stored reply
-    assert [m.openid for m in handler.seen] == ["o-a"]
+    assert genuine.status_code == 200
+    assert [(m.openid, m.content) for m in handler.seen] == [("o-a", "真的"), ("o-victim", "真的")]
 
 
 async def test_replay_is_refused_by_another_process(database_url: str, engine: object, clock: FrozenClock) -> None:

@@ -19,7 +19,7 @@ import schedule.service
 import schedule.users
 import schedule.window
 from schedule import db
-from schedule.fastsql import Fast, Tx, on_commit, transaction
+from schedule.fastsql import Fast, Tx, on_commit, run_all, transaction
 from schedule.model import OutboundMessageRow, UserRow
 
 _O = OutboundMessageRow
@@ -188,6 +188,95 @@ async def test_a_bare_transaction_lends_a_session_in_the_same_transaction(
         bare = Tx(tx.dialect, tx.driver)  # a driver connection only, no pooled one to lend a session on
         with pytest.raises(TypeError, match="no pooled connection"):
             await _IN_LIST.run(bare, {"p_ids": [1]})
+
+
+class _Trips:
+    """Counts the trips a Tx makes to the database (statements sent together count once)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.count = 0
+        for name in ("execute", "_send"):
+            original = getattr(Tx, name)
+
+            async def counted(tx: Tx, *args: Any, _original: Any = original, _name: str = name) -> Any:
+                if _name == "_send" or not tx._pending:  # execute with deferred writes goes through _send
+                    self.count += 1
+                return await _original(tx, *args)
+
+            monkeypatch.setattr(Tx, name, counted)
+
+
+async def test_deferred_writes_go_with_the_next_trip_in_order(engine: AsyncEngine, monkeypatch: pytest.MonkeyPatch,
+                                                              sessions: async_sessionmaker[AsyncSession]) -> None:
+    uid = await user(sessions)
+    async with transaction(engine) as tx:
+        trips = _Trips(monkeypatch)  # after SQLite's BEGIN IMMEDIATE
+        await _INSERT.defer(tx, {"p_uid": uid, "p_key": "d1", "p_payload": {"n": 1}, "p_at": 1})
+        await _MARK.defer(tx, {"p_uid": uid})
+        assert trips.count == 0  # nothing sent yet
+        rows = (await _READ.run(tx, {"p_uid": uid})).all()  # the read goes after them, in the same trip
+        assert [(r.created_at, r.payload) for r in rows] == [(1, {"n": 1})] and trips.count == 1
+        await _INSERT.defer(tx, {"p_uid": uid, "p_key": "d2", "p_payload": None, "p_at": 2})
+    assert trips.count == 2  # the last write went with the COMMIT
+    async with sessions.begin() as session:
+        stored = await session.execute(select(_O.created_at, _O.status).where(_O.user_id == uid).order_by(_O.id))
+        assert [tuple(r) for r in stored] == [(1, "sent"), (2, "pending")]
+
+
+async def test_a_deferred_write_that_fails_fails_the_whole_unit(engine: AsyncEngine,
+                                                                sessions: async_sessionmaker[AsyncSession]) -> None:
+    uid = await user(sessions)
+    committed: list[bool] = []
+
+    async def writes_a_key_twice_deferred() -> None:
+        async with transaction(engine) as tx:
+            await _INSERT.run(tx, {"p_uid": uid, "p_key": "x", "p_payload": None, "p_at": 1})
+            await _INSERT.defer(tx, {"p_uid": uid, "p_key": "y", "p_payload": None, "p_at": 2})
+            await _INSERT.defer(tx, {"p_uid": uid, "p_key": "x", "p_payload": None, "p_at": 3})  # a duplicate
+            on_commit(tx, lambda: committed.append(True))
+
+    with pytest.raises(IntegrityError):  # raised by the COMMIT's trip, as SQLAlchemy's class
+        await writes_a_key_twice_deferred()
+    assert await _keys(sessions, uid) == [] and committed == []
+    assert engine.pool.checkedout() == 0  # type: ignore[attr-defined]
+
+
+async def test_deferred_writes_go_before_a_lent_session_statements(
+        engine: AsyncEngine, sessions: async_sessionmaker[AsyncSession]) -> None:
+    uid = await user(sessions)
+    async with transaction(engine) as tx:
+        await _INSERT.defer(tx, {"p_uid": uid, "p_key": "e1", "p_payload": None, "p_at": 1})
+        session = await tx.session()
+        assert (await session.scalar(select(func.count()).select_from(_O).where(_O.user_id == uid))) == 1
+        await _MARK.defer(tx, {"p_uid": uid})  # with a session lent: runs at once, in order
+        assert set(await session.scalars(select(_O.status).where(_O.user_id == uid))) == {"sent"}
+    assert await _keys(sessions, uid) == [1]
+
+
+async def test_run_all_sends_statements_together_and_stops_at_the_first_error(
+        engine: AsyncEngine, monkeypatch: pytest.MonkeyPatch, sessions: async_sessionmaker[AsyncSession]) -> None:
+    uid = await user(sessions)
+    async with transaction(engine) as tx:
+        trips = _Trips(monkeypatch)
+        first, second, read = await run_all(tx, [
+            (_INSERT, {"p_uid": uid, "p_key": "r1", "p_payload": {"a": 1}, "p_at": 1}),
+            (_INSERT, {"p_uid": uid, "p_key": "r2", "p_payload": None, "p_at": 2}),
+            (_READ, {"p_uid": uid})])
+        assert trips.count == 1
+        assert first.rowcount == second.rowcount == 1 and second.lastrowid == (first.lastrowid or 0) + 1
+        assert [(r.created_at, r.payload) for r in read.all()] == [(1, {"a": 1}), (2, None)]
+
+    async def duplicate_then_more() -> None:
+        async with transaction(engine) as tx:
+            await run_all(tx, [(_INSERT, {"p_uid": uid, "p_key": "r1", "p_payload": None, "p_at": 3}),
+                               (_INSERT, {"p_uid": uid, "p_key": "r3", "p_payload": None, "p_at": 4})])
+
+    with pytest.raises(IntegrityError):
+        await duplicate_then_more()
+    assert await _keys(sessions, uid) == [1, 2]
+    async with sessions.begin() as session:  # on a session: one statement after another, same results
+        rows = await run_all(session, [(_READ, {"p_uid": uid}), (_SUBSCRIBED, {"p_uid": uid})])
+        assert [r.created_at for r in rows[0].all()] == [1, 2] and rows[1].first() == (True,)
 
 
 async def test_a_bare_transaction_isolates_like_a_session(engine: AsyncEngine, database_url: str,

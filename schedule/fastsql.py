@@ -117,12 +117,24 @@ class Tx:
                 _description, rows, rowcount, lastrowid = await driver._execute(run_statement, driver._conn, sql,
                                                                                 tuple(args), False)
                 return rows, rowcount, lastrowid
-            async with driver.cursor(dialect.loaded_dbapi.Cursor) as cursor:  # SQLAlchemy's: no warnings
-                await cursor.execute(sql, args)
-                rows = list(await cursor.fetchall()) if cursor.description else []
-                return rows, cursor.rowcount, cursor.lastrowid
+            return (await self._query(sql % tuple(map(driver.escape, args))))[0]
         except dialect.loaded_dbapi.Error as exc:
             raise self._error(sql, args, exc) from exc
+
+    async def _query(self, query: str) -> list[tuple[list[Any], int, int | None]]:
+        """MariaDB: one COM_QUERY (one or several statements) and each statement's result, read straight
+        off aiomysql's connection. A cursor object per statement (its creation, its close, which looks
+        for more results) cost a third of a round trip's CPU here (measured: 145 µs against 95 µs)."""
+        driver = self.driver
+        await driver.query(query)
+        outcomes = []
+        while True:
+            result = driver._result
+            outcomes.append((list(result.rows) if result.description else [], result.affected_rows,
+                             result.insert_id))
+            if not result.has_next:
+                return outcomes
+            await driver.next_result()
 
     async def execute_all(self, statements: list[tuple[str, Any]]) -> list[tuple[list[Any], int, int | None]]:
         """Several statements in one trip (with any deferred ones first): each one's rows, rowcount, lastrowid."""
@@ -138,14 +150,7 @@ class Tx:
             if dialect.name == "sqlite":
                 return [(rows, rowcount, lastrowid) for _d, rows, rowcount, lastrowid
                         in await driver._execute(run_statements, driver._conn, statements)]
-            async with driver.cursor(dialect.loaded_dbapi.Cursor) as cursor:
-                await cursor.execute(";".join(cursor.mogrify(sql, args) for sql, args in statements))
-                outcomes = []
-                while True:
-                    rows = list(await cursor.fetchall()) if cursor.description else []
-                    outcomes.append((rows, cursor.rowcount, cursor.lastrowid))
-                    if not await cursor.nextset():
-                        return outcomes
+            return await self._query(";".join(sql % tuple(map(driver.escape, args)) for sql, args in statements))
         except dialect.loaded_dbapi.Error as exc:
             raise self._error("; ".join(sql for sql, _ in statements), (), exc) from exc
 

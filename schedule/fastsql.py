@@ -29,6 +29,7 @@ from sqlalchemy import event
 from sqlalchemy.engine import Connection, Dialect
 from sqlalchemy.exc import DBAPIError, StatementError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession
+from sqlalchemy.pool import Pool, QueuePool
 from sqlalchemy.sql import ClauseElement, Executable
 from sqlalchemy.util import greenlet_spawn
 
@@ -213,12 +214,14 @@ async def transaction(engine: AsyncEngine) -> AsyncIterator[Tx]:
     sync = engine.sync_engine
     fairy = await greenlet_spawn(sync.raw_connection)  # checkout events (idle ping) need the greenlet
     tx = Tx(sync.dialect, fairy.driver_connection, fairy=fairy, engine=engine)
+    committed = False
     try:
         if tx.dialect.name == "sqlite":
             await tx.execute("BEGIN IMMEDIATE")
         try:
             yield tx
             await tx._commit()
+            committed = True
         except BaseException:
             try:
                 await tx._rollback()
@@ -226,7 +229,19 @@ async def transaction(engine: AsyncEngine) -> AsyncIterator[Tx]:
                 fairy.invalidate()
             raise
     finally:
-        await greenlet_spawn(fairy.close)  # the pool's reset and checkin events may need I/O too
+        if committed and _quiet_checkin(sync.pool, tx):
+            fairy.close()
+        else:
+            await greenlet_spawn(fairy.close)  # the pool's reset and checkin events may need I/O
+
+
+def _quiet_checkin(pool: Pool, tx: Tx) -> bool:
+    """Whether giving the connection back does no I/O, so it needs no trip through the greenlet bridge
+    (4 % of a chat message's CPU on SQLite went to those trips): nothing open on it (the reset event then
+    sends no rollback) and room in the pool's queue (else the pool closes it, which is I/O on aiosqlite)."""
+    driver = tx.driver
+    open_ = driver.in_transaction if tx.dialect.name == "sqlite" else driver.get_transaction_status()
+    return not open_ and isinstance(pool, QueuePool) and pool.checkedin() < pool.size()
 
 
 _OPEN = "schedule_fastsql_connection"  # session.info: (its transaction, connection, driver connection)

@@ -337,3 +337,26 @@ async def test_a_deadlock_victim_runs_again(engine: AsyncEngine, sessions: async
 
     assert await db.in_fast_transaction(engine, unit) == "done"
     assert len(runs) == 2 and await _keys(sessions, uid) == [2]  # the first attempt's row was rolled back
+
+
+async def test_an_overflow_connection_is_closed_when_given_back(database_url: str,
+                                                                sessions: async_sessionmaker[AsyncSession]) -> None:
+    """A committed unit gives its connection back without the greenlet bridge only when that does no I/O;
+    an overflow connection, which the pool closes on return, still goes through it (closing is I/O)."""
+    uid = await user(sessions)
+    small = db.create_engine(database_url, pool_size=1, max_overflow=1)
+    try:
+        async with transaction(small) as first:
+            await _INSERT.run(first, {"p_uid": uid, "p_key": "o1", "p_payload": None, "p_at": 1})
+            if small.dialect.name != "sqlite":  # SQLite's write lock: a second writer would wait for the first
+                async with transaction(small) as overflow:
+                    await _READ.run(overflow, {"p_uid": uid})
+                    assert small.pool.overflow() == 1  # type: ignore[attr-defined]
+                assert small.pool.checkedin() == 1  # type: ignore[attr-defined]  # room in the queue: kept
+        # The first one comes back to a full queue: the pool closes it (through the bridge: closing is I/O).
+        assert small.pool.checkedout() == 0 and small.pool.checkedin() == 1  # type: ignore[attr-defined]
+        assert small.pool.overflow() == 0  # type: ignore[attr-defined]
+        async with transaction(small) as again:  # the pooled connection is sound
+            assert [r.created_at for r in (await _READ.run(again, {"p_uid": uid})).all()] == [1]
+    finally:
+        await small.dispose()

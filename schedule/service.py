@@ -12,6 +12,8 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import and_, bindparam, insert, or_, select, update
+from sqlalchemy.dialects.mysql import insert as mysql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
@@ -42,7 +44,7 @@ from schedule.domain import (
     User,
 )
 from schedule.errors import InvalidChange, NotFound
-from schedule.fastsql import Executor, Fast, Rows, orm, transaction
+from schedule.fastsql import Executor, Fast, Rows, orm, run_all, transaction
 from schedule.model import DigestSubscriptionRow, ReminderRow, ScheduleItemRow, UserRow
 from schedule.occurrence import at_occurrence, in_range
 from schedule.recurrence import localize, next_occurrence
@@ -78,6 +80,22 @@ _INSERT_ITEM = Fast(insert(ITEMS).values(
     {ITEMS.c[f]: bindparam(f"v_{f}", type_=ITEMS.c[f].type) for f in _ITEM_FIELDS}))
 _INSERT_REMINDER = Fast(insert(REMINDERS).values(
     {REMINDERS.c[f]: bindparam(f"v_{f}", type_=REMINDERS.c[f].type) for f in _REMINDER_FIELDS}))
+_S = DigestSubscriptionRow
+_SUBSCRIPTION = {"user_id": bindparam("p_uid"), "kind": bindparam("p_kind"), "channel": bindparam("p_channel"),
+                 "local_time": bindparam("p_time"), "timezone": bindparam("p_tz"), "rrule": bindparam("p_rrule"),
+                 "workdays": bindparam("p_workdays"), "status": "active", "next_run_at": bindparam("p_next"),
+                 "created_at": bindparam("p_at"), "updated_at": bindparam("p_at")}
+_RETIMED = ("local_time", "timezone", "rrule", "workdays", "status", "next_run_at", "updated_at")
+_mysql_subscribe = mysql_insert(_S).values(**_SUBSCRIPTION)
+_sqlite_subscribe = sqlite_insert(_S).values(**_SUBSCRIPTION)
+_SUBSCRIBE = Fast({  # (user, kind, channel) is unique: a new row, or the existing one re-timed and active again
+    "mysql": _mysql_subscribe.on_duplicate_key_update({c: _mysql_subscribe.inserted[c] for c in _RETIMED}),
+    "sqlite": _sqlite_subscribe.on_conflict_do_update(
+        index_elements=[_S.user_id, _S.kind, _S.channel], set_={c: _sqlite_subscribe.excluded[c] for c in _RETIMED}),
+})
+_DIGEST = Fast(select(_S.id, _S.user_id, _S.kind, _S.local_time, _S.timezone, _S.channel, _S.status, _S.next_run_at,
+                      _S.workdays).where(_S.user_id == bindparam("p_uid"), _S.kind == bindparam("p_kind"),
+                                     _S.channel == bindparam("p_channel")))
 _CLOSE_ITEM = Fast(update(ITEMS).where(ITEMS.c.id == bindparam("p_id")).values(
     status=bindparam("p_status"), updated_at=bindparam("p_at"), deleted_at=bindparam("p_deleted")))
 _CLOSE_REMINDERS = Fast(update(REMINDERS)  # the open statuses spelled out: no IN list to expand
@@ -404,23 +422,21 @@ class ScheduleService:
     # ----------------------------------------------------------------- digest
     async def subscribe_digest(self, user_id: int, *, local_time: str, kind: str = "todo_day",
                                channel: str = "wechat", workdays: str | None = None) -> DigestSubscription:
-        """Subscribe (or re-time) the user's digest; next run computed in the user's timezone."""
-        async with self._orm_tx() as session:
-            user = await self._owned_user(session, user_id)
+        """Subscribe (or re-time) the user's digest; next run computed in the user's timezone.
+
+        One upsert on (user, kind, channel) and the row read back, sent together: a chat message asks
+        for this, so it costs no ORM session (two concurrent requests cannot both insert either)."""
+        async with self._tx() as session:
+            user = (await _USER.run(session, {"p_uid": user_id})).first()
+            if user is None:
+                raise NotFound(f"user {user_id}")
             now = self._clock.now()
             next_run = to_ms(next_digest_run(local_time, tz=ZoneInfo(user.timezone), after=now, workdays=workdays))
-            row = await session.scalar(select(DigestSubscriptionRow).where(
-                DigestSubscriptionRow.user_id == user_id, DigestSubscriptionRow.kind == kind,
-                DigestSubscriptionRow.channel == channel))
-            stamp = to_ms(now)
-            if row is None:
-                row = DigestSubscriptionRow(user_id=user_id, kind=kind, channel=channel, created_at=stamp)
-                session.add(row)
-            row.local_time, row.timezone, row.workdays = local_time, user.timezone, workdays
-            row.rrule = None if workdays else "FREQ=DAILY"
-            row.status, row.next_run_at, row.updated_at = "active", next_run, stamp
-            await session.flush()
-            return digest_of(row)
+            values = {"p_uid": user_id, "p_kind": kind, "p_channel": channel, "p_time": local_time,
+                      "p_tz": user.timezone, "p_rrule": None if workdays else "FREQ=DAILY", "p_workdays": workdays,
+                      "p_next": next_run, "p_at": to_ms(now)}
+            _, found = await run_all(session, [(_SUBSCRIBE, values), (_DIGEST, values)])
+            return digest_of(found.rows[0])
 
     async def unsubscribe_digest(self, user_id: int, kind: str = "todo_day") -> bool:
         """Stop the digest; False when there was none active."""
@@ -439,11 +455,6 @@ class ScheduleService:
                 DigestSubscriptionRow.user_id == user_id, DigestSubscriptionRow.status == "active"))
             return [digest_of(r) for r in rows]
 
-    async def _owned_user(self, session: AsyncSession, user_id: int) -> UserRow:
-        row = await session.get(UserRow, user_id)
-        if row is None:
-            raise NotFound(f"user {user_id}")
-        return row
 
 
 # ---------------------------------------------------------------------- helpers

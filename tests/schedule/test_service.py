@@ -241,6 +241,27 @@ async def test_digest_subscription_next_run_in_user_timezone(service: ScheduleSe
     assert await service.unsubscribe_digest(user.id) is True
     assert await service.unsubscribe_digest(user.id) is False
     assert await service.list_digests(user.id) == []
+    again = await service.subscribe_digest(user.id, local_time="07:00", workdays="cn")  # the same row, active again
+    assert (again.id, again.status, again.workdays) == (sub.id, "active", "cn")
+    assert await service.list_digests(user.id) == [again]
+    with pytest.raises(NotFound):
+        await service.subscribe_digest(user.id + 1000, local_time="07:00")
+
+
+async def test_a_digest_subscribed_inside_a_unit_of_work_is_committed_with_it(service: ScheduleService) -> None:
+    user = await service.get_or_create_user("in-unit")
+
+    async def fails_after_subscribing() -> None:
+        async with service.unit_of_work():
+            await service.subscribe_digest(user.id, local_time="07:00")
+            raise RuntimeError("the message failed after subscribing")
+
+    with pytest.raises(RuntimeError):
+        await fails_after_subscribing()
+    assert await service.list_digests(user.id) == []
+    async with service.unit_of_work():
+        sub = await service.subscribe_digest(user.id, local_time="08:00")
+    assert await service.list_digests(user.id) == [sub]
 
 
 async def test_forget_user_deletes_data_and_stops_pushes(service: ScheduleService) -> None:

@@ -60,17 +60,26 @@ _ITEMS_OF = (select(*ITEM_COLUMNS).where(ITEMS.c.user_id == bindparam("p_uid"),
                                          ITEMS.c.status.in_(bindparam("p_statuses", expanding=True)))
              .order_by(ITEMS.c.id))
 _ITEMS_OF_KIND = _ITEMS_OF.where(ITEMS.c.kind == bindparam("p_kind"))
-_ACTIVE = select(*ITEM_COLUMNS).where(ITEMS.c.user_id == bindparam("p_uid"), ITEMS.c.status == "active")
-_ACTIVE_ITEMS_OF = Fast(_ACTIVE.order_by(ITEMS.c.id))  # what chat lists: no IN list to expand
-_ACTIVE_ITEMS_OF_KIND = Fast(_ACTIVE.where(ITEMS.c.kind == bindparam("p_kind")).order_by(ITEMS.c.id))
+_I = ITEMS.c
+_EVENT = _I.kind == "event"
+# The active items that may belong to [p_lo, p_hi): a superset of what `in_range` keeps (it still decides),
+# so a listing reads this week's items, not every past one-off that stays "active" forever.
+_MAY_BE_IN_RANGE = or_(
+    _I.rrule.is_not(None), _I.workdays.is_not(None), _I.lunar.is_not(None),  # recurring: expanded in Python
+    and_(bindparam("p_undated"), or_(and_(_EVENT, _I.start_at.is_(None)), and_(~_EVENT, _I.due_at.is_(None)))),
+    and_(_EVENT, _I.start_at < bindparam("p_hi"), or_(_I.start_at >= bindparam("p_lo"), _I.end_at > bindparam("p_lo"))),
+    and_(~_EVENT, _I.due_at >= bindparam("p_lo"), _I.due_at < bindparam("p_hi")),
+)
+_ACTIVE = select(*ITEM_COLUMNS).where(_I.user_id == bindparam("p_uid"), _I.status == "active", _MAY_BE_IN_RANGE)
+_ACTIVE_ITEMS_OF = Fast(_ACTIVE.order_by(_I.id))  # what chat lists: no IN list to expand
+_ACTIVE_ITEMS_OF_KIND = Fast(_ACTIVE.where(_I.kind == bindparam("p_kind")).order_by(_I.id))
 _ITEM = Fast(select(*ITEM_COLUMNS).where(ITEMS.c.id == bindparam("p_id"), ITEMS.c.user_id == bindparam("p_uid"),
                                          ITEMS.c.status != "deleted"))
 _REMINDERS_OF_ITEM = Fast(select(*REMINDER_COLUMNS).where(REMINDERS.c.item_id == bindparam("p_id")))
 _REMINDERS_OF = select(*REMINDER_COLUMNS).where(REMINDERS.c.item_id.in_(bindparam("p_ids", expanding=True)))
-# The reminders of a user's active items: what a chat listing shows, with no IN list to expand.
-_REMINDERS_OF_ACTIVE = Fast(select(*REMINDER_COLUMNS)
-                            .select_from(REMINDERS.join(ITEMS, ITEMS.c.id == REMINDERS.c.item_id))
-                            .where(ITEMS.c.user_id == bindparam("p_uid"), ITEMS.c.status == "active"))
+# The reminders of up to 32 items, one prebuilt statement per count (an expanding IN list has no fast plan).
+_REMINDERS_OF_N = [Fast(select(*REMINDER_COLUMNS).where(REMINDERS.c.item_id.in_(
+    [bindparam(f"p_id{i}") for i in range(n)]))) for n in range(33)]
 _ITEM_FIELDS = ("user_id", "kind", "title", "description", "status", "start_at", "end_at", "due_at", "all_day",
                 "local_date", "timezone", "location", "rrule", "workdays", "lunar", "source_channel",
                 "source_message_id", "source_text", "metadata_json", "created_at", "updated_at")
@@ -262,6 +271,9 @@ class ScheduleService:
             if kind is not None:
                 params["p_kind"] = kind
             if tuple(statuses) == ("active",):
+                far = 1 << 62
+                params.update(p_lo=-far if start_ms is None else start_ms, p_hi=far if end_ms is None else end_ms,
+                              p_undated=include_undated_tasks)
                 rows = (await (_ACTIVE_ITEMS_OF if kind is None else _ACTIVE_ITEMS_OF_KIND).run(session, params)).all()
             else:
                 rows = list((await (await (await orm(session)).connection()).execute(
@@ -270,18 +282,13 @@ class ScheduleService:
                      if (item := in_range(row, start_ms, end_ms, include_undated_tasks)) is not None]
             if include_reminders and found:
                 by_item: dict[int, list[ReminderRow]] = {}
-                ids = [r.id for r, _ in found]
-                if tuple(statuses) == ("active",) and len(ids) > 1:  # all active items' reminders: one plain query
-                    reminders = (await _REMINDERS_OF_ACTIVE.run(session, {"p_uid": user_id})).all()
-                else:
-                    reminders = await _reminder_rows(session, ids)
-                for rem in reminders:
+                for rem in await _reminder_rows(session, [r.id for r, _ in found]):
                     by_item.setdefault(rem.item_id, []).append(rem)
                 items = [at_occurrence(item_of(row, by_item.get(row.id, [])), occ) for row, occ in found]
             else:
                 items = [at_occurrence(item_of(row), occ) for row, occ in found]
-        far = 1 << 62
-        return sorted(items, key=lambda i: (i.anchor_at if i.anchor_at is not None else far, i.id))
+        last = 1 << 62
+        return sorted(items, key=lambda i: (i.anchor_at if i.anchor_at is not None else last, i.id))
 
     async def update_item(self, user_id: int, item_id: int, changes: ItemChanges) -> Item:
         """Apply a partial change; moving an event or deadline moves its open reminders (offset kept)."""
@@ -497,6 +504,9 @@ async def _reminder_rows(session: Executor, item_ids: list[int]) -> list[Any]:
         return []
     if len(item_ids) == 1:
         return (await _REMINDERS_OF_ITEM.run(session, {"p_id": item_ids[0]})).all()
+    if len(item_ids) < len(_REMINDERS_OF_N):
+        params = {f"p_id{i}": item_id for i, item_id in enumerate(item_ids)}
+        return (await _REMINDERS_OF_N[len(item_ids)].run(session, params)).all()
     conn = await (await orm(session)).connection()
     return list((await conn.execute(_REMINDERS_OF, {"p_ids": item_ids})).all())
 

@@ -113,6 +113,36 @@ async def test_list_filters_kind_and_orders_by_time(service: ScheduleService) ->
     assert [i.id for i in await service.list_items(user.id, kind="task", **window)] == [t.id]
 
 
+async def test_a_listing_reads_only_what_may_be_in_range_and_finds_the_same(service: ScheduleService) -> None:
+    """The active-items listing filters in SQL first (a superset of the range); the general path, which reads
+    every row of the statuses and decides in Python, must find exactly the same items with the same reminders."""
+    user = await service.get_or_create_user("many")
+    day = 24 * 3_600_000
+    base = ms(2026, 6, 1, 9, 0)
+    for n in range(40):  # one-offs over 40 days, some spanning days, some with an end before their start
+        start = base + n * day
+        end = start + (n % 3) * day if n % 3 else (start - 3_600_000 if n % 5 == 0 else None)
+        reminders = (NewReminder(remind_at=start - 3_600_000),) if n % 2 else ()
+        await service.create_item(user.id, NewItem(kind="event", title=f"e{n}", timezone="Asia/Shanghai",
+                                                   start_at=start, end_at=end if end is None or end >= start
+                                                   else None, reminders=reminders))
+        await service.create_item(user.id, NewItem(kind="task", title=f"t{n}", timezone="Asia/Shanghai",
+                                                   due_at=start + 5 * 3_600_000 if n % 4 else None))
+    for rule in (Recurrence(rrule="FREQ=WEEKLY;BYDAY=MO"), Recurrence(workdays="cn")):
+        await service.create_item(user.id, NewItem(kind="event", title="repeat", timezone="Asia/Shanghai",
+                                                   start_at=base - 30 * day, recurrence=rule))
+    windows = [(None, None), (base, base + day), (base + 10 * day + 3_600_000, base + 12 * day),
+               (base - 60 * day, base - 59 * day), (base + 2 * day, base + 40 * day)]
+    for start_ms, end_ms in windows:
+        for undated in (False, True):
+            fast = await service.list_items(user.id, start_ms=start_ms, end_ms=end_ms, include_undated_tasks=undated)
+            general = await service.list_items(user.id, start_ms=start_ms, end_ms=end_ms, statuses=("active", "active"),
+                                               include_undated_tasks=undated)
+            assert fast == general
+    first_day = await service.list_items(user.id, start_ms=base - 9 * 3_600_000, end_ms=base + 15 * 3_600_000)
+    assert [i.title for i in first_day] == ["e0", "repeat", "repeat"]  # 06-01: a Monday and a workday, both series
+
+
 async def test_all_day_event_covers_its_local_date(service: ScheduleService) -> None:
     user = await service.get_or_create_user("u")
     item = await service.create_item(user.id, NewItem(kind="event", title="出差", timezone="Asia/Shanghai",

@@ -50,6 +50,13 @@ def create_engine(url: str = DEFAULT_DATABASE_URL, **kwargs: Any) -> AsyncEngine
         if "charset" not in parsed.query:
             parsed = parsed.update_query_dict({"charset": "utf8mb4"})
         kwargs.setdefault("pool_recycle", 3600)
+        # The webhook holds a connection only for a transaction's few round trips, but at a few hundred
+        # messages a second dozens are in flight; beyond the pool's size each one is a fresh connection
+        # (handshake, authentication, session setup), opened and closed again: 2.5 % of the webhook's CPU
+        # at 250 req/s with the default 5. Kept connections cost the server little; 10 + 20 stays far
+        # below MariaDB's default 151 with a web process and a few workers.
+        kwargs.setdefault("pool_size", 10)
+        kwargs.setdefault("max_overflow", 20)
         kwargs.setdefault("isolation_level", "READ COMMITTED")
         kwargs.setdefault("pool_reset_on_return", None)
         engine = create_async_engine(parsed, **kwargs)

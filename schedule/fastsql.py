@@ -75,7 +75,8 @@ class Tx:
     A chat message's finish is then one round trip, not three. An error in one still fails the unit.
     """
 
-    __slots__ = ("_committed", "_engine", "_fairy", "_orm", "_pending", "dialect", "driver", "info")
+    __slots__ = ("_committed", "_ended", "_engine", "_fairy", "_orm", "_pending", "dialect", "driver", "info",
+                 "shared")
 
     def __init__(self, dialect: Dialect, driver: Any, *, fairy: Any = None, engine: AsyncEngine | None = None) -> None:
         self.dialect, self.driver = dialect, driver
@@ -84,6 +85,8 @@ class Tx:
         self._orm: AsyncSession | None = None
         self._committed: list[Callable[[], None]] = []
         self._pending: list[tuple[str, tuple[Any, ...]]] = []
+        self.shared = False  # several units of work in this transaction (a group commit's batch)
+        self._ended = False  # committed with a unit's last statements (`execute_all(…, last=True)`)
 
     async def session(self) -> AsyncSession:
         """An ORM session in this transaction (the same connection), opened once per transaction."""
@@ -103,6 +106,8 @@ class Tx:
 
     async def defer(self, sql: str, args: Any = ()) -> None:
         """Run a write whose outcome is not needed with the next trip (see the class docstring)."""
+        if self._ended:
+            raise RuntimeError("this unit's last writes are committed already")
         if self._orm is not None:  # the session may run statements of its own any time: keep the order
             await self.execute(sql, args)
         else:
@@ -137,10 +142,21 @@ class Tx:
                 return outcomes
             await driver.next_result()
 
-    async def execute_all(self, statements: list[tuple[str, Any]]) -> list[tuple[list[Any], int, int | None]]:
-        """Several statements in one trip (with any deferred ones first): each one's rows, rowcount, lastrowid."""
+    async def execute_all(self, statements: list[tuple[str, Any]], *, last: bool = False
+                          ) -> list[tuple[list[Any], int, int | None]]:
+        """Several statements in one trip (with any deferred ones first): each one's rows, rowcount, lastrowid.
+
+        `last`: they are the unit's last writes, so when the unit has this transaction to itself (not
+        `shared`, no session lent) its COMMIT goes in the same trip. Whatever the unit runs afterwards
+        may only read: on MariaDB that opens a new transaction, committed at the end of the block; on
+        SQLite it runs in autocommit mode.
+        """
         sent = [(sql, tuple(args)) for sql, args in statements]
-        outcomes = await self._send([*self._pending, *sent])
+        commit = last and not self.shared and self._orm is None
+        outcomes = await self._send([*self._pending, *sent, *([("COMMIT", ())] if commit else [])])
+        if commit:
+            self._ended = True
+            outcomes.pop()
         return outcomes[len(outcomes) - len(sent):]
 
     async def _send(self, statements: list[tuple[str, tuple[Any, ...]]]) -> list[tuple[list[Any], int, int | None]]:
@@ -162,6 +178,9 @@ class Tx:
     async def _commit(self) -> None:
         if self._orm is not None:
             await self._orm.commit()  # its pending objects flushed, then COMMIT on this connection
+        elif self._ended and not self._pending and (self.dialect.name == "sqlite"
+                                                    or not self.driver.get_transaction_status()):
+            pass  # committed with the unit's last statements, and nothing (or only autocommit reads) since
         elif self._pending:
             await self._send([*self._pending, ("COMMIT", ())])
         elif self.dialect.name == "sqlite":
@@ -330,14 +349,17 @@ class Fast:
         return _rows(plan, *await tx.execute(plan.sql, _args(plan, params)))
 
 
-async def run_all(target: Executor, statements: list[tuple[Fast, Mapping[str, Any] | None]]) -> list[Rows]:
-    """Several `Fast` statements in order; on a `Tx`, in one trip to the database (`Tx.execute_all`)."""
+async def run_all(target: Executor, statements: list[tuple[Fast, Mapping[str, Any] | None]], *,
+                  last: bool = False) -> list[Rows]:
+    """Several `Fast` statements in order; on a `Tx`, in one trip to the database (`Tx.execute_all`, where
+    `last` is explained: the unit's last writes, committed in the same trip when it can be)."""
     if isinstance(target, Tx) and target._orm is None:
         plans = [fast._compile(target.dialect) for fast, _ in statements]
         if all(plan is not None for plan in plans):
             ready = cast(list[_Compiled], plans)
             outcomes = await target.execute_all([(plan.sql, _args(plan, params))
-                                                 for plan, (_, params) in zip(ready, statements, strict=True)])
+                                                 for plan, (_, params) in zip(ready, statements, strict=True)],
+                                                last=last)
             return [_rows(plan, *outcome) for plan, outcome in zip(ready, outcomes, strict=True)]
     return [await fast.run(target, params) for fast, params in statements]
 

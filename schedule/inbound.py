@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import bindparam, delete, func, insert, select, update
+from sqlalchemy import BigInteger, String, bindparam, delete, exists, func, insert, literal, null, select, update
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -40,6 +40,17 @@ _NONCE = {
     "sqlite": sqlite_insert(InboundMessageRow).values(**_NONCE_VALUES).on_conflict_do_nothing(),
     "mysql": insert(InboundMessageRow).values(**_NONCE_VALUES).prefix_with("IGNORE"),
 }
+_R = InboundMessageRow
+# The claim, written only when the signed (timestamp, nonce) pair is this message's: a replayed signature
+# carrying another message claims nothing, so the claim can go in the same trip as the nonce, and commit.
+_NONCE_IS_OURS = exists().where(_R.dedupe_key == bindparam("p_nonce"), _R.reply == bindparam("p_owner"))
+_CLAIM_ROW = select(bindparam("p_key", type_=String), bindparam("p_user", type_=BigInteger),
+                    bindparam("p_at", type_=BigInteger), literal("processing"), null()).where(_NONCE_IS_OURS)
+_CLAIM_COLUMNS = ["dedupe_key", "user_id", "received_at", "status", "reply"]
+_CLAIM_IF_OURS = {
+    "sqlite": sqlite_insert(_R).from_select(_CLAIM_COLUMNS, _CLAIM_ROW).on_conflict_do_nothing(),
+    "mysql": insert(_R).from_select(_CLAIM_COLUMNS, _CLAIM_ROW).prefix_with("IGNORE"),
+}
 _OWNER = select(InboundMessageRow.status, InboundMessageRow.reply).where(
     InboundMessageRow.dedupe_key == bindparam("p_key"))
 _FINISH = (update(InboundMessageRow).where(InboundMessageRow.dedupe_key == bindparam("p_key"))
@@ -48,6 +59,7 @@ _FINISH = (update(InboundMessageRow).where(InboundMessageRow.dedupe_key == bindp
 
 
 _CLAIM_FAST = Fast(_CLAIM)
+_CLAIM_IF_OURS_FAST = Fast(_CLAIM_IF_OURS)
 _NONCE_FAST = Fast(_NONCE)
 _OWNER_FAST = Fast(_OWNER)
 _FINISH_FAST = Fast(_FINISH)
@@ -87,19 +99,24 @@ async def claim_nonce_in(session: Executor, key: str, *, owner: str, now_ms: int
 
 async def claim_signed_in(target: Executor, dedupe_key: str, *, nonce_key: str, owner: str, now_ms: int,
                           user_id: int | None = None) -> Claim | None:
-    """`claim_nonce_in` then `claim_in`, both INSERTs in one trip; None when the nonce was a replay.
+    """`claim_nonce_in` then `claim_in` as one unit of work, in one trip with its COMMIT where the unit has
+    its transaction to itself; None when the nonce already carried another message (a replay).
 
-    The claim is written before the nonce's verdict is known, so on None the caller must roll the
-    transaction back (raise), or a replayed request would leave a claim behind.
+    The claim is conditional on the nonce row being this message's, so a replay writes nothing and the
+    two INSERTs are the unit's last writes; the usual fresh message needs nothing more. Only a retry
+    or a replay reads on, to tell which it is.
     """
     nonce, claimed = await run_all(target, [
         (_NONCE_FAST, {"p_key": nonce_key, "p_at": now_ms, "p_owner": owner}),
-        (_CLAIM_FAST, {"p_key": dedupe_key, "p_user": user_id, "p_at": now_ms})])
+        (_CLAIM_IF_OURS_FAST, {"p_key": dedupe_key, "p_user": user_id, "p_at": now_ms, "p_nonce": nonce_key,
+                               "p_owner": owner})], last=True)
+    if claimed.rowcount == 1:
+        return Claim(fresh=True, status="processing", reply=None)
     if nonce.rowcount != 1:
         row = (await _OWNER_FAST.run(target, {"p_key": nonce_key})).first()
         if row is None or row.reply != owner:
             return None
-    return await _claimed(target, dedupe_key, claimed.rowcount)
+    return await _claimed(target, dedupe_key, 0)
 
 
 async def claim(sessions: async_sessionmaker[AsyncSession], dedupe_key: str, *, now_ms: int,

@@ -118,6 +118,8 @@ class GroupCommit:
             begin = partial(transaction, engine)
         try:
             async with begin() as target:
+                if isinstance(target, Tx):
+                    target.shared = len(batch) > 1  # no unit may commit the others' writes early
                 results = [await job.work(target) for job in batch]
         except Exception as exc:
             if len(batch) == 1:

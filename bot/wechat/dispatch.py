@@ -97,7 +97,7 @@ class Dispatcher:
             claim = await inbound.claim_signed_in(tx, message.dedupe_key, nonce_key=replay_key, owner=owner,
                                                   now_ms=received, user_id=known_user)
             if claim is None:
-                raise Replayed(replay_key)  # rolls back the claim written beside the nonce
+                raise Replayed(replay_key)  # nothing was claimed: the claim needs the nonce to be ours
             return claim
 
         claim = await self._writes.run_fast(claim_unit)

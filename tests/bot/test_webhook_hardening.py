@@ -69,7 +69,7 @@ async def test_replayed_timestamp_and_nonce_with_another_body_is_refused(session
                                                                                    create_time=1))
         retry = await client.post("/wechat", params=leaked, content=text_message("o-a", "真的", msg_id=11,
                                                                                   create_time=1))
-        # The forged message's claim (written beside the nonce, in one trip) was rolled back with the refusal:
+        # The forged message was not claimed (the claim, sent with the nonce, needs the nonce to be its own):
         # the genuine message with that MsgId, under a signature of its own, is still handled.
         async with sessions() as session:
             keys = set(await session.scalars(select(InboundMessageRow.dedupe_key)))

@@ -360,3 +360,32 @@ async def test_an_overflow_connection_is_closed_when_given_back(database_url: st
             assert [r.created_at for r in (await _READ.run(again, {"p_uid": uid})).all()] == [1]
     finally:
         await small.dispose()
+
+
+async def test_a_units_last_writes_commit_in_their_own_trip(engine: AsyncEngine, monkeypatch: pytest.MonkeyPatch,
+                                                            sessions: async_sessionmaker[AsyncSession]) -> None:
+    """`last=True` on a transaction the unit has to itself: the COMMIT rides with the statements (one trip in all),
+    reads may follow; on a shared one (a group commit's batch) nothing is committed early."""
+    uid = await user(sessions)
+    async with transaction(engine) as tx:
+        trips = _Trips(monkeypatch)
+        await run_all(tx, [(_INSERT, {"p_uid": uid, "p_key": "l1", "p_payload": None, "p_at": 1})], last=True)
+        if engine.dialect.name == "sqlite":  # one pooled connection: the driver says the transaction ended
+            assert not tx.driver.in_transaction
+        else:
+            assert await _keys(sessions, uid) == [1]  # committed already: another connection sees it
+        assert [r.created_at for r in (await _READ.run(tx, {"p_uid": uid})).all()] == [1]
+        with pytest.raises(RuntimeError, match="committed already"):
+            await _INSERT.defer(tx, {"p_uid": uid, "p_key": "l2", "p_payload": None, "p_at": 2})
+    assert trips.count == (2 if engine.dialect.name == "sqlite" else 3)  # MariaDB: the read's COMMIT
+
+    async def shared_then_fails() -> None:
+        async with transaction(engine) as tx:
+            tx.shared = True
+            await run_all(tx, [(_INSERT, {"p_uid": uid, "p_key": "l3", "p_payload": None, "p_at": 3})], last=True)
+            raise RuntimeError("another unit of the batch failed")
+
+    with pytest.raises(RuntimeError):
+        await shared_then_fails()
+    assert await _keys(sessions, uid) == [1]
+    assert engine.pool.checkedout() == 0  # type: ignore[attr-defined]

@@ -127,3 +127,24 @@ async def test_fast_units_run_without_a_session(engine: AsyncEngine, sessions: a
     assert isinstance(seen[0], Tx) and commits[0] == 1
     async with sessions() as session:
         assert await session.scalar(select(func.count()).select_from(InboundMessageRow)) == 7
+
+
+@pytest.mark.parametrize("committer", ["direct", "group"])
+async def test_a_signed_claim_is_written_only_for_its_own_nonce(sessions: async_sessionmaker[AsyncSession],
+                                                                committer: str) -> None:
+    """The nonce and the claim go in one trip (with the COMMIT when the unit is alone): a fresh message is
+    claimed, a retry of it is not fresh, and a replayed signature carrying another message claims nothing,
+    even though its transaction commits."""
+    writes = DirectCommit(sessions) if committer == "direct" else GroupCommit(sessions)
+
+    def signed(key: str, nonce: str, owner: str) -> object:
+        return writes.run_fast(lambda tx: inbound.claim_signed_in(tx, key, nonce_key=nonce, owner=owner, now_ms=0))
+
+    first, again, replay, other = await asyncio.gather(
+        signed("msg:1", "nonce:a", "o1"), signed("msg:1", "nonce:a", "o1"), signed("msg:2", "nonce:a", "o2"),
+        signed("msg:3", "nonce:b", "o3"))
+    assert [first.fresh, again.fresh, other.fresh] == [True, False, True]  # type: ignore[attr-defined]
+    assert replay is None
+    async with sessions() as session:
+        keys = set(await session.scalars(select(InboundMessageRow.dedupe_key)))
+    assert keys == {"msg:1", "msg:3", "nonce:a", "nonce:b"}

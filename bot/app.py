@@ -16,7 +16,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from bot import api, home
+from bot import api, heap, home
 from bot.agent import build_agent
 from bot.conversation import ConversationHandler
 from bot.handler import Handler
@@ -27,7 +27,6 @@ from bot.pages.routes import pages_router
 from bot.runtime import IN_PROCESS_BATCH, WorkerTask, delivery_worker, wechat_client
 from bot.settings import Settings
 from bot.webhook import WeChatFastPath, build_wechat_router
-from intent import target
 from schedule.clock import Clock, SystemClock
 from schedule.db import create_engine, session_factory
 from schedule.errors import InvalidChange, NotFound
@@ -147,8 +146,9 @@ def create_app(
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         if settings.DATABASE_AUTO_MIGRATE:
             await upgrade(engine)
-        # jieba's dictionary loads in a background thread, off the request path
-        threading.Thread(target=target.warm_up, name="jieba-warm-up", daemon=True).start()
+        # jieba's dictionary loads in a background thread, off the request path; then the start-up heap is
+        # frozen out of the cyclic GC's full collections
+        threading.Thread(target=heap.settle, name="warm-up", daemon=True).start()
         if not settings.wechat_configured:
             log.info("WeChat is not configured: set %s to enable /wechat",
                      ", ".join(settings.missing_wechat_variables))

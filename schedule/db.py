@@ -42,7 +42,9 @@ def create_engine(url: str = DEFAULT_DATABASE_URL, **kwargs: Any) -> AsyncEngine
             # meet the busy timeout.
             kwargs.setdefault("pool_size", 1)
             kwargs.setdefault("max_overflow", 0)
-        engine = create_async_engine(url, connect_args={"timeout": 30}, **kwargs)
+        # sqlite3 is called from the event loop's thread too (see `sqlite_cursor`), one caller at a time
+        engine = create_async_engine(url, connect_args={"timeout": sqlite_cursor.BUSY_TIMEOUT_MS / 1000,
+                                                        "check_same_thread": False}, **kwargs)
         _configure_sqlite(engine)
         _reset_when_needed(engine)
         return engine
@@ -80,7 +82,7 @@ def _configure_sqlite(engine: AsyncEngine) -> None:
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.execute("PRAGMA busy_timeout=30000")
+        cursor.execute(f"PRAGMA busy_timeout={sqlite_cursor.BUSY_TIMEOUT_MS}")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.close()
@@ -94,7 +96,7 @@ def _configure_sqlite(engine: AsyncEngine) -> None:
         # A session lent by a `fastsql.Tx` joins the transaction that Tx has begun already.
         driver = conn.connection.driver_connection
         if not driver.in_transaction:
-            await_(fastsql.Tx(conn.dialect, driver).execute("BEGIN IMMEDIATE"))
+            await_(fastsql.Tx(conn.dialect, driver).begin())
 
 
 IDLE_PING_S = 10.0  # a pooled MariaDB connection idle this long is pinged before use

@@ -33,6 +33,7 @@ from sqlalchemy.pool import Pool, QueuePool
 from sqlalchemy.sql import ClauseElement, Executable
 from sqlalchemy.util import greenlet_spawn
 
+from schedule import sqlite_cursor
 from schedule.sqlite_cursor import run_statement, run_statements
 
 
@@ -113,6 +114,13 @@ class Tx:
         else:
             self._pending.append((sql, tuple(args)))
 
+    async def begin(self) -> None:
+        """SQLite: BEGIN IMMEDIATE, the write lock taken up front (MariaDB begins implicitly)."""
+        try:
+            await sqlite_cursor.begin_immediate(self.driver)
+        except self.dialect.loaded_dbapi.Error as exc:
+            raise self._error("BEGIN IMMEDIATE", (), exc) from exc
+
     async def execute(self, sql: str, args: Any = ()) -> tuple[list[Any], int, int | None]:
         """A statement straight on the driver, in this transaction: its rows, rowcount and lastrowid."""
         if self._pending:
@@ -120,8 +128,8 @@ class Tx:
         driver, dialect = self.driver, self.dialect
         try:
             if dialect.name == "sqlite":
-                _description, rows, rowcount, lastrowid = await driver._execute(run_statement, driver._conn, sql,
-                                                                                tuple(args), False)
+                _description, rows, rowcount, lastrowid = await sqlite_cursor.run(driver, run_statement, sql,
+                                                                                  tuple(args), False)
                 return rows, rowcount, lastrowid
             return (await self._query(sql % tuple(map(driver.escape, args))))[0]
         except dialect.loaded_dbapi.Error as exc:
@@ -166,7 +174,7 @@ class Tx:
         try:
             if dialect.name == "sqlite":
                 return [(rows, rowcount, lastrowid) for _d, rows, rowcount, lastrowid
-                        in await driver._execute(run_statements, driver._conn, statements)]
+                        in await sqlite_cursor.run(driver, run_statements, statements)]
             return await self._query(";".join(sql % tuple(map(driver.escape, args)) for sql, args in statements))
         except dialect.loaded_dbapi.Error as exc:
             raise self._error("; ".join(sql for sql, _ in statements), (), exc) from exc
@@ -236,7 +244,7 @@ async def transaction(engine: AsyncEngine) -> AsyncIterator[Tx]:
     committed = False
     try:
         if tx.dialect.name == "sqlite":
-            await tx.execute("BEGIN IMMEDIATE")
+            await tx.begin()
         try:
             yield tx
             await tx._commit()

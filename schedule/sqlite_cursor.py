@@ -7,19 +7,33 @@ webhook those hops cost more CPU than SQLite's own work. `OneHopCursor` does the
 single call on aiosqlite's thread and keeps the results (rows, description, rowcount, lastrowid),
 so the statement's semantics are unchanged. Installed per connection by `install` (the engine's
 connect event), never globally.
+
+Most statements need no hop at all. Every transaction here begins with BEGIN IMMEDIATE, so a connection
+inside one holds the database's write lock: in WAL mode nothing it runs then can wait on another
+connection (readers never block a writer; COMMIT appends to the log; the automatic checkpoint is
+passive), and its statements take microseconds of SQLite's time against ~110 µs of CPU for the hop
+(measured). `run` therefore calls sqlite3 right on the event loop's thread while the connection is in a
+transaction, and hops only outside one. BEGIN IMMEDIATE itself is the one statement that can wait (for
+another connection's or process's write lock): `begin_immediate` tries it on the loop's thread with no
+busy wait and, if the lock is taken, waits for it on aiosqlite's thread as before, so the loop never
+blocks on a lock.
 """
 
 from __future__ import annotations
 
 import collections
 import sqlite3
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from sqlalchemy.dialects.sqlite.aiosqlite import AsyncAdapt_aiosqlite_connection, AsyncAdapt_aiosqlite_cursor
 from sqlalchemy.util import EMPTY_DICT
 from sqlalchemy.util.concurrency import await_
 
+T = TypeVar("T")
 _Outcome = tuple[Any, list[Any], int, int | None]  # description, rows, rowcount, lastrowid
+BUSY_TIMEOUT_MS = 30_000  # how long a connection waits for another's write lock (the engine sets it)
+_BUSY = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 
 def run_statement(conn: sqlite3.Connection, operation: str, parameters: Any, many: bool) -> _Outcome:
@@ -42,6 +56,39 @@ def run_statement(conn: sqlite3.Connection, operation: str, parameters: Any, man
 def run_statements(conn: sqlite3.Connection, statements: list[tuple[str, Any]]) -> list[_Outcome]:
     """Runs on aiosqlite's thread: several statements in order, in one hop (the first error stops them)."""
     return [run_statement(conn, operation, parameters, False) for operation, parameters in statements]
+
+
+async def run(driver: Any, fn: Callable[..., T], *args: Any) -> T:
+    """`fn(sqlite3 connection, *args)`: on the event loop's thread when the connection holds the write lock
+    (in a transaction: see the module docstring), else on aiosqlite's thread."""
+    conn: sqlite3.Connection = driver._conn
+    if conn.in_transaction:
+        return fn(conn, *args)
+    outcome: T = await driver._execute(fn, conn, *args)
+    return outcome
+
+
+async def begin_immediate(driver: Any) -> None:
+    """BEGIN IMMEDIATE: at once on the loop's thread when the write lock is free, else waited for (up to the
+    busy timeout) on aiosqlite's thread."""
+    if not _begin_now(driver._conn):
+        await driver._execute(run_statement, driver._conn, "BEGIN IMMEDIATE", None, False)
+
+
+def _begin_now(conn: sqlite3.Connection) -> bool:
+    """BEGIN IMMEDIATE with no busy wait; False when another connection holds the write lock. The
+    connection's own busy timeout is put back either way (three PRAGMAs cost a few µs, no I/O)."""
+    timeout = conn.execute("PRAGMA busy_timeout").fetchone()[0]
+    conn.execute("PRAGMA busy_timeout=0")
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        return True
+    except sqlite3.OperationalError as exc:
+        if exc.sqlite_errorcode & 0xFF in _BUSY:
+            return False
+        raise
+    finally:
+        conn.execute(f"PRAGMA busy_timeout={int(timeout)}")
 
 
 class OneHopCursor(AsyncAdapt_aiosqlite_cursor):
@@ -101,7 +148,7 @@ class OneHopCursor(AsyncAdapt_aiosqlite_cursor):
     async def _run(self, operation: Any, parameters: Any, *, many: bool) -> None:
         driver = self._connection
         async with self._adapt_connection._execute_mutex:
-            outcome: _Outcome = await driver._execute(run_statement, driver._conn, operation, parameters, many)
+            outcome: _Outcome = await run(driver, run_statement, operation, parameters, many)
         self._description, rows, self._rowcount, self._lastrowid = outcome
         self._rows = collections.deque(rows)
 
@@ -112,6 +159,24 @@ class OneHopCursor(AsyncAdapt_aiosqlite_cursor):
 class _Connection(AsyncAdapt_aiosqlite_connection):
     __slots__ = ()
     _cursor_cls = OneHopCursor
+
+    def commit(self) -> None:
+        conn = self._connection._conn
+        if not conn.in_transaction:
+            return  # nothing to commit (what sqlite3's own commit does then too)
+        try:
+            conn.commit()  # holds the write lock: no wait, no hop (module docstring)
+        except Exception as error:
+            self._handle_exception(error)
+
+    def rollback(self) -> None:
+        conn = self._connection._conn
+        if not conn.in_transaction:
+            return
+        try:
+            conn.rollback()
+        except Exception as error:
+            self._handle_exception(error)
 
 
 def install(dbapi_connection: Any) -> None:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 
 import pytest
 
-from bot.logging_setup import JsonFormatter, LoggedChannel, loggable_path
+from bot.logging_setup import JsonFormatter, LoggedChannel, fresh_request_id, loggable_path
 from schedule.channel import DeliveryFailure, Outgoing
 from schedule.testing import RecordingChannel
 
@@ -49,3 +50,21 @@ def test_secret_link_paths_are_masked() -> None:
     assert loggable_path("/ics/abc123.ics") == "/ics/…"
     assert loggable_path("/api/schedule/items/5") == "/api/schedule/items/5"
     assert len(loggable_path("/x" * 500)) == 200
+
+
+def test_fresh_request_ids_are_unique_hex_and_a_forked_child_draws_its_own_prefix() -> None:
+    ids = [fresh_request_id() for _ in range(10_000)]
+    assert len(set(ids)) == len(ids)
+    assert all(len(i) == 16 and int(i, 16) >= 0 for i in ids)
+    assert len({i[:8] for i in ids}) == 1  # one process, one prefix
+
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child reports through the pipe
+        os.write(write, fresh_request_id().encode())
+        os._exit(0)
+    os.close(write)
+    os.waitpid(child, 0)
+    child_id = os.read(read, 64).decode()
+    os.close(read)
+    assert len(child_id) == 16 and child_id[:8] != ids[0][:8]

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import and_, bindparam, insert, or_, select, update
+from sqlalchemy import and_, bindparam, func, insert, or_, select, update
 from sqlalchemy.dialects.mysql import insert as mysql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
@@ -89,6 +89,12 @@ _INSERT_ITEM = Fast(insert(ITEMS).values(
     {ITEMS.c[f]: bindparam(f"v_{f}", type_=ITEMS.c[f].type) for f in _ITEM_FIELDS}))
 _INSERT_REMINDER = Fast(insert(REMINDERS).values(
     {REMINDERS.c[f]: bindparam(f"v_{f}", type_=REMINDERS.c[f].type) for f in _REMINDER_FIELDS}))
+# A new item's one reminder, sent in the item INSERT's trip: its item_id is the id that INSERT just made.
+_INSERT_ITS_REMINDER = Fast({
+    dialect: insert(REMINDERS).values(
+        {REMINDERS.c[f]: (last_id if f == "item_id" else bindparam(f"v_{f}", type_=REMINDERS.c[f].type))
+         for f in _REMINDER_FIELDS})
+    for dialect, last_id in (("mysql", func.last_insert_id()), ("sqlite", func.last_insert_rowid()))})
 _S = DigestSubscriptionRow
 _SUBSCRIPTION = {"user_id": bindparam("p_uid"), "kind": bindparam("p_kind"), "channel": bindparam("p_channel"),
                  "local_time": bindparam("p_time"), "timezone": bindparam("p_tz"), "rrule": bindparam("p_rrule"),
@@ -241,15 +247,23 @@ class ScheduleService:
             if user_id not in session.info.get(_USERS_READ, ()) and (
                     await _USER_EXISTS.run(session, {"p_uid": user_id})).first() is None:
                 raise NotFound(f"user {user_id}")  # (a user read in this transaction exists: the FK holds it)
-            item_id = _new_id(await _INSERT_ITEM.run(session, {f"v_{k}": v for k, v in values.items()}))
             # A new item has no reminders yet: plain inserts (duplicates in the request collapse to one).
-            reminders = []
-            for r in {(r.remind_at, r.channel): r for r in new.reminders}.values():
-                rem = {"user_id": user_id, "item_id": item_id, "remind_at": r.remind_at,
-                       "offset_minutes": r.offset_minutes, "channel": r.channel, "status": "pending", "attempts": 0,
-                       "next_attempt_at": r.remind_at, "created_at": stamp, "updated_at": stamp}
-                rem_id = _new_id(await _INSERT_REMINDER.run(session, {f"v_{k}": v for k, v in rem.items()}))
-                reminders.append(SimpleNamespace(id=rem_id, sent_at=None, **rem))
+            wanted = [{"user_id": user_id, "remind_at": r.remind_at, "offset_minutes": r.offset_minutes,
+                       "channel": r.channel, "status": "pending", "attempts": 0, "next_attempt_at": r.remind_at,
+                       "created_at": stamp, "updated_at": stamp}
+                      for r in {(r.remind_at, r.channel): r for r in new.reminders}.values()]
+            item_params = _prefixed(values)
+            if len(wanted) == 1:  # the usual case: item and reminder in one round trip
+                item_row, rem_row = await run_all(session, [(_INSERT_ITEM, item_params),
+                                                            (_INSERT_ITS_REMINDER, _prefixed(wanted[0]))])
+                item_id = _new_id(item_row)
+                rem_ids = [_new_id(rem_row)]
+            else:
+                item_id = _new_id(await _INSERT_ITEM.run(session, item_params))
+                rem_ids = [_new_id(await _INSERT_REMINDER.run(session, _prefixed({**rem, "item_id": item_id})))
+                           for rem in wanted]
+            reminders = [SimpleNamespace(id=rem_id, sent_at=None, item_id=item_id, **rem)
+                         for rem_id, rem in zip(rem_ids, wanted, strict=True)]
             return item_of(SimpleNamespace(id=item_id, **values), reminders)  # type: ignore[arg-type]
 
     async def get_item(self, user_id: int, item_id: int) -> Item:
@@ -491,6 +505,11 @@ async def _reminders_of(session: AsyncSession, item_ids: Iterable[int]) -> list[
     if not ids:
         return []
     return list((await session.scalars(select(ReminderRow).where(ReminderRow.item_id.in_(ids)))).all())
+
+
+def _prefixed(values: dict[str, Any]) -> dict[str, Any]:
+    """Column values as the prebuilt INSERTs' parameters (`v_<column>`)."""
+    return {f"v_{k}": v for k, v in values.items()}
 
 
 def _new_id(result: Rows) -> int:

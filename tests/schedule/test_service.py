@@ -312,3 +312,52 @@ async def test_clock_is_the_only_time_source(service: ScheduleService, clock: Fr
     updated = await service.update_item(user.id, item.id, ItemChanges(title="y"))
     assert updated.created_at == to_ms(datetime(2026, 6, 18, 10, 0, tzinfo=SH))
     assert updated.updated_at == to_ms(datetime(2026, 6, 18, 13, 0, tzinfo=SH))
+
+
+async def test_an_item_and_its_one_reminder_go_in_one_trip(service: ScheduleService,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reminder INSERT rides with the item INSERT (its item_id is the id that INSERT made): one round
+    trip, and what create_item returns is what the database holds."""
+    from schedule.fastsql import Tx
+
+    user = await service.get_or_create_user("u")
+    other = await service.create_item(user.id, event("先建的", ms(2026, 6, 18, 9, 0)))  # ids are not 1 by luck
+    trips = []
+    for name in ("execute", "_send"):
+        original = getattr(Tx, name)
+
+        async def counted(tx: Tx, *args: object, _original: object = original) -> object:
+            trips.append(args)
+            return await _original(tx, *args)  # type: ignore[operator]
+
+        monkeypatch.setattr(Tx, name, counted)
+    async with service.unit_of_work() as unit:
+        service.user_read(unit, user.id)  # as a chat turn does after reading the user: no existence check
+        trips.clear()
+        item = await service.create_item(user.id, event("会议", ms(2026, 6, 18, 15, 0), reminders=(
+            NewReminder(remind_at=ms(2026, 6, 18, 14, 0), offset_minutes=60),)))
+        assert len(trips) == 1
+    stored = await service.get_item(user.id, item.id)
+    assert item.id != other.id and stored.reminders == item.reminders
+    assert [(r.item_id, r.remind_at) for r in stored.reminders] == [(item.id, ms(2026, 6, 18, 14, 0))]
+
+
+async def test_items_with_one_reminder_each_created_at_once_keep_their_own(service: ScheduleService) -> None:
+    """LAST_INSERT_ID() / last_insert_rowid() are per connection: concurrent creates never swap reminders."""
+    users = [await service.get_or_create_user(f"u{i}") for i in range(8)]
+    made = await asyncio.gather(*(service.create_item(u.id, event(f"会{i}", ms(2026, 6, 18, 10 + i, 0), reminders=(
+        NewReminder(remind_at=ms(2026, 6, 18, 9 + i, 30), offset_minutes=30),))) for i, u in enumerate(users)))
+    for i, (u, item) in enumerate(zip(users, made, strict=True)):
+        stored = await service.get_item(u.id, item.id)
+        assert stored.title == f"会{i}"
+        assert [(r.item_id, r.remind_at) for r in stored.reminders] == [(item.id, ms(2026, 6, 18, 9 + i, 30))]
+
+
+async def test_an_item_with_several_reminders_links_each_to_it(service: ScheduleService) -> None:
+    user = await service.get_or_create_user("u")
+    item = await service.create_item(user.id, event("会议", ms(2026, 6, 18, 15, 0), reminders=(
+        NewReminder(remind_at=ms(2026, 6, 18, 14, 0), offset_minutes=60),
+        NewReminder(remind_at=ms(2026, 6, 18, 14, 45), offset_minutes=15))))
+    stored = await service.get_item(user.id, item.id)
+    assert sorted(r.remind_at for r in stored.reminders) == [ms(2026, 6, 18, 14, 0), ms(2026, 6, 18, 14, 45)]
+    assert {r.item_id for r in stored.reminders} == {item.id} and stored.reminders == item.reminders

@@ -33,7 +33,7 @@ from sqlalchemy.pool import Pool, QueuePool
 from sqlalchemy.sql import ClauseElement, Executable
 from sqlalchemy.util import greenlet_spawn
 
-from schedule import sqlite_cursor
+from schedule import mysql_result, sqlite_cursor
 from schedule.sqlite_cursor import run_statement, run_statements
 
 
@@ -140,7 +140,7 @@ class Tx:
         off aiomysql's connection. A cursor object per statement (its creation, its close, which looks
         for more results) cost a third of a round trip's CPU here (measured: 145 µs against 95 µs)."""
         driver = self.driver
-        await driver.query(query)
+        await mysql_result.query(driver, query)  # column definitions parsed once per distinct set
         outcomes = []
         while True:
             result = driver._result
@@ -148,7 +148,7 @@ class Tx:
                              result.insert_id))
             if not result.has_next:
                 return outcomes
-            await driver.next_result()
+            await mysql_result.next_result(driver)
 
     async def execute_all(self, statements: list[tuple[str, Any]], *, last: bool = False
                           ) -> list[tuple[list[Any], int, int | None]]:

@@ -278,6 +278,12 @@ ROW_COUNTS = {
 }
 
 
+def _steal_ticks() -> tuple[int, int]:
+    """(steal, total) jiffies of the whole machine (/proc/stat): time the hypervisor gave to others."""
+    fields = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    return (fields[7] if len(fields) > 7 else 0), sum(fields[:8])
+
+
 def _cpu_seconds(pid: int) -> float:
     """User+system CPU of the server and its worker processes (Linux /proc): robust on a busy machine."""
     parents: dict[int, int] = {}
@@ -345,13 +351,15 @@ async def run_backend(backend: str, rates: list[int], seconds: float, port: int,
             before = runs_file.read_text().splitlines() if runs_file.exists() else []
             rows_before = await _rows(url) if mode == "schedule" else {}
             cpu_before, histogram_before = _cpu_seconds(proc.pid), await _webhook_histogram(port)
+            steal_before = _steal_ticks()
             result = await load(port, rate, seconds, prefix=f"{backend[0]}{run}r{rate}x", traffic=traffic)
             await asyncio.sleep(0.5)
             runs = runs_file.read_text().splitlines()[len(before):]
             cpu_ms = (_cpu_seconds(proc.pid) - cpu_before) * 1000 / max(1, result["requests"])
             app_p99 = _app_p99(histogram_before, await _webhook_histogram(port)) if workers == 1 else float("nan")
+            steal, total = (after - before for after, before in zip(_steal_ticks(), steal_before, strict=True))
             result.update(handler_runs=len(runs), duplicates=len(runs) - len(set(runs)), cpu_ms=cpu_ms,
-                          app_p99=app_p99)
+                          app_p99=app_p99, steal=100 * steal / max(1, total))
             print(_row({"backend": backend, "workers": workers, "rate": rate, **result}), flush=True)
             if result["error_kinds"]:
                 print(f"  errors and slow answers: {result['error_kinds']}", flush=True)
@@ -373,7 +381,8 @@ async def run_backend(backend: str, rates: list[int], seconds: float, port: int,
 def _row(r: dict[str, Any]) -> str:
     return (f"| {r['backend']:7} | {r['workers']:7} | {r['rate']:4} | {r['requests']:6} | {r['p50']:7.1f} | "
             f"{r['p99']:7.1f} | {r['max']:7.1f} | {r['errors']:6} | {r['throughput']:7.1f} | "
-            f"{r['handler_runs']:6} | {r['duplicates']:4} | {r['cpu_ms']:7.1f} | {r['app_p99']:9.0f} |")
+            f"{r['handler_runs']:6} | {r['duplicates']:4} | {r['cpu_ms']:7.1f} | {r['app_p99']:9.0f} | "
+            f"{r['steal']:6.1f} |")
 
 
 def main() -> None:
@@ -401,10 +410,12 @@ def main() -> None:
     print("server CPU per request in ms (the app's processes only; the database's and the load's are not in it);")
     print("app p99: the bucket bound of the app's own p99 (schedbot_webhook_seconds, request in → answer out;"
           " one worker only)")
+    print("steal %: CPU time the hypervisor gave to other machines during the rate (/proc/stat); a row with"
+          " more than a few % measured a contended machine")
     print("| backend | workers | rate | reqs   | p50 ms  | p99 ms  | max ms  | errors | req/s   | runs   | dups | "
-          "cpu ms  | app p99 ≤ |")
+          "cpu ms  | app p99 ≤ | steal% |")
     print("|---------|---------|------|--------|---------|---------|---------|--------|---------|--------|------|"
-          "---------|-----------|")
+          "---------|-----------|--------|")
     for backend in backends:
         asyncio.run(run_backend(backend, rates, args.seconds, args.port, args.workers, args.load, args.users))
 

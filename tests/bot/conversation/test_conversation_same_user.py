@@ -12,9 +12,11 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
 from conftest import Bot
 from sqlalchemy import text
 
+from bot.conversation import dialog
 from schedule.model import ScheduleItemRow
 
 ROUNDS = 12
@@ -40,7 +42,16 @@ async def test_two_messages_of_one_user_at_once_both_land_without_a_deadlock(bot
         assert await _deadlocks(bot) == before  # serialised by the row lock, not broken up by InnoDB
 
 
-async def test_the_second_message_sees_the_question_the_first_asked(bot: Bot) -> None:
+async def test_the_second_message_sees_the_question_the_first_asked(bot: Bot,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first message is still in its transaction (saving its question) when the second arrives."""
+    original = dialog.save
+
+    async def slow_save(*args: Any, **kwargs: Any) -> None:
+        await asyncio.sleep(0.2)  # the answer's turn opens meanwhile, unless it has to wait for this one
+        await original(*args, **kwargs)
+
+    monkeypatch.setattr(dialog, "save", slow_save)
     chat = bot.chat()
     await chat.say("你好")
     asked, answered = await asyncio.gather(chat.say("我明天要去开会，帮我记录增加一个提醒"),

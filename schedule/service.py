@@ -50,7 +50,7 @@ from schedule.occurrence import at_occurrence, in_range
 from schedule.recurrence import localize, next_occurrence
 
 OPEN_REMINDER = ("pending", "locked")
-_USERS_READ = "schedule_users_read"  # session.info: user ids this transaction has read (a chat message)
+_USERS_READ = "schedule_users_read"  # session.info: users this transaction has read (id → timezone)
 # Chat reads its user and reads and writes items on every message: prebuilt statements over the columns
 # `user_of` and `item_of` read, so a message costs no ORM objects and no wide rows (source_text stays put).
 _USER = Fast(select(UserRow.id, UserRow.wechat_openid, UserRow.timezone, UserRow.subscribed).where(
@@ -70,12 +70,21 @@ _MAY_BE_IN_RANGE = or_(
     and_(_EVENT, _I.start_at < bindparam("p_hi"), or_(_I.start_at >= bindparam("p_lo"), _I.end_at > bindparam("p_lo"))),
     and_(~_EVENT, _I.due_at >= bindparam("p_lo"), _I.due_at < bindparam("p_hi")),
 )
-_ACTIVE = select(*ITEM_COLUMNS).where(_I.user_id == bindparam("p_uid"), _I.status == "active", _MAY_BE_IN_RANGE)
-_ACTIVE_ITEMS_OF = Fast(_ACTIVE.order_by(_I.id))  # what chat lists: no IN list to expand
-_ACTIVE_ITEMS_OF_KIND = Fast(_ACTIVE.where(_I.kind == bindparam("p_kind")).order_by(_I.id))
+_ACTIVE_WHERE = (_I.user_id == bindparam("p_uid"), _I.status == "active", _MAY_BE_IN_RANGE)
+_ACTIVE_ITEMS_OF = Fast(select(*ITEM_COLUMNS).where(*_ACTIVE_WHERE).order_by(_I.id))  # what chat lists
+_ACTIVE_ITEMS_OF_KIND = Fast(select(*ITEM_COLUMNS).where(*_ACTIVE_WHERE, _I.kind == bindparam("p_kind"))
+                             .order_by(_I.id))
+# … and their reminders, read in the same trip: the item ids come from the same filter as a subquery.
+_ACTIVE_REMINDERS_OF = Fast(select(*REMINDER_COLUMNS).where(
+    REMINDERS.c.item_id.in_(select(_I.id).where(*_ACTIVE_WHERE))))
+_ACTIVE_REMINDERS_OF_KIND = Fast(select(*REMINDER_COLUMNS).where(
+    REMINDERS.c.item_id.in_(select(_I.id).where(*_ACTIVE_WHERE, _I.kind == bindparam("p_kind")))))
 _ITEM = Fast(select(*ITEM_COLUMNS).where(ITEMS.c.id == bindparam("p_id"), ITEMS.c.user_id == bindparam("p_uid"),
                                          ITEMS.c.status != "deleted"))
 _REMINDERS_OF_ITEM = Fast(select(*REMINDER_COLUMNS).where(REMINDERS.c.item_id == bindparam("p_id")))
+# An item's reminders sent in the trip that reads the item: owned by the user, or none are returned.
+_REMINDERS_OF_OWN_ITEM = Fast(select(*REMINDER_COLUMNS).where(REMINDERS.c.item_id == bindparam("p_id"),
+                                                              REMINDERS.c.user_id == bindparam("p_uid")))
 _REMINDERS_OF = select(*REMINDER_COLUMNS).where(REMINDERS.c.item_id.in_(bindparam("p_ids", expanding=True)))
 # The reminders of up to 32 items, one prebuilt statement per count (an expanding IN list has no fast plan).
 _REMINDERS_OF_N = [Fast(select(*REMINDER_COLUMNS).where(REMINDERS.c.item_id.in_(
@@ -111,10 +120,13 @@ _SUBSCRIBE = Fast({  # (user, kind, channel) is unique: a new row, or the existi
 _DIGEST = Fast(select(_S.id, _S.user_id, _S.kind, _S.local_time, _S.timezone, _S.channel, _S.status, _S.next_run_at,
                       _S.workdays).where(_S.user_id == bindparam("p_uid"), _S.kind == bindparam("p_kind"),
                                      _S.channel == bindparam("p_channel")))
-_CLOSE_ITEM = Fast(update(ITEMS).where(ITEMS.c.id == bindparam("p_id")).values(
+# Closing an item is one trip: read it, close it and its open reminders, read those back. Each statement
+# carries the ownership guard itself (user, not deleted), so an item that is not the user's changes nothing.
+_CLOSE_ITEM = Fast(update(ITEMS).where(ITEMS.c.id == bindparam("p_id"), ITEMS.c.user_id == bindparam("p_uid"),
+                                       ITEMS.c.status != "deleted").values(
     status=bindparam("p_status"), updated_at=bindparam("p_at"), deleted_at=bindparam("p_deleted")))
 _CLOSE_REMINDERS = Fast(update(REMINDERS)  # the open statuses spelled out: no IN list to expand
-                        .where(REMINDERS.c.item_id == bindparam("p_id"),
+                        .where(REMINDERS.c.item_id == bindparam("p_id"), REMINDERS.c.user_id == bindparam("p_uid"),
                                or_(*(REMINDERS.c.status == status for status in OPEN_REMINDER)))
                         .values(status="cancelled", updated_at=bindparam("p_at"), locked_until=None))
 _UNIT: ContextVar[Executor | None] = ContextVar("schedule_unit_of_work", default=None)
@@ -172,10 +184,10 @@ class ScheduleService:
             return user_of(row)
 
     @staticmethod
-    def user_read(session: Executor, user_id: int) -> None:
+    def user_read(session: Executor, user_id: int, timezone: str) -> None:
         """Note that this transaction has read the user (a chat message's opening query did): creating
-        an item in it then skips its own existence check."""
-        session.info.setdefault(_USERS_READ, set()).add(user_id)
+        an item in it then skips its own existence check, and a digest its read of the timezone."""
+        session.info.setdefault(_USERS_READ, {})[user_id] = timezone
 
     async def find_user(self, openid: str) -> User | None:
         async with self._orm_tx() as session:
@@ -187,7 +199,7 @@ class ScheduleService:
             row = (await _USER.run(session, {"p_uid": user_id})).first()
             if row is None:
                 raise NotFound(f"user {user_id}")
-            self.user_read(session, user_id)
+            self.user_read(session, user_id, row.timezone)
             return user_of(row)  # the row has the columns user_of reads
 
     async def issue_api_token(self, openid: str, *, label: str = tokens.DEFAULT_LABEL) -> tuple[User, str, bool]:
@@ -268,10 +280,12 @@ class ScheduleService:
 
     async def get_item(self, user_id: int, item_id: int) -> Item:
         async with self._tx() as session:
-            row = (await _ITEM.run(session, {"p_id": item_id, "p_uid": user_id})).first()
+            params = {"p_id": item_id, "p_uid": user_id}
+            found, reminders = await run_all(session, [(_ITEM, params), (_REMINDERS_OF_OWN_ITEM, params)])
+            row = found.first()
             if row is None:
                 raise NotFound(f"item {item_id}")
-            return item_of(row, await _reminder_rows(session, [row.id]))
+            return item_of(row, reminders.all())
 
     async def list_items(
         self, user_id: int, *, start_ms: int | None = None, end_ms: int | None = None,
@@ -288,15 +302,21 @@ class ScheduleService:
                 far = 1 << 62
                 params.update(p_lo=-far if start_ms is None else start_ms, p_hi=far if end_ms is None else end_ms,
                               p_undated=include_undated_tasks)
-                rows = (await (_ACTIVE_ITEMS_OF if kind is None else _ACTIVE_ITEMS_OF_KIND).run(session, params)).all()
+                statements = [((_ACTIVE_ITEMS_OF if kind is None else _ACTIVE_ITEMS_OF_KIND), params)]
+                if include_reminders:  # in the same trip, for the same items
+                    statements.append(((_ACTIVE_REMINDERS_OF if kind is None else _ACTIVE_REMINDERS_OF_KIND), params))
+                results = await run_all(session, statements)
+                rows = results[0].all()
+                read: list[Any] | None = results[1].all() if include_reminders else None
             else:
                 rows = list((await (await (await orm(session)).connection()).execute(
                     _ITEMS_OF if kind is None else _ITEMS_OF_KIND, params)).all())
+                read = None
             found = [item for row in rows
                      if (item := in_range(row, start_ms, end_ms, include_undated_tasks)) is not None]
             if include_reminders and found:
                 by_item: dict[int, list[ReminderRow]] = {}
-                for rem in await _reminder_rows(session, [r.id for r, _ in found]):
+                for rem in read if read is not None else await _reminder_rows(session, [r.id for r, _ in found]):
                     by_item.setdefault(rem.item_id, []).append(rem)
                 items = [at_occurrence(item_of(row, by_item.get(row.id, [])), occ) for row, occ in found]
             else:
@@ -351,15 +371,16 @@ class ScheduleService:
 
     async def _close(self, user_id: int, item_id: int, status: str) -> Item:
         stamp = now_ms(self._clock)
+        params = {"p_id": item_id, "p_uid": user_id, "p_status": status, "p_at": stamp,
+                  "p_deleted": stamp if status == "deleted" else None}
         async with self._tx() as session:
-            row = (await _ITEM.run(session, {"p_id": item_id, "p_uid": user_id})).first()
-            if row is None:
+            found, _closed, _cancelled, reminders = await run_all(session, [
+                (_ITEM, params), (_CLOSE_ITEM, params), (_CLOSE_REMINDERS, params), (_REMINDERS_OF_OWN_ITEM, params)])
+            row = found.first()
+            if row is None:  # not the user's, or deleted: the guarded updates changed nothing
                 raise NotFound(f"item {item_id}")
-            await _CLOSE_ITEM.run(session, {"p_id": row.id, "p_status": status, "p_at": stamp,
-                                            "p_deleted": stamp if status == "deleted" else None})
-            await _CLOSE_REMINDERS.run(session, {"p_id": row.id, "p_at": stamp})
             shown = SimpleNamespace(**{**row._asdict(), "status": status, "updated_at": stamp})
-            return item_of(shown, await _reminder_rows(session, [row.id]))  # type: ignore[arg-type]
+            return item_of(shown, reminders.all())  # type: ignore[arg-type]
 
     async def skip_occurrence(self, user_id: int, item_id: int, on: date) -> Item:
         """Cancel one occurrence of a series (an EXDATE): the series itself goes on, and a reminder
@@ -448,13 +469,16 @@ class ScheduleService:
         One upsert on (user, kind, channel) and the row read back, sent together: a chat message asks
         for this, so it costs no ORM session (two concurrent requests cannot both insert either)."""
         async with self._tx() as session:
-            user = (await _USER.run(session, {"p_uid": user_id})).first()
-            if user is None:
-                raise NotFound(f"user {user_id}")
+            timezone = session.info.get(_USERS_READ, {}).get(user_id)
+            if timezone is None:  # not read in this transaction yet
+                user = (await _USER.run(session, {"p_uid": user_id})).first()
+                if user is None:
+                    raise NotFound(f"user {user_id}")
+                timezone = user.timezone
             now = self._clock.now()
-            next_run = to_ms(next_digest_run(local_time, tz=ZoneInfo(user.timezone), after=now, workdays=workdays))
+            next_run = to_ms(next_digest_run(local_time, tz=ZoneInfo(timezone), after=now, workdays=workdays))
             values = {"p_uid": user_id, "p_kind": kind, "p_channel": channel, "p_time": local_time,
-                      "p_tz": user.timezone, "p_rrule": None if workdays else "FREQ=DAILY", "p_workdays": workdays,
+                      "p_tz": timezone, "p_rrule": None if workdays else "FREQ=DAILY", "p_workdays": workdays,
                       "p_next": next_run, "p_at": to_ms(now)}
             _, found = await run_all(session, [(_SUBSCRIBE, values), (_DIGEST, values)])
             return digest_of(found.rows[0])

@@ -139,6 +139,12 @@ async def test_a_listing_reads_only_what_may_be_in_range_and_finds_the_same(serv
             general = await service.list_items(user.id, start_ms=start_ms, end_ms=end_ms, statuses=("active", "active"),
                                                include_undated_tasks=undated)
             assert fast == general
+            for kind in ("event", "task"):
+                fast = await service.list_items(user.id, start_ms=start_ms, end_ms=end_ms, kind=kind,
+                                                include_undated_tasks=undated)
+                general = await service.list_items(user.id, start_ms=start_ms, end_ms=end_ms, kind=kind,
+                                                   statuses=("active", "active"), include_undated_tasks=undated)
+                assert fast == general
     first_day = await service.list_items(user.id, start_ms=base - 9 * 3_600_000, end_ms=base + 15 * 3_600_000)
     assert [i.title for i in first_day] == ["e0", "repeat", "repeat"]  # 06-01: a Monday and a workday, both series
 
@@ -332,7 +338,7 @@ async def test_an_item_and_its_one_reminder_go_in_one_trip(service: ScheduleServ
 
         monkeypatch.setattr(Tx, name, counted)
     async with service.unit_of_work() as unit:
-        service.user_read(unit, user.id)  # as a chat turn does after reading the user: no existence check
+        service.user_read(unit, user.id, user.timezone)  # as a chat turn does after reading the user: no existence check
         trips.clear()
         item = await service.create_item(user.id, event("会议", ms(2026, 6, 18, 15, 0), reminders=(
             NewReminder(remind_at=ms(2026, 6, 18, 14, 0), offset_minutes=60),)))
@@ -361,3 +367,69 @@ async def test_an_item_with_several_reminders_links_each_to_it(service: Schedule
     stored = await service.get_item(user.id, item.id)
     assert sorted(r.remind_at for r in stored.reminders) == [ms(2026, 6, 18, 14, 0), ms(2026, 6, 18, 14, 45)]
     assert {r.item_id for r in stored.reminders} == {item.id} and stored.reminders == item.reminders
+
+
+@pytest.fixture
+def trips(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """Round trips a bare transaction (`fastsql.Tx`) makes to the database, counted as they are sent."""
+    from schedule.fastsql import Tx
+
+    sent: list[object] = []
+    for name in ("execute", "_send"):
+        original = getattr(Tx, name)
+
+        async def counted(tx: Tx, *args: object, _original: object = original) -> object:
+            sent.append(args)
+            return await _original(tx, *args)  # type: ignore[operator]
+
+        monkeypatch.setattr(Tx, name, counted)
+    return sent
+
+
+async def test_a_chat_message_reads_and_closes_items_in_one_trip_each(service: ScheduleService,
+                                                                     trips: list[object]) -> None:
+    """Listing (items and their reminders), reading one item and closing one each go to the database once;
+    a digest subscribed after the turn read its user does not read the user again."""
+    user = await service.get_or_create_user("u")
+    first = await service.create_item(user.id, event("会议", ms(2026, 6, 18, 15, 0), reminders=(
+        NewReminder(remind_at=ms(2026, 6, 18, 14, 0)), NewReminder(remind_at=ms(2026, 6, 18, 14, 45)))))
+    second = await service.create_item(user.id, event("评审", ms(2026, 6, 18, 16, 0), reminders=(
+        NewReminder(remind_at=ms(2026, 6, 18, 15, 30)),)))
+    async with service.unit_of_work() as unit:
+        service.user_read(unit, user.id, user.timezone)
+        trips.clear()
+        listed = await service.list_items(user.id, start_ms=ms(2026, 6, 18, 0, 0), end_ms=ms(2026, 6, 19, 0, 0))
+        assert len(trips) == 1
+        assert [(i.title, len(i.reminders)) for i in listed] == [("会议", 2), ("评审", 1)]
+        trips.clear()
+        got = await service.get_item(user.id, second.id)
+        assert len(trips) == 1 and got.reminders == second.reminders
+        trips.clear()
+        closed = await service.complete_item(user.id, first.id)
+        assert len(trips) == 1
+        assert closed.status == "completed" and [r.status for r in closed.reminders] == ["cancelled", "cancelled"]
+        trips.clear()
+        digest = await service.subscribe_digest(user.id, local_time="07:00")
+        assert len(trips) == 1 and digest.timezone == "Asia/Shanghai"
+    stored = await service.get_item(user.id, first.id)
+    assert stored == closed  # what the one trip returned is what was committed
+    assert (await service.get_item(user.id, second.id)).status == "active"
+
+
+async def test_closing_another_users_item_in_one_trip_touches_nothing(service: ScheduleService) -> None:
+    """The one-trip close sends its updates before it knows whether the item is the user's: the guards in
+    the updates themselves must keep the owner's item and its reminders as they were."""
+    alice = await service.get_or_create_user("alice")
+    bob = await service.get_or_create_user("bob")
+    item = await service.create_item(alice.id, event("alice 的会", ms(2026, 6, 18, 15, 0), reminders=(
+        NewReminder(remind_at=ms(2026, 6, 18, 14, 0)),)))
+    for close in (service.complete_item, service.cancel_item, service.delete_item):
+        async with service.unit_of_work():
+            with pytest.raises(NotFound):
+                await close(bob.id, item.id)
+    stored = await service.get_item(alice.id, item.id)
+    assert stored.status == "active" and stored.updated_at == item.updated_at
+    assert [r.status for r in stored.reminders] == ["pending"]
+    await service.delete_item(alice.id, item.id)
+    with pytest.raises(NotFound):  # a deleted item cannot be closed again, even by its owner
+        await service.complete_item(alice.id, item.id)

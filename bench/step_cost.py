@@ -1,0 +1,141 @@
+"""CPU per conversation step, in process: the webhook bench's script sent one message at a time through the
+real ASGI app (signature, XML, claim, conversation, commit), timed with the process's CPU clock.
+
+    .venv/bin/python bench/step_cost.py [--backend sqlite|mariadb|both] [--users 100] [--loops 3] [--profile FILE]
+
+The webhook bench sends every user's same step within the same third of a second, so the tail of its
+latency follows the dearest step's CPU; this prints that cost per step (ms, median and p90 over the last
+loop, the users' items grown as in the bench). `--profile FILE` writes a cProfile of the last loop.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import os
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.machine import speed_line  # noqa: E402
+from bench.webhook_bench import APP_ID, MARIADB, SCRIPT, TOKEN, _conversation, _load_dictionaries  # noqa: E402
+from bot.testing import sign_request, text_message  # noqa: E402
+from schedule.clock import SystemClock  # noqa: E402
+
+
+async def _call(app: Any, query: str, body: bytes) -> tuple[int, bytes]:
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
+             "scheme": "http", "path": "/wechat", "raw_path": b"/wechat", "query_string": query.encode(),
+             "root_path": "", "headers": [(b"host", b"bench"), (b"content-type", b"text/xml"),
+                                          (b"content-length", str(len(body)).encode())],
+             "client": ("127.0.0.1", 5000), "server": ("127.0.0.1", 8000)}
+    sent = False
+    status, answer = 0, b""
+
+    async def receive() -> dict[str, Any]:
+        nonlocal sent
+        if sent:
+            await asyncio.sleep(3600)
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        nonlocal status, answer
+        if message["type"] == "http.response.start":
+            status = message["status"]
+        elif message["type"] == "http.response.body":
+            answer += message.get("body", b"")
+
+    await app(scope, receive, send)
+    return status, answer
+
+
+async def run(backend: str, users: int, loops: int, profile: str | None) -> None:
+    from asgi_lifespan import LifespanManager
+
+    from bot.app import create_app
+    from bot.settings import Settings
+    from schedule.migrate import upgrade_url
+
+    tmp = Path(tempfile.mkdtemp(prefix="schedbot-steps-"))
+    db_name = f"schedbot_steps_{uuid.uuid4().hex[:8]}"
+    if backend == "mariadb":
+        from bench.webhook_bench import _mariadb
+        await _mariadb(f"CREATE DATABASE `{db_name}` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci")
+    url = f"{MARIADB}/{db_name}" if backend == "mariadb" else f"sqlite+aiosqlite:///{tmp}/steps.db"
+    await asyncio.to_thread(upgrade_url, url)
+    settings = Settings(_env_file=None, DATABASE_URL=url, WECHAT_APP_ID=APP_ID, WECHAT_APP_SECRET="s",  # type: ignore[call-arg]
+                        WECHAT_TOKEN=TOKEN, WECHAT_API_BASE="http://127.0.0.1:9", H5_REMINDER_WORKER_ENABLED=False,
+                        DATABASE_AUTO_MIGRATE=False)
+    clock = SystemClock()
+    _load_dictionaries(clock)
+    inner: list[Any] = []
+
+    async def handler(message: Any) -> str | None:
+        return await inner[0](message)
+
+    app = create_app(settings, clock=clock, handler=handler)
+    inner.append(_conversation(app, settings, clock))
+    costs: dict[str, list[float]] = {}
+    n = 0
+    try:
+        async with LifespanManager(app):
+            for loop in range(loops):
+                last = loop == loops - 1
+                prof = cProfile.Profile() if (profile and last) else None
+                for step, text in SCRIPT:
+                    for u in range(users):
+                        n += 1
+                        now_s = int(clock.now().timestamp())
+                        body = text_message(f"o-steps-{u}", text, msg_id=f"s{n}", create_time=now_s).encode()
+                        query = urlencode(sign_request(TOKEN, timestamp=now_s, nonce=f"n{n}"))
+                        if prof:
+                            prof.enable()
+                        t0 = time.process_time()
+                        status, answer = await _call(app, f"{query}", body)
+                        spent = time.process_time() - t0
+                        if prof:
+                            prof.disable()
+                        if status != 200 or not answer.startswith(b"<xml>"):
+                            print(f"  {step}: HTTP {status} {answer[:80]!r}")
+                        if last:
+                            costs.setdefault(step, []).append(spent * 1000)
+                if prof:
+                    prof.dump_stats(profile)  # type: ignore[arg-type]
+    finally:
+        if backend == "mariadb":
+            from bench.webhook_bench import _mariadb
+            await _mariadb(f"DROP DATABASE IF EXISTS `{db_name}`")
+    print(f"{backend}: CPU ms per message by step, last of {loops} loops over {users} users (median / p90)")
+    everything = [c for v in costs.values() for c in v]
+    for step, values in costs.items():
+        values.sort()
+        print(f"  {step:9} {values[len(values) // 2]:6.2f} / {values[int(len(values) * 0.9)]:6.2f}")
+    everything.sort()
+    print(f"  {'all':9} {sum(everything) / len(everything):6.2f} mean")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--backend", choices=["sqlite", "mariadb", "both"], default="both")
+    parser.add_argument("--users", type=int, default=100)
+    parser.add_argument("--loops", type=int, default=3)
+    parser.add_argument("--profile", help="write a cProfile of the last loop to this file")
+    args = parser.parse_args()
+    print(speed_line())
+    for backend in ["sqlite", "mariadb"] if args.backend == "both" else [args.backend]:
+        profile = f"{args.profile}.{backend}" if args.profile else None
+        asyncio.run(run(backend, args.users, args.loops, profile))
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    main()

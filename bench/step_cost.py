@@ -62,6 +62,7 @@ async def run(backend: str, users: int, loops: int, profile: str | None) -> None
     from asgi_lifespan import LifespanManager
 
     from bot.app import create_app
+    from bot.conversation import ConversationHandler
     from bot.settings import Settings
     from schedule.migrate import upgrade_url
 
@@ -82,6 +83,7 @@ async def run(backend: str, users: int, loops: int, profile: str | None) -> None
     async def handler(message: Any) -> str | None:
         return await inner[0](message)
 
+    handler.opening = ConversationHandler.opening  # type: ignore[attr-defined]  # as the app's own handler
     app = create_app(settings, clock=clock, handler=handler)
     inner.append(_conversation(app, settings, clock))
     costs: dict[str, list[float]] = {}

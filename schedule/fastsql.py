@@ -18,10 +18,12 @@ units are such; measured here, a one-statement unit costs 1.2–1.4 ms of CPU th
 
 from __future__ import annotations
 
+import logging
 import weakref
 from collections import namedtuple
-from collections.abc import AsyncIterator, Callable, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -35,6 +37,8 @@ from sqlalchemy.util import greenlet_spawn
 
 from schedule import mysql_result, sqlite_cursor
 from schedule.sqlite_cursor import run_statement, run_statements
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,15 +144,19 @@ class Tx:
         off aiomysql's connection. A cursor object per statement (its creation, its close, which looks
         for more results) cost a third of a round trip's CPU here (measured: 145 µs against 95 µs)."""
         driver = self.driver
-        await mysql_result.query(driver, query)  # column definitions parsed once per distinct set
-        outcomes = []
-        while True:
-            result = driver._result
-            outcomes.append((list(result.rows) if result.description else [], result.affected_rows,
-                             result.insert_id))
-            if not result.has_next:
-                return outcomes
-            await mysql_result.next_result(driver)
+        outcomes: list[tuple[list[Any], int, int | None]] = []
+        try:
+            await mysql_result.query(driver, query)  # column definitions parsed once per distinct set
+            while True:
+                result = driver._result
+                outcomes.append((list(result.rows) if result.description else [], result.affected_rows,
+                                 result.insert_id))
+                if not result.has_next:
+                    return outcomes
+                await mysql_result.next_result(driver)
+        except self.dialect.loaded_dbapi.Error as exc:
+            exc.schedbot_done = outcomes  # type: ignore[attr-defined]  # the statements before the failing one ran (`commit_then`)
+            raise
 
     async def execute_all(self, statements: list[tuple[str, Any]], *, last: bool = False
                           ) -> list[tuple[list[Any], int, int | None]]:
@@ -166,6 +174,37 @@ class Tx:
             self._ended = True
             outcomes.pop()
         return outcomes[len(outcomes) - len(sent):]
+
+    async def commit_then(self, statements: list[tuple[str, Any]], then: list[tuple[str, Any]]
+                          ) -> tuple[list[tuple[list[Any], int, int | None]],
+                                     list[tuple[list[Any], int, int | None]] | None]:
+        """MariaDB: `statements`, COMMIT, then `then` in a new transaction on this connection, all in one
+        trip; each part's outcomes. The unit goes on in that new transaction (see `Handoff`). Should a
+        statement of `then` fail, what was committed stands: its outcomes are None."""
+        if self.dialect.name == "sqlite" or self.shared or self._orm is not None or not then:
+            raise TypeError("commit_then needs a MariaDB transaction of its own, and statements after the COMMIT")
+        sent = [(sql, tuple(args)) for sql, args in statements]
+        after = [(sql, tuple(args)) for sql, args in then]
+        ahead = len(self._pending)
+        try:
+            outcomes = await self._send([*self._pending, *sent, ("COMMIT", ()), *after])
+            read: list[tuple[list[Any], int, int | None]] | None = outcomes[-len(after):]
+        except DBAPIError as error:  # committed already when only a statement after the COMMIT failed
+            outcomes = getattr(error.orig, "schedbot_done", [])
+            if len(outcomes) <= ahead + len(sent):
+                raise
+            read = None
+        self._committed, committed = [], self._committed
+        for callback in committed:
+            callback()
+        return outcomes[ahead:ahead + len(sent)], read
+
+    def has_prefetched(self) -> bool:
+        return bool(self.info.get(_PREFETCHED))
+
+    def prefetched(self, fast: Fast, params: Mapping[str, Any] | None, rows: Rows) -> None:
+        """Keep `rows` as what `fast` with `params` returns in this transaction: its next `run` takes them."""
+        self.info.setdefault(_PREFETCHED, {})[fast] = (dict(params or {}), rows)
 
     async def _send(self, statements: list[tuple[str, tuple[Any, ...]]]) -> list[tuple[list[Any], int, int | None]]:
         """Several statements in one trip, in order; the first that fails raises and stops the rest."""
@@ -272,6 +311,94 @@ def _quiet_checkin(pool: Pool, tx: Tx) -> bool:
 
 
 _OPEN = "schedule_fastsql_connection"  # session.info: (its transaction, connection, driver connection)
+_PREFETCHED = "schedule_fastsql_prefetched"  # Tx.info: {Fast: (params, Rows)} read ahead (`Tx.prefetched`)
+
+
+class Handoff:
+    """A transaction begun by one caller for the next unit of work of the task it offers it to.
+
+    The webhook claims a message and, in the same trip after the claim's COMMIT, runs the handler's first
+    read (the user's row, locked) in a new transaction on that connection: one round trip fewer per
+    message. The handler's unit of work adopts that transaction (`adopt`) and its statement finds the rows
+    read already; if nothing adopts it, `release` ends it. Either way it ends exactly once.
+    """
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self.engine = engine
+        self._begun: Any = None
+        self.tx: Tx | None = None
+        self.taken = False
+        self.handed_on = False  # given to a task that adopts or releases it (the webhook's handler run)
+        self._ended = False
+
+    async def begin(self) -> Tx:
+        begun = transaction(self.engine)
+        self.tx = await begun.__aenter__()
+        self._begun = begun
+        return self.tx
+
+    @asynccontextmanager
+    async def adopt(self) -> AsyncIterator[Tx]:
+        """The transaction as a unit of work's: committed when the block ends, rolled back if it raises."""
+        assert self.tx is not None
+        assert not self.taken
+        self.taken = True
+        try:
+            yield self.tx
+        except BaseException as exc:
+            await self._end(exc)
+            raise
+        await self._end(None)
+
+    async def fail(self, exc: BaseException) -> None:
+        """End the transaction after `exc`: rolled back, its connection invalidated if that fails too."""
+        self.taken = True
+        await self._end(exc)
+
+    async def release(self) -> None:
+        """End the transaction if no unit of work took it (its lock on the user's row goes with it). Nothing
+        was written in it, so a failure to end it loses nothing: `transaction` drops a broken connection,
+        and the caller's answer stands."""
+        if not self.taken:
+            self.taken = True
+            try:
+                await self._end(None)
+            except Exception as exc:
+                log.warning("ending a handed-over transaction failed: %s", type(exc).__name__)
+
+    async def _end(self, exc: BaseException | None) -> None:
+        if self._ended or self._begun is None:
+            return
+        self._ended = True
+        if exc is None:
+            await self._begun.__aexit__(None, None, None)
+            return
+        try:
+            await self._begun.__aexit__(type(exc), exc, exc.__traceback__)
+        except BaseException as raised:
+            if raised is not exc:
+                raise
+
+
+_OFFERED: ContextVar[Handoff | None] = ContextVar("schedule_fastsql_offered", default=None)
+
+
+@contextmanager
+def offering(handoff: Handoff | None) -> Iterator[None]:
+    """Tasks created inside the block (and the block itself) may adopt `handoff` (`take_offered`)."""
+    token = _OFFERED.set(handoff)
+    try:
+        yield
+    finally:
+        _OFFERED.reset(token)
+
+
+def take_offered(engine: AsyncEngine) -> Handoff | None:
+    """The transaction offered to this task on `engine`, once: None when there is none or it is taken."""
+    handoff = _OFFERED.get()
+    if handoff is None or handoff.taken or handoff.engine is not engine or handoff.tx is None:
+        return None
+    return handoff
 
 
 async def _connection(target: Executor) -> tuple[AsyncConnection | None, Tx]:
@@ -343,6 +470,10 @@ class Fast:
             await self.run(target, params)
 
     async def run(self, target: Executor, params: Mapping[str, Any] | None = None) -> Rows:
+        if type(target) is Tx and _PREFETCHED in target.info:  # read already, in the trip that began it
+            kept = target.info[_PREFETCHED].pop(self, None)
+            if kept is not None and kept[0] == dict(params or {}):
+                return cast(Rows, kept[1])
         conn, tx = await _connection(target)
         dialect = tx.dialect
         plan = self._compile(dialect)
@@ -370,6 +501,25 @@ async def run_all(target: Executor, statements: list[tuple[Fast, Mapping[str, An
                                                 last=last)
             return [_rows(plan, *outcome) for plan, outcome in zip(ready, outcomes, strict=True)]
     return [await fast.run(target, params) for fast, params in statements]
+
+
+async def run_then(tx: Tx, statements: list[tuple[Fast, Mapping[str, Any] | None]],
+                   then: list[tuple[Fast, Mapping[str, Any] | None]]) -> list[Rows]:
+    """`statements`, their COMMIT and `then` in one trip on a MariaDB `Tx` (`Tx.commit_then`): the rows of
+    `statements`; those of `then` are kept for their own `run` in the new transaction (`Tx.prefetched`),
+    unless one of them failed (`Tx.has_prefetched` is then False)."""
+    plans = [fast._compile(tx.dialect) for fast, _ in statements]
+    after = [fast._compile(tx.dialect) for fast, _ in then]
+    if any(plan is None for plan in (*plans, *after)):
+        raise TypeError("run_then takes statements with a fast plan only")
+    done, read = await tx.commit_then(
+        [(plan.sql, _args(plan, params)) for plan, (_, params) in zip(cast(list[_Compiled], plans), statements,
+                                                                       strict=True)],
+        [(plan.sql, _args(plan, params)) for plan, (_, params) in zip(cast(list[_Compiled], after), then,
+                                                                       strict=True)])
+    for plan, (fast, params), outcome in zip(cast(list[_Compiled], after), then, read or [], strict=read is not None):
+        tx.prefetched(fast, params, _rows(plan, *outcome))
+    return [_rows(plan, *outcome) for plan, outcome in zip(cast(list[_Compiled], plans), done, strict=True)]
 
 
 def _rows(plan: _Compiled, raw: list[Any], rowcount: int, lastrowid: int | None) -> Rows:

@@ -8,14 +8,16 @@ signature cannot carry a second, forged message in any process; housekeeping pur
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import BigInteger, String, bindparam, delete, exists, func, insert, literal, null, select, update
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from schedule import outbox
-from schedule.fastsql import Executor, Fast, run_all
+from schedule.fastsql import Executor, Fast, Tx, run_all, run_then
 from schedule.model import InboundMessageRow
 
 UNFINISHED_NOTICE = "抱歉，你刚才发的一条消息我没能处理完，请再发一次。"
@@ -98,18 +100,27 @@ async def claim_nonce_in(session: Executor, key: str, *, owner: str, now_ms: int
 
 
 async def claim_signed_in(target: Executor, dedupe_key: str, *, nonce_key: str, owner: str, now_ms: int,
-                          user_id: int | None = None) -> Claim | None:
+                          user_id: int | None = None, then: Sequence[tuple[Fast, Mapping[str, Any]]] = ()
+                          ) -> Claim | None:
     """`claim_nonce_in` then `claim_in` as one unit of work, in one trip with its COMMIT where the unit has
     its transaction to itself; None when the nonce already carried another message (a replay).
 
     The claim is conditional on the nonce row being this message's, so a replay writes nothing and the
     two INSERTs are the unit's last writes; the usual fresh message needs nothing more. Only a retry
     or a replay reads on, to tell which it is.
+
+    `then` (a MariaDB `Tx` of its own only): statements sent in the same trip after the COMMIT, in a new
+    transaction that the caller hands on (`fastsql.Handoff`); their rows wait for their own `run`.
     """
-    nonce, claimed = await run_all(target, [
+    statements: list[tuple[Fast, Mapping[str, Any] | None]] = [
         (_NONCE_FAST, {"p_key": nonce_key, "p_at": now_ms, "p_owner": owner}),
         (_CLAIM_IF_OURS_FAST, {"p_key": dedupe_key, "p_user": user_id, "p_at": now_ms, "p_nonce": nonce_key,
-                               "p_owner": owner})], last=True)
+                               "p_owner": owner})]
+    if then:
+        assert isinstance(target, Tx)
+        nonce, claimed = await run_then(target, statements, list(then))
+    else:
+        nonce, claimed = await run_all(target, statements, last=True)
     if claimed.rowcount == 1:
         return Claim(fresh=True, status="processing", reply=None)
     if nonce.rowcount != 1:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from contextvars import ContextVar
 from dataclasses import replace
 from datetime import date, datetime, time, timedelta
@@ -44,7 +44,7 @@ from schedule.domain import (
     User,
 )
 from schedule.errors import InvalidChange, NotFound
-from schedule.fastsql import Executor, Fast, Rows, orm, run_all, transaction
+from schedule.fastsql import Executor, Fast, Rows, orm, run_all, take_offered, transaction
 from schedule.model import DigestSubscriptionRow, ReminderRow, ScheduleItemRow, UserRow
 from schedule.occurrence import at_occurrence, in_range
 from schedule.recurrence import localize, next_occurrence
@@ -151,8 +151,12 @@ class ScheduleService:
         if _UNIT.get() is not None:
             raise RuntimeError("unit of work already open")
         bind = self._sessions.kw.get("bind")
-        begin = (transaction(bind) if isinstance(bind, AsyncEngine)
-                 else session_transaction(self._sessions))  # bound to a connection (a test's): a session
+        begin: AbstractAsyncContextManager[Executor]
+        if isinstance(bind, AsyncEngine):  # a transaction the webhook began for this unit, else a new one
+            handoff = take_offered(bind)
+            begin = handoff.adopt() if handoff is not None else transaction(bind)
+        else:
+            begin = session_transaction(self._sessions)  # bound to a connection (a test's): a session
         async with begin as unit:
             marker = _UNIT.set(unit)
             try:
@@ -302,7 +306,8 @@ class ScheduleService:
                 far = 1 << 62
                 params.update(p_lo=-far if start_ms is None else start_ms, p_hi=far if end_ms is None else end_ms,
                               p_undated=include_undated_tasks)
-                statements = [((_ACTIVE_ITEMS_OF if kind is None else _ACTIVE_ITEMS_OF_KIND), params)]
+                statements: list[tuple[Fast, Mapping[str, Any] | None]] = [
+                    ((_ACTIVE_ITEMS_OF if kind is None else _ACTIVE_ITEMS_OF_KIND), params)]
                 if include_reminders:  # in the same trip, for the same items
                     statements.append(((_ACTIVE_REMINDERS_OF if kind is None else _ACTIVE_REMINDERS_OF_KIND), params))
                 results = await run_all(session, statements)
@@ -373,9 +378,10 @@ class ScheduleService:
         stamp = now_ms(self._clock)
         params = {"p_id": item_id, "p_uid": user_id, "p_status": status, "p_at": stamp,
                   "p_deleted": stamp if status == "deleted" else None}
+        steps: list[tuple[Fast, Mapping[str, Any] | None]] = [
+            (_ITEM, params), (_CLOSE_ITEM, params), (_CLOSE_REMINDERS, params), (_REMINDERS_OF_OWN_ITEM, params)]
         async with self._tx() as session:
-            found, _closed, _cancelled, reminders = await run_all(session, [
-                (_ITEM, params), (_CLOSE_ITEM, params), (_CLOSE_REMINDERS, params), (_REMINDERS_OF_OWN_ITEM, params)])
+            found, _closed, _cancelled, reminders = await run_all(session, steps)
             row = found.first()
             if row is None:  # not the user's, or deleted: the guarded updates changed nothing
                 raise NotFound(f"item {item_id}")

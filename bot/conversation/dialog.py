@@ -74,6 +74,11 @@ _OPEN = Fast(
     .select_from(outerjoin(_U, _D, _D.user_id == _U.id)).where(_U.id == bindparam("p_uid")).with_for_update())
 
 
+def opening(user_id: int) -> tuple[Fast, dict[str, Any]]:
+    """`open_turn`'s statement, for a caller that sends it ahead (the webhook, with its claim)."""
+    return _OPEN, {"p_uid": user_id}
+
+
 async def open_turn(session: Executor, user_id: int) -> Opening:
     """The user (NotFound when missing), their question and the notices flag: one round trip, not three."""
     row = (await _OPEN.run(session, {"p_uid": user_id})).first()

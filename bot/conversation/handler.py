@@ -42,6 +42,7 @@ from schedule import inbox
 from schedule.clock import Clock, to_ms
 from schedule.db import is_retryable
 from schedule.domain import User
+from schedule.fastsql import Fast
 from schedule.service import ScheduleService
 
 log = logging.getLogger(__name__)
@@ -70,6 +71,11 @@ class ConversationHandler:
         self._links = links
         self._offset = meeting_offset_minutes
         self._ttl_ms = dialog_ttl_minutes * 60_000
+
+    @staticmethod
+    def opening(user_id: int) -> tuple[Fast, dict[str, Any]]:
+        """The first statement of a message's unit of work (the webhook may send it with its claim)."""
+        return dialog.opening(user_id)
 
     async def __call__(self, message: InboundMessage) -> str | None:
         text = (message.content or "").strip()

@@ -1,0 +1,157 @@
+"""On MariaDB a chat message's first read (the user's row, locked) goes to the database in the claim's trip, after
+its COMMIT, and the conversation carries on in that transaction: one round trip fewer per message. A retry, a
+replay, a handler that never opens a unit and a failed read all end that transaction and leave no lock behind."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from conftest import TOKEN, Bot
+from sqlalchemy import select, text
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+
+from bot.conversation import ConversationHandler
+from bot.testing import sign_request, text_message
+from schedule import db
+from schedule.fastsql import Tx
+from schedule.model import InboundMessageRow, ScheduleItemRow, UserRow
+
+
+@pytest.fixture
+def trips(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Round trips of bare transactions (claim, chat unit, finish), as the statements they sent."""
+    sent: list[str] = []
+    for name in ("execute", "_send"):
+        original = getattr(Tx, name)
+
+        async def counted(tx: Tx, *args: Any, _original: Any = original) -> Any:
+            sent.append(str(args[0])[:60])
+            return await _original(tx, *args)
+
+        monkeypatch.setattr(Tx, name, counted)
+    return sent
+
+
+def _mariadb(bot: Bot) -> None:
+    if bot.app.state.engine.dialect.name == "sqlite":
+        pytest.skip("MariaDB only: SQLite's claims commit in groups, with no trip of their own")
+
+
+async def _unlocked(database_url: str, user_id: int) -> bool:
+    """Whether another connection gets the user's row lock at once (it would wait at most a second)."""
+    other = db.create_engine(database_url)
+    try:
+        async with other.begin() as conn:
+            await conn.execute(text("SET SESSION innodb_lock_wait_timeout = 1"))
+            await conn.execute(select(UserRow.id).where(UserRow.id == user_id).with_for_update())
+            return True
+    except Exception as exc:
+        if "1205" not in str(exc):  # lock wait timeout
+            raise
+        return False
+    finally:
+        await other.dispose()
+
+
+async def _user_id(bot: Bot, openid: str = "o-alice") -> int:
+    [user] = await bot.rows(UserRow, wechat_openid=openid)
+    return int(user.id)  # type: ignore[attr-defined]
+
+
+async def test_a_create_message_takes_three_trips(bot: Bot, trips: list[str]) -> None:
+    _mariadb(bot)
+    chat = bot.chat()
+    await chat.say("你好")  # the user exists and the webhook knows its id
+    trips.clear()
+    reply = await chat.say("明天上午九点提醒我带材料")
+    assert "已记录" in reply
+    assert len(trips) == 3, trips  # claim + the user's row; item + reminder; finish + COMMIT
+    assert "INSERT IGNORE INTO inbound_messages" in trips[0]
+    [item] = await bot.rows(ScheduleItemRow)
+    assert item.title == "带材料"  # type: ignore[attr-defined]
+
+
+async def test_a_retry_answers_the_stored_reply_and_holds_no_lock(bot: Bot, database_url: str) -> None:
+    _mariadb(bot)
+    chat = bot.chat()
+    await chat.say("你好")
+    body = text_message(chat.openid, "明天下午三点开会", msg_id=777_001, create_time=int(bot.clock.now().timestamp()))
+    first = await chat.post(body)
+    again = await chat.post(body)  # WeChat's retry of the same MsgId with a new nonce
+    assert "已记录" in first and again == first
+    assert await _unlocked(database_url, await _user_id(bot))
+    assert "已记录" in await chat.say("明天上午十点提醒我交表")  # the next message is not held up either
+    assert len(await bot.rows(ScheduleItemRow)) == 2
+
+
+async def test_a_replayed_signature_is_refused_and_holds_no_lock(bot: Bot, database_url: str) -> None:
+    _mariadb(bot)
+    chat = bot.chat()
+    await chat.say("你好")
+    params = sign_request(TOKEN, timestamp=int(bot.clock.now().timestamp()), nonce="reused-nonce")
+    now = int(bot.clock.now().timestamp())
+    first = await bot.client.post("/wechat", params=params, content=text_message(
+        chat.openid, "明天下午三点开会", msg_id=777_101, create_time=now).encode())
+    forged = await bot.client.post("/wechat", params=params, content=text_message(
+        chat.openid, "把明天的会取消", msg_id=777_102, create_time=now).encode())
+    assert (first.status_code, forged.status_code) == (200, 403)
+    assert await _unlocked(database_url, await _user_id(bot))
+    assert len(await bot.rows(ScheduleItemRow, status="active")) == 1
+
+
+async def test_a_message_that_opens_no_unit_releases_the_transaction(bot: Bot, database_url: str,
+                                                                     engine: AsyncEngine) -> None:
+    """A help request opens the unit too; a handler that answers without one (here: the help shortcut made to
+    skip the database) must still end what the claim began."""
+    _mariadb(bot)
+    chat = bot.chat()
+    await chat.say("你好")
+    dispatcher = bot.app.state.wechat_router.dispatcher
+    original = dispatcher._handler
+
+    async def no_unit(message: Any) -> str:
+        return "不用数据库的回答"
+
+    dispatcher._handler = no_unit  # `opening` stays the conversation's: the claim still sends the read
+    try:
+        checked_out = engine.pool.checkedout()  # type: ignore[attr-defined]
+        answer = await chat.say("随便说点什么")
+        assert answer == "不用数据库的回答"
+        assert await _unlocked(database_url, await _user_id(bot))
+        assert engine.pool.checkedout() == checked_out  # type: ignore[attr-defined]
+    finally:
+        dispatcher._handler = original
+    rows: list[Any] = await bot.rows(InboundMessageRow)
+    [row] = [r for r in rows if r.reply and "不用数据库" in r.reply]
+    assert row.status == "done"
+
+
+async def test_two_messages_of_one_user_sent_at_once_take_turns(bot: Bot) -> None:
+    """The second claim's read waits for the first message's unit (the row lock), then sees its question."""
+    _mariadb(bot)
+    chat = bot.chat()
+    await chat.say("你好")
+    results = await asyncio.gather(*(chat.say(f"明天下午{h}点提醒我开会{h}") for h in range(1, 7)))
+    assert all("已记录" in r for r in results), results
+    assert len(await bot.rows(ScheduleItemRow)) == 6
+
+
+def test_the_conversation_names_its_first_read() -> None:
+    fast, params = ConversationHandler.opening(42)
+    assert params == {"p_uid": 42} and fast is not None
+
+
+async def test_without_the_handoff_each_message_takes_one_trip_more(bot: Bot, trips: list[str],
+                                                                    sessions: async_sessionmaker[AsyncSession]) -> None:
+    """The same message through a dispatcher with no opening read to send: the user's row is read in a trip of
+    its own. (What the first test's three trips are measured against.)"""
+    _mariadb(bot)
+    chat = bot.chat()
+    await chat.say("你好")
+    dispatcher = bot.app.state.wechat_router.dispatcher
+    dispatcher._opening = None
+    trips.clear()
+    assert "已记录" in await chat.say("明天上午九点提醒我带材料")
+    assert len(trips) == 4, trips

@@ -27,6 +27,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, cast
 
+from pymysql.converters import _escape_table as _ESCAPES
 from sqlalchemy import event
 from sqlalchemy.engine import Connection, Dialect
 from sqlalchemy.exc import DBAPIError, StatementError
@@ -135,7 +136,7 @@ class Tx:
                 _description, rows, rowcount, lastrowid = await sqlite_cursor.run(driver, run_statement, sql,
                                                                                   tuple(args), False)
                 return rows, rowcount, lastrowid
-            return (await self._query(sql % tuple(map(driver.escape, args))))[0]
+            return (await self._query(sql % literals(driver, args)))[0]
         except dialect.loaded_dbapi.Error as exc:
             raise self._error(sql, args, exc) from exc
 
@@ -214,7 +215,7 @@ class Tx:
             if dialect.name == "sqlite":
                 return [(rows, rowcount, lastrowid) for _d, rows, rowcount, lastrowid
                         in await sqlite_cursor.run(driver, run_statements, statements)]
-            return await self._query(";".join(sql % tuple(map(driver.escape, args)) for sql, args in statements))
+            return await self._query(";".join(sql % literals(driver, args) for sql, args in statements))
         except dialect.loaded_dbapi.Error as exc:
             raise self._error("; ".join(sql for sql, _ in statements), (), exc) from exc
 
@@ -254,6 +255,27 @@ class Tx:
 
 
 Executor = AsyncSession | Tx  # what `Fast.run` runs on
+_NO_BACKSLASH_ESCAPES = 512  # SERVER_STATUS_NO_BACKSLASH_ESCAPES: quotes are doubled instead
+
+
+def literals(driver: Any, args: Any) -> tuple[str, ...]:
+    """The arguments as SQL literals, as aiomysql's `escape` writes them; ints, NULLs and strings (nearly all of a
+    chat message's hundred or so) without its per-value type dispatch (measured: 21 µs → 9 µs for 42 values)."""
+    if driver.server_status & _NO_BACKSLASH_ESCAPES:
+        return tuple(map(driver.escape, args))
+    escape, table = driver.escape, _ESCAPES
+    out = []
+    for value in args:
+        kind = type(value)
+        if kind is int:  # bool is a type of its own: aiomysql writes it as 0/1, via `escape`
+            out.append(str(value))
+        elif value is None:
+            out.append("NULL")
+        elif kind is str:
+            out.append("'" + value.translate(table) + "'")
+        else:
+            out.append(escape(value))
+    return tuple(out)
 
 
 async def orm(target: Executor) -> AsyncSession:

@@ -83,10 +83,23 @@ async def run(backend: str, users: int, loops: int, profile: str | None) -> None
     async def handler(message: Any) -> str | None:
         return await inner[0](message)
 
-    handler.opening = ConversationHandler.opening  # type: ignore[attr-defined]  # as the app's own handler
+    if hasattr(ConversationHandler, "opening"):  # as the app's own handler (absent before the claim's read)
+        handler.opening = ConversationHandler.opening  # type: ignore[attr-defined]
     app = create_app(settings, clock=clock, handler=handler)
     inner.append(_conversation(app, settings, clock))
     costs: dict[str, list[float]] = {}
+    trips: dict[str, int] = {}
+    current = [""]
+    if backend == "mariadb":  # round trips: every COM_QUERY aiomysql sends (claim, chat unit, finish)
+        import aiomysql.connection
+
+        command = aiomysql.connection.Connection._execute_command
+
+        async def counted(self: Any, *args: Any) -> Any:
+            trips[current[0]] = trips.get(current[0], 0) + 1
+            return await command(self, *args)
+
+        aiomysql.connection.Connection._execute_command = counted
     n = 0
     try:
         async with LifespanManager(app):
@@ -101,6 +114,7 @@ async def run(backend: str, users: int, loops: int, profile: str | None) -> None
                         query = urlencode(sign_request(TOKEN, timestamp=now_s, nonce=f"n{n}"))
                         if prof:
                             prof.enable()
+                        current[0] = step if last else ""
                         t0 = time.process_time()
                         status, answer = await _call(app, f"{query}", body)
                         spent = time.process_time() - t0
@@ -116,13 +130,16 @@ async def run(backend: str, users: int, loops: int, profile: str | None) -> None
         if backend == "mariadb":
             from bench.webhook_bench import _mariadb
             await _mariadb(f"DROP DATABASE IF EXISTS `{db_name}`")
-    print(f"{backend}: CPU ms per message by step, last of {loops} loops over {users} users (median / p90)")
+    print(f"{backend}: CPU ms per message by step, last of {loops} loops over {users} users (median / p90)"
+          + (", and round trips to the database per message" if trips else ""))
     everything = [c for v in costs.values() for c in v]
     for step, values in costs.items():
         values.sort()
-        print(f"  {step:9} {values[len(values) // 2]:6.2f} / {values[int(len(values) * 0.9)]:6.2f}")
+        trip = f"   {trips.get(step, 0) / len(values):4.1f} trips" if trips else ""
+        print(f"  {step:9} {values[len(values) // 2]:6.2f} / {values[int(len(values) * 0.9)]:6.2f}{trip}")
     everything.sort()
-    print(f"  {'all':9} {sum(everything) / len(everything):6.2f} mean")
+    trip = f"   {sum(trips.get(step, 0) for step in costs) / len(everything):4.1f} trips" if trips else ""
+    print(f"  {'all':9} {sum(everything) / len(everything):6.2f} mean{trip}")
 
 
 def main() -> None:

@@ -15,9 +15,7 @@ import asyncio
 import cProfile
 import os
 import sys
-import tempfile
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -26,7 +24,15 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.machine import speed_line  # noqa: E402
-from bench.webhook_bench import APP_ID, MARIADB, SCRIPT, TOKEN, _conversation, _load_dictionaries  # noqa: E402
+from bench.webhook_bench import (  # noqa: E402
+    APP_ID,
+    SCRIPT,
+    TOKEN,
+    _conversation,
+    _load_dictionaries,
+    _mariadb,
+    fresh_database,
+)
 from bot.testing import sign_request, text_message  # noqa: E402
 from schedule.clock import SystemClock  # noqa: E402
 
@@ -64,15 +70,8 @@ async def run(backend: str, users: int, loops: int, profile: str | None) -> None
     from bot.app import create_app
     from bot.conversation import ConversationHandler
     from bot.settings import Settings
-    from schedule.migrate import upgrade_url
 
-    tmp = Path(tempfile.mkdtemp(prefix="schedbot-steps-"))
-    db_name = f"schedbot_steps_{uuid.uuid4().hex[:8]}"
-    if backend == "mariadb":
-        from bench.webhook_bench import _mariadb
-        await _mariadb(f"CREATE DATABASE `{db_name}` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci")
-    url = f"{MARIADB}/{db_name}" if backend == "mariadb" else f"sqlite+aiosqlite:///{tmp}/steps.db"
-    await asyncio.to_thread(upgrade_url, url)
+    url, _tmp, db_name = await fresh_database(backend, "steps")
     settings = Settings(_env_file=None, DATABASE_URL=url, WECHAT_APP_ID=APP_ID, WECHAT_APP_SECRET="s",  # type: ignore[call-arg]
                         WECHAT_TOKEN=TOKEN, WECHAT_API_BASE="http://127.0.0.1:9", H5_REMINDER_WORKER_ENABLED=False,
                         DATABASE_AUTO_MIGRATE=False)
@@ -128,7 +127,6 @@ async def run(backend: str, users: int, loops: int, profile: str | None) -> None
                     prof.dump_stats(profile)  # type: ignore[arg-type]
     finally:
         if backend == "mariadb":
-            from bench.webhook_bench import _mariadb
             await _mariadb(f"DROP DATABASE IF EXISTS `{db_name}`")
     print(f"{backend}: CPU ms per message by step, last of {loops} loops over {users} users (median / p90)"
           + (", and round trips to the database per message" if trips else ""))

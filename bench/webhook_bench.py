@@ -325,16 +325,22 @@ async def _rows(url: str) -> dict[str, int]:
         await engine.dispose()
 
 
-async def run_backend(backend: str, rates: list[int], seconds: float, port: int, workers: int, mode: str,
-                      users: int) -> None:
-    tmp = Path(tempfile.mkdtemp(prefix="schedbot-bench-"))
-    db_name = f"schedbot_bench_{uuid.uuid4().hex[:8]}"
-    if backend == "mariadb":
-        await _mariadb(f"CREATE DATABASE `{db_name}` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci")
-    url = f"{MARIADB}/{db_name}" if backend == "mariadb" else f"sqlite+aiosqlite:///{tmp}/bench.db"
+async def fresh_database(backend: str, prefix: str) -> tuple[str, Path, str]:
+    """A new, migrated bench database: (its URL, a scratch folder, the MariaDB database's name to drop)."""
     from schedule.migrate import upgrade_url
 
+    tmp = Path(tempfile.mkdtemp(prefix=f"schedbot-{prefix}-"))
+    db_name = f"schedbot_{prefix}_{uuid.uuid4().hex[:8]}"
+    if backend == "mariadb":
+        await _mariadb(f"CREATE DATABASE `{db_name}` CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci")
+    url = f"{MARIADB}/{db_name}" if backend == "mariadb" else f"sqlite+aiosqlite:///{tmp}/{prefix}.db"
     await asyncio.to_thread(upgrade_url, url)
+    return url, tmp, db_name
+
+
+async def run_backend(backend: str, rates: list[int], seconds: float, port: int, workers: int, mode: str,
+                      users: int) -> None:
+    url, tmp, db_name = await fresh_database(backend, "bench")
     runs_file = tmp / "handler_runs.txt"
     wechat = FakeWeChatAPI(app_id=APP_ID, app_secret="s").start()  # slow answers send Typing over real HTTP
     env = {**os.environ, "BENCH_DATABASE_URL": url, "BENCH_RUNS_FILE": str(runs_file), "BENCH_LOAD": mode,

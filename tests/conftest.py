@@ -11,6 +11,7 @@ import os
 import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 from sqlalchemy import text
@@ -82,3 +83,26 @@ def sessions(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
 def clock() -> FrozenClock:
     # 2026-06-18 10:00 in Asia/Shanghai, a Thursday — the dev set's reference time.
     return FrozenClock(datetime(2026, 6, 18, 2, 0, tzinfo=UTC))
+
+
+@pytest.fixture
+def trips(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Round trips that bare transactions (`fastsql.Tx`: claims, chat units, finishes) make to the database,
+    as the start of what each sent; a statement that carries deferred writes along is one trip."""
+    from schedule.fastsql import Tx
+
+    sent: list[str] = []
+    execute, send = Tx.execute, Tx._send
+
+    async def counted_execute(tx: Tx, *args: Any) -> Any:
+        if not tx._pending:  # else it goes through `_send`, counted there
+            sent.append(str(args[0])[:60])
+        return await execute(tx, *args)
+
+    async def counted_send(tx: Tx, *args: Any) -> Any:
+        sent.append(str(args[0])[:60])
+        return await send(tx, *args)
+
+    monkeypatch.setattr(Tx, "execute", counted_execute)
+    monkeypatch.setattr(Tx, "_send", counted_send)
+    return sent

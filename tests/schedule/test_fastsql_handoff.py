@@ -5,14 +5,14 @@ claims are committed in groups and never hand a transaction on."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 import pytest
 from sqlalchemy import bindparam, insert, select, text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+from test_fastsql import user
 
 from schedule import db
-from schedule.fastsql import Fast, Handoff, Tx, offering, run_then, take_offered
+from schedule.fastsql import Fast, Handoff, offering, run_then, take_offered
 from schedule.model import InboundMessageRow, UserRow
 
 _I = InboundMessageRow
@@ -27,15 +27,6 @@ def mariadb(engine: AsyncEngine) -> AsyncEngine:
     if engine.dialect.name == "sqlite":
         pytest.skip("MariaDB only: SQLite's claims commit in groups")
     return engine
-
-
-async def _user(sessions: async_sessionmaker[AsyncSession]) -> int:
-    async with sessions.begin() as session:
-        row = UserRow(wechat_openid="o-handoff", timezone="Asia/Shanghai", subscribed=True, window_sent_count=0,
-                      created_at=0)
-        session.add(row)
-        await session.flush()
-        return row.id
 
 
 async def _keys(engine: AsyncEngine) -> list[str]:
@@ -60,23 +51,9 @@ async def _locked_elsewhere(database_url: str, uid: int) -> bool:
         await other.dispose()
 
 
-def _count_trips(monkeypatch: pytest.MonkeyPatch) -> list[object]:
-    sent: list[object] = []
-    original = Tx._send
-
-    async def counted(tx: Tx, *args: Any) -> Any:
-        sent.append(args)
-        return await original(tx, *args)
-
-    monkeypatch.setattr(Tx, "_send", counted)
-    return sent
-
-
 async def test_the_claim_commits_and_the_read_after_it_holds_its_lock_in_one_trip(
-        mariadb: AsyncEngine, database_url: str, sessions: async_sessionmaker[AsyncSession],
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    uid = await _user(sessions)
-    trips = _count_trips(monkeypatch)
+        mariadb: AsyncEngine, database_url: str, sessions: async_sessionmaker[AsyncSession], trips: list[str]) -> None:
+    uid = await user(sessions)
     handoff = Handoff(mariadb)
     tx = await handoff.begin()
     (written,) = await run_then(tx, [(_NOTE, {"p_uid": uid, "p_key": "claimed"})], [(_LOCK_USER, {"p_uid": uid})])
@@ -98,7 +75,7 @@ async def test_the_claim_commits_and_the_read_after_it_holds_its_lock_in_one_tri
 
 async def test_a_read_with_other_parameters_is_not_taken_from_the_prefetch(
         mariadb: AsyncEngine, sessions: async_sessionmaker[AsyncSession]) -> None:
-    uid = await _user(sessions)
+    uid = await user(sessions)
     handoff = Handoff(mariadb)
     tx = await handoff.begin()
     await run_then(tx, [(_NOTE, {"p_uid": uid, "p_key": "a"})], [(_LOCK_USER, {"p_uid": uid + 1000})])
@@ -109,7 +86,7 @@ async def test_a_read_with_other_parameters_is_not_taken_from_the_prefetch(
 
 async def test_a_unit_that_fails_rolls_its_part_back_and_keeps_the_claim(
         mariadb: AsyncEngine, database_url: str, sessions: async_sessionmaker[AsyncSession]) -> None:
-    uid = await _user(sessions)
+    uid = await user(sessions)
     handoff = Handoff(mariadb)
     await run_then(await handoff.begin(), [(_NOTE, {"p_uid": uid, "p_key": "claimed"})],
                    [(_LOCK_USER, {"p_uid": uid})])
@@ -126,7 +103,7 @@ async def test_a_unit_that_fails_rolls_its_part_back_and_keeps_the_claim(
 
 async def test_an_offer_nobody_takes_is_released_and_gives_its_connection_back(
         mariadb: AsyncEngine, database_url: str, sessions: async_sessionmaker[AsyncSession]) -> None:
-    uid = await _user(sessions)
+    uid = await user(sessions)
     checked_out = mariadb.pool.checkedout()  # type: ignore[attr-defined]
     handoffs = [Handoff(mariadb) for _ in range(3)]
     for handoff in handoffs:
@@ -147,7 +124,7 @@ async def test_a_second_message_waits_for_the_handed_transaction(
         mariadb: AsyncEngine, sessions: async_sessionmaker[AsyncSession]) -> None:
     """The read after the COMMIT locks the row like the unit's own first read did: a second claim trip for the
     same user waits until the first unit has ended."""
-    uid = await _user(sessions)
+    uid = await user(sessions)
     first, second = Handoff(mariadb), Handoff(mariadb)
     await run_then(await first.begin(), [(_NOTE, {"p_uid": uid, "p_key": "1"})], [(_LOCK_USER, {"p_uid": uid})])
     waiting = asyncio.ensure_future(run_then(await second.begin(), [(_NOTE, {"p_uid": uid, "p_key": "2"})],

@@ -320,23 +320,11 @@ async def test_clock_is_the_only_time_source(service: ScheduleService, clock: Fr
     assert updated.updated_at == to_ms(datetime(2026, 6, 18, 13, 0, tzinfo=SH))
 
 
-async def test_an_item_and_its_one_reminder_go_in_one_trip(service: ScheduleService,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_an_item_and_its_one_reminder_go_in_one_trip(service: ScheduleService, trips: list[str]) -> None:
     """The reminder INSERT rides with the item INSERT (its item_id is the id that INSERT made): one round
     trip, and what create_item returns is what the database holds."""
-    from schedule.fastsql import Tx
-
     user = await service.get_or_create_user("u")
     other = await service.create_item(user.id, event("先建的", ms(2026, 6, 18, 9, 0)))  # ids are not 1 by luck
-    trips = []
-    for name in ("execute", "_send"):
-        original = getattr(Tx, name)
-
-        async def counted(tx: Tx, *args: object, _original: object = original) -> object:
-            trips.append(args)
-            return await _original(tx, *args)  # type: ignore[operator]
-
-        monkeypatch.setattr(Tx, name, counted)
     async with service.unit_of_work() as unit:
         service.user_read(unit, user.id, user.timezone)  # as a chat turn does after reading the user: no existence check
         trips.clear()
@@ -369,25 +357,8 @@ async def test_an_item_with_several_reminders_links_each_to_it(service: Schedule
     assert {r.item_id for r in stored.reminders} == {item.id} and stored.reminders == item.reminders
 
 
-@pytest.fixture
-def trips(monkeypatch: pytest.MonkeyPatch) -> list[object]:
-    """Round trips a bare transaction (`fastsql.Tx`) makes to the database, counted as they are sent."""
-    from schedule.fastsql import Tx
-
-    sent: list[object] = []
-    for name in ("execute", "_send"):
-        original = getattr(Tx, name)
-
-        async def counted(tx: Tx, *args: object, _original: object = original) -> object:
-            sent.append(args)
-            return await _original(tx, *args)  # type: ignore[operator]
-
-        monkeypatch.setattr(Tx, name, counted)
-    return sent
-
-
 async def test_a_chat_message_reads_and_closes_items_in_one_trip_each(service: ScheduleService,
-                                                                     trips: list[object]) -> None:
+                                                                     trips: list[str]) -> None:
     """Listing (items and their reminders), reading one item and closing one each go to the database once;
     a digest subscribed after the turn read its user does not read the user again."""
     user = await service.get_or_create_user("u")

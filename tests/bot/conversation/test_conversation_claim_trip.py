@@ -15,23 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from bot.conversation import ConversationHandler
 from bot.testing import sign_request, text_message
 from schedule import db
-from schedule.fastsql import Tx
 from schedule.model import InboundMessageRow, ScheduleItemRow, UserRow
-
-
-@pytest.fixture
-def trips(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Round trips of bare transactions (claim, chat unit, finish), as the statements they sent."""
-    sent: list[str] = []
-    for name in ("execute", "_send"):
-        original = getattr(Tx, name)
-
-        async def counted(tx: Tx, *args: Any, _original: Any = original) -> Any:
-            sent.append(str(args[0])[:60])
-            return await _original(tx, *args)
-
-        monkeypatch.setattr(Tx, name, counted)
-    return sent
 
 
 def _mariadb(bot: Bot) -> None:

@@ -120,7 +120,7 @@ class ConversationHandler:
                 await dialog.save(session, user.id, ctx.asks[-1], expires_at_ms=now_ms + self._ttl_ms)
             elif pending is not None and outcomes:
                 await dialog.clear(session, user.id)  # answered, replaced by a new request, or called off
-            turn = o.Turn(outcomes=tuple(outcomes), notices=tuple(n.text for n in notices),
+            turn = o.Turn(outcomes=tuple(self._links_now(outcomes, user.id)), notices=tuple(n.text for n in notices),
                           expired=sum(n.expired for n in notices),
                           only_reminders=all(n.kind == "reminder" or n.expired for n in notices))
             final = None if to_agent or _wants_links(turn) else reply(turn)
@@ -147,6 +147,15 @@ class ConversationHandler:
         outcomes = [await STEPS[type(intent)](intent, ctx) for intent in intents if not isinstance(intent, NoneIntent)]
         return outcomes, not outcomes
 
+    def _links_now(self, outcomes: list[o.Outcome], uid: int) -> list[o.Outcome]:
+        """A listing's page link made at once when that needs no database (signing keys loaded), so the answer
+        is final inside the message's transaction; otherwise `_links_for` makes it afterwards."""
+        links = self._links
+        if links is None:
+            return outcomes
+        return [replace(x, page_url=links.itinerary_url_now(uid, start_ms=x.start_ms, end_ms=x.end_ms, tz=x.tz))
+                if isinstance(x, o.Listed) and x.page_wanted and x.page_url is None else x for x in outcomes]
+
     async def _links_for(self, turn: o.Turn, user: User) -> o.Turn:
         """Page, share and feed links, made once the message's transaction is over (they write on their
         own, and on SQLite a second writer inside the first would wait for it forever)."""
@@ -158,8 +167,9 @@ class ConversationHandler:
     async def _link(self, x: o.Outcome, uid: int) -> o.Outcome:
         links = self._links
         try:
-            if isinstance(x, o.Listed) and x.page_wanted and links is not None:
-                return replace(x, page_url=await links.itinerary_url(uid, start_ms=x.start_ms, end_ms=x.end_ms))
+            if isinstance(x, o.Listed) and x.page_wanted and x.page_url is None and links is not None:
+                return replace(x, page_url=await links.itinerary_url(uid, start_ms=x.start_ms, end_ms=x.end_ms,
+                                                                     tz=x.tz))
             if not isinstance(x, o.Linked) or x.done:
                 return x
             if links is None:
@@ -178,5 +188,6 @@ class ConversationHandler:
 
 
 def _wants_links(turn: o.Turn) -> bool:
-    return any(isinstance(x, o.Linked) or (isinstance(x, o.Listed) and x.page_wanted) for x in turn.outcomes)
+    return any(isinstance(x, o.Linked) or (isinstance(x, o.Listed) and x.page_wanted and x.page_url is None)
+               for x in turn.outcomes)
 

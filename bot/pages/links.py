@@ -43,19 +43,22 @@ class PageLinks:
         self._lock = asyncio.Lock()
 
     # ------------------------------------------------------------ link API for the bot
-    async def itinerary_url(self, user_id: int, *, start_ms: int | None = None, end_ms: int | None = None) -> str:
-        """The owner's private page, optionally for [start_ms, end_ms) (shown as whole local days)."""
+    async def itinerary_url(self, user_id: int, *, start_ms: int | None = None, end_ms: int | None = None,
+                            tz: str | None = None) -> str:
+        """The owner's private page, optionally for [start_ms, end_ms) (shown as whole local days in `tz`, the
+        user's timezone, read from the database when not given)."""
         token = await self._sign(Claims("p", user_id, self._expiry(PAGE_TTL_MS)))
-        query = ""
-        if start_ms is not None or end_ms is not None:
+        if (start_ms is not None or end_ms is not None) and tz is None:
             tz = await self._timezone(user_id)
-            params = {}
-            if start_ms is not None:
-                params["from"] = local(start_ms, tz).date().isoformat()
-            if end_ms is not None:
-                params["to"] = local(end_ms - 1, tz).date().isoformat()
-            query = "?" + urlencode(params)
-        return f"{self.base_url}/p/{token}{query}"
+        return f"{self.base_url}/p/{token}{_range_query(start_ms, end_ms, tz)}"
+
+    def itinerary_url_now(self, user_id: int, *, start_ms: int | None, end_ms: int | None, tz: str) -> str | None:
+        """`itinerary_url` when making it needs no database (the signing keys are loaded already), else None:
+        a chat message can then put the link in its answer inside its own transaction."""
+        if self._keys is None:
+            return None
+        token = tokens.sign(self._keys[0], Claims("p", user_id, self._expiry(PAGE_TTL_MS)))
+        return f"{self.base_url}/p/{token}{_range_query(start_ms, end_ms, tz)}"
 
     async def share_url(self, user_id: int) -> str:
         """The live public share link, created when there is none."""
@@ -164,3 +167,16 @@ async def _live_share(session: AsyncSession, user_id: int, stamp: int) -> PageSh
         .where(PageShareRow.user_id == user_id, PageShareRow.revoked_at.is_(None), PageShareRow.expires_at > stamp)
         .order_by(PageShareRow.id.desc())
         .limit(1))
+
+
+def _range_query(start_ms: int | None, end_ms: int | None, tz: str | None) -> str:
+    """`?from=…&to=…` of a page's range as the user's local days ("" for the default range)."""
+    if start_ms is None and end_ms is None:
+        return ""
+    assert tz is not None
+    params = {}
+    if start_ms is not None:
+        params["from"] = local(start_ms, tz).date().isoformat()
+    if end_ms is not None:
+        params["to"] = local(end_ms - 1, tz).date().isoformat()
+    return "?" + urlencode(params)

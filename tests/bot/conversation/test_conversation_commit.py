@@ -38,3 +38,24 @@ async def test_final_answers_commit_with_the_messages_writes(bot: Bot, finished_
     assert [r.status for r in rows] == ["done"] * 3
     assert created in rows[0].reply and listed in rows[1].reply
     assert len(await bot.rows(ScheduleItemRow)) == 1
+
+
+async def test_a_long_listing_commits_with_its_page_link_once_links_can_be_signed(
+        bot: Bot, finished_by_webhook: list[str]) -> None:
+    """More than eight entries get a page link. Before the signing key is known it may have to be read (or
+    stored) first, so that first link is made after the transaction; from then on signing needs no database,
+    the link is made inside the message's unit and the answer commits with it."""
+    chat = bot.chat()
+    for hour in range(9, 18):
+        await chat.say(f"明天{hour}点提醒我做第{hour}件事")
+    first = await chat.say("看看明天行程")
+    assert finished_by_webhook == ["看看明天行程"]  # the key was loaded on the way
+    again = await chat.say("明天有什么安排")
+    assert finished_by_webhook == ["看看明天行程"]  # finished inside the unit
+    for reply in (first, again):
+        assert "共 9 项安排" in reply
+        url = reply.rsplit("\n", 1)[1].removeprefix("查看行程页：")
+        page = await bot.client.get(url.removeprefix(bot.app.state.settings.PUBLIC_BASE_URL))
+        assert page.status_code == 200 and "做第17件事" in page.text
+    rows: list[Any] = [r for r in await bot.rows(InboundMessageRow) if r.dedupe_key.startswith("msg:")]
+    assert rows[-1].status == "done" and "/p/" in rows[-1].reply

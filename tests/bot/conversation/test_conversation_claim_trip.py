@@ -139,3 +139,17 @@ async def test_without_the_handoff_each_message_takes_one_trip_more(bot: Bot, tr
     trips.clear()
     assert "已记录" in await chat.say("明天上午九点提醒我带材料")
     assert len(trips) == 4, trips
+
+
+async def test_retries_in_flight_with_their_original_store_one_item_and_leave_no_lock(bot: Bot,
+                                                                                     database_url: str) -> None:
+    """WeChat's retries of a message still being handled: one claim wins, the others' reads wait for its unit
+    (or come first and answer `success`); nothing is stored twice, nothing deadlocks, no lock stays."""
+    _mariadb(bot)
+    chat = bot.chat()
+    await chat.say("你好")
+    body = text_message(chat.openid, "明天下午三点开会", msg_id=777_201, create_time=int(bot.clock.now().timestamp()))
+    replies = await asyncio.gather(*(chat.post(body) for _ in range(3)))
+    assert sum("已记录" in r for r in replies) >= 1 and all(r == "" or "已记录" in r for r in replies), replies
+    assert len(await bot.rows(ScheduleItemRow)) == 1
+    assert await _unlocked(database_url, await _user_id(bot))

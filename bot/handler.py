@@ -33,7 +33,7 @@ _ACTIONS = {
 class Handler(Protocol):
     """Answers one message. A handler whose unit of work begins with a known read may also have
     `opening(user_id) -> (Fast, params)`: on MariaDB the webhook then sends that read in its claim's
-    trip and hands the transaction on (`schedule.fastsql.Handoff`)."""
+    trip and hands the transaction on (`schedule.handoff`)."""
 
     async def __call__(self, message: InboundMessage) -> Reply: ...
 

@@ -18,12 +18,10 @@ units are such; measured here, a one-statement unit costs 1.2–1.4 ms of CPU th
 
 from __future__ import annotations
 
-import logging
 import weakref
 from collections import namedtuple
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
-from contextlib import asynccontextmanager, contextmanager
-from contextvars import ContextVar
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -38,8 +36,6 @@ from sqlalchemy.util import greenlet_spawn
 
 from schedule import mysql_result, sqlite_cursor
 from schedule.sqlite_cursor import run_statement, run_statements
-
-log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,7 +176,7 @@ class Tx:
                           ) -> tuple[list[tuple[list[Any], int, int | None]],
                                      list[tuple[list[Any], int, int | None]] | None]:
         """MariaDB: `statements`, COMMIT, then `then` in a new transaction on this connection, all in one
-        trip; each part's outcomes. The unit goes on in that new transaction (see `Handoff`). Should a
+        trip; each part's outcomes. The unit goes on in that new transaction (see `schedule.handoff`). Should a
         statement of `then` fail, what was committed stands: its outcomes are None."""
         if self.dialect.name == "sqlite" or self.shared or self._orm is not None or not then:
             raise TypeError("commit_then needs a MariaDB transaction of its own, and statements after the COMMIT")
@@ -201,6 +197,7 @@ class Tx:
         return outcomes[ahead:ahead + len(sent)], read
 
     def has_prefetched(self) -> bool:
+        """Whether rows read ahead (`prefetched`) wait for their statement's `run`."""
         return bool(self.info.get(_PREFETCHED))
 
     def prefetched(self, fast: Fast, params: Mapping[str, Any] | None, rows: Rows) -> None:
@@ -336,93 +333,6 @@ _OPEN = "schedule_fastsql_connection"  # session.info: (its transaction, connect
 _PREFETCHED = "schedule_fastsql_prefetched"  # Tx.info: {Fast: (params, Rows)} read ahead (`Tx.prefetched`)
 
 
-class Handoff:
-    """A transaction begun by one caller for the next unit of work of the task it offers it to.
-
-    The webhook claims a message and, in the same trip after the claim's COMMIT, runs the handler's first
-    read (the user's row, locked) in a new transaction on that connection: one round trip fewer per
-    message. The handler's unit of work adopts that transaction (`adopt`) and its statement finds the rows
-    read already; if nothing adopts it, `release` ends it. Either way it ends exactly once.
-    """
-
-    def __init__(self, engine: AsyncEngine) -> None:
-        self.engine = engine
-        self._begun: Any = None
-        self.tx: Tx | None = None
-        self.taken = False
-        self.handed_on = False  # given to a task that adopts or releases it (the webhook's handler run)
-        self._ended = False
-
-    async def begin(self) -> Tx:
-        begun = transaction(self.engine)
-        self.tx = await begun.__aenter__()
-        self._begun = begun
-        return self.tx
-
-    @asynccontextmanager
-    async def adopt(self) -> AsyncIterator[Tx]:
-        """The transaction as a unit of work's: committed when the block ends, rolled back if it raises."""
-        assert self.tx is not None
-        assert not self.taken
-        self.taken = True
-        try:
-            yield self.tx
-        except BaseException as exc:
-            await self._end(exc)
-            raise
-        await self._end(None)
-
-    async def fail(self, exc: BaseException) -> None:
-        """End the transaction after `exc`: rolled back, its connection invalidated if that fails too."""
-        self.taken = True
-        await self._end(exc)
-
-    async def release(self) -> None:
-        """End the transaction if no unit of work took it (its lock on the user's row goes with it). Nothing
-        was written in it, so a failure to end it loses nothing: `transaction` drops a broken connection,
-        and the caller's answer stands."""
-        if not self.taken:
-            self.taken = True
-            try:
-                await self._end(None)
-            except Exception as exc:
-                log.warning("ending a handed-over transaction failed: %s", type(exc).__name__)
-
-    async def _end(self, exc: BaseException | None) -> None:
-        if self._ended or self._begun is None:
-            return
-        self._ended = True
-        if exc is None:
-            await self._begun.__aexit__(None, None, None)
-            return
-        try:
-            await self._begun.__aexit__(type(exc), exc, exc.__traceback__)
-        except BaseException as raised:
-            if raised is not exc:
-                raise
-
-
-_OFFERED: ContextVar[Handoff | None] = ContextVar("schedule_fastsql_offered", default=None)
-
-
-@contextmanager
-def offering(handoff: Handoff | None) -> Iterator[None]:
-    """Tasks created inside the block (and the block itself) may adopt `handoff` (`take_offered`)."""
-    token = _OFFERED.set(handoff)
-    try:
-        yield
-    finally:
-        _OFFERED.reset(token)
-
-
-def take_offered(engine: AsyncEngine) -> Handoff | None:
-    """The transaction offered to this task on `engine`, once: None when there is none or it is taken."""
-    handoff = _OFFERED.get()
-    if handoff is None or handoff.taken or handoff.engine is not engine or handoff.tx is None:
-        return None
-    return handoff
-
-
 async def _connection(target: Executor) -> tuple[AsyncConnection | None, Tx]:
     """The connection (None outside a session) and a `Tx` view of its driver connection. A session's are
     looked up once per transaction (a chat message runs a dozen statements in one; each lookup is a trip
@@ -539,8 +449,9 @@ async def run_then(tx: Tx, statements: list[tuple[Fast, Mapping[str, Any] | None
                                                                        strict=True)],
         [(plan.sql, _args(plan, params)) for plan, (_, params) in zip(cast(list[_Compiled], after), then,
                                                                        strict=True)])
-    for plan, (fast, params), outcome in zip(cast(list[_Compiled], after), then, read or [], strict=read is not None):
-        tx.prefetched(fast, params, _rows(plan, *outcome))
+    if read is not None:
+        for plan, (fast, params), outcome in zip(cast(list[_Compiled], after), then, read, strict=True):
+            tx.prefetched(fast, params, _rows(plan, *outcome))
     return [_rows(plan, *outcome) for plan, outcome in zip(cast(list[_Compiled], plans), done, strict=True)]
 
 

@@ -110,7 +110,7 @@ async def claim_signed_in(target: Executor, dedupe_key: str, *, nonce_key: str, 
     or a replay reads on, to tell which it is.
 
     `then` (a MariaDB `Tx` of its own only): statements sent in the same trip after the COMMIT, in a new
-    transaction that the caller hands on (`fastsql.Handoff`); their rows wait for their own `run`.
+    transaction that the caller hands on (`schedule.handoff`); their rows wait for their own `run`.
     """
     statements: list[tuple[Fast, Mapping[str, Any] | None]] = [
         (_NONCE_FAST, {"p_key": nonce_key, "p_at": now_ms, "p_owner": owner}),

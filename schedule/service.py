@@ -44,7 +44,8 @@ from schedule.domain import (
     User,
 )
 from schedule.errors import InvalidChange, NotFound
-from schedule.fastsql import Executor, Fast, Rows, orm, run_all, take_offered, transaction
+from schedule.fastsql import Executor, Fast, Rows, orm, run_all, transaction
+from schedule.handoff import take_offered
 from schedule.model import DigestSubscriptionRow, ReminderRow, ScheduleItemRow, UserRow
 from schedule.occurrence import at_occurrence, in_range
 from schedule.recurrence import localize, next_occurrence

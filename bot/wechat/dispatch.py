@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from functools import partial
 from typing import Any, Protocol
 
@@ -30,7 +30,8 @@ from bot.wechat.xml import split_utf8, strip_illegal, text_reply
 from schedule import inbound, outbox, users, window
 from schedule.clock import Clock, now_ms
 from schedule.db import is_retryable
-from schedule.fastsql import Executor, Fast, Handoff, Tx, offering, on_commit, orm
+from schedule.fastsql import Executor, Fast, Tx, on_commit, orm
+from schedule.handoff import Handoff, offering
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +43,7 @@ UNKNOWN_MENU = "这个菜单暂时没有内容。" + CAPABILITIES
 SCANNED = "已收到扫码结果。" + CAPABILITIES
 SUCCESS = "success"
 Opening = tuple[Fast, Mapping[str, Any]]  # a handler's first statement and its parameters
+ClaimUnit = Callable[..., Awaitable[inbound.Claim]]  # the claim on a transaction, with statements after it
 # Events that open WeChat's 3-messages-per-minute window (a click, follow or scan).
 CLICK_WINDOW_EVENTS = {"subscribe", "scan", "click", "scancode_push", "scancode_waitmsg"}
 MEDIA_TYPES = {"image", "video", "shortvideo", "location", "link", "file"}  # answered with a hint
@@ -99,20 +101,19 @@ class Dispatcher:
         known_user = self._user_ids.get(message.openid)  # recorded with the claim so recovery can notify
         owner = hashlib.sha1(message.dedupe_key.encode("utf-8")).hexdigest()
 
-        async def claim_unit(tx: Tx) -> inbound.Claim:
+        async def claim_unit(tx: Tx, then: Sequence[Opening] = ()) -> inbound.Claim:
             if replay_key is None:
                 return await inbound.claim_in(tx, message.dedupe_key, now_ms=received, user_id=known_user)
             claim = await inbound.claim_signed_in(tx, message.dedupe_key, nonce_key=replay_key, owner=owner,
-                                                  now_ms=received, user_id=known_user)
+                                                  now_ms=received, user_id=known_user, then=then)
             if claim is None:
                 raise Replayed(replay_key)  # nothing was claimed: the claim needs the nonce to be ours
             return claim
 
         opening = self._opening_of(message, known_user) if replay_key is not None else None
         handoff = None
-        if opening is not None and replay_key is not None:
-            claim, handoff = await self._claim_and_open(message, claim_unit, opening, replay_key=replay_key,
-                                                        owner=owner, received=received, user_id=known_user)
+        if opening is not None:
+            claim, handoff = await self._claim_and_open(message, claim_unit, opening)
         else:
             claim = await self._writes.run_fast(claim_unit)
         try:
@@ -142,26 +143,22 @@ class Dispatcher:
             return None
         return self._opening(user_id)
 
-    async def _claim_and_open(self, message: InboundMessage, claim_unit: Callable[[Tx], Awaitable[inbound.Claim]],
-                              opening: Opening, *, replay_key: str, owner: str, received: int, user_id: int | None
+    async def _claim_and_open(self, message: InboundMessage, claim_unit: ClaimUnit, opening: Opening
                               ) -> tuple[inbound.Claim, Handoff | None]:
         """The claim and, after its COMMIT in the same trip, the handler's first read in a new transaction
         (the user's row locked), handed to the handler's unit of work: one round trip fewer per message.
-        A deadlock victim or any other failure ends that transaction; a victim is claimed the usual way."""
+        A replay, a deadlock victim or any other failure ends that transaction; a victim is claimed the
+        usual way."""
         assert self._engine is not None
         handoff = Handoff(self._engine)
         try:
             tx = await handoff.begin()
-            claim = await inbound.claim_signed_in(tx, message.dedupe_key, nonce_key=replay_key, owner=owner,
-                                                  now_ms=received, user_id=user_id, then=[opening])
+            claim = await claim_unit(tx, [opening])
         except BaseException as exc:
             await handoff.fail(exc)
             if isinstance(exc, OperationalError) and is_retryable(exc):
                 return await self._writes.run_fast(claim_unit), None
             raise
-        if claim is None:
-            await handoff.release()
-            raise Replayed(replay_key)  # nothing was claimed: the claim needs the nonce to be ours
         if not tx.has_prefetched():  # the read failed after the claim committed: the handler reads for itself
             log.warning("the opening read sent with the claim of %s failed", message.dedupe_key)
             await handoff.release()

@@ -12,7 +12,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from test_fastsql import user
 
 from schedule import db
-from schedule.fastsql import Fast, Handoff, offering, run_then, take_offered
+from schedule.fastsql import Fast, run_then
+from schedule.handoff import Handoff, offering, take_offered
 from schedule.model import InboundMessageRow, UserRow
 
 _I = InboundMessageRow

@@ -12,7 +12,6 @@ from conftest import TOKEN, Bot
 from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from bot.conversation import ConversationHandler
 from bot.testing import sign_request, text_message
 from schedule import db
 from schedule.model import InboundMessageRow, ScheduleItemRow, UserRow
@@ -120,11 +119,6 @@ async def test_two_messages_of_one_user_sent_at_once_take_turns(bot: Bot) -> Non
     results = await asyncio.gather(*(chat.say(f"明天下午{h}点提醒我开会{h}") for h in range(1, 7)))
     assert all("已记录" in r for r in results), results
     assert len(await bot.rows(ScheduleItemRow)) == 6
-
-
-def test_the_conversation_names_its_first_read() -> None:
-    fast, params = ConversationHandler.opening(42)
-    assert params == {"p_uid": 42} and fast is not None
 
 
 async def test_without_the_handoff_each_message_takes_one_trip_more(bot: Bot, trips: list[str],

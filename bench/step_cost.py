@@ -2,10 +2,17 @@
 real ASGI app (signature, XML, claim, conversation, commit), timed with the process's CPU clock.
 
     .venv/bin/python bench/step_cost.py [--backend sqlite|mariadb|both] [--users 100] [--loops 3] [--profile FILE]
+                                        [--gap-ms 10]
 
 The webhook bench sends every user's same step within the same third of a second, so the tail of its
 latency follows the dearest step's CPU; this prints that cost per step (ms, median and p90 over the last
 loop, the users' items grown as in the bench). `--profile FILE` writes a cProfile of the last loop.
+
+`--gap-ms N` idles N ms before each message, as a server does between requests at 1000/N a second. On this
+kind of machine (a shared VM) the same work costs 2–4× the CPU after a few ms of idling or spinning than
+back to back (caches refilled after the host's other tenants ran: `intent.parse` of one sentence measured
+130 µs back to back, 300 µs after 1 ms, 560–630 µs after 10 ms), so the webhook bench's CPU per request at
+100/s matches `--gap-ms 10`, not the back-to-back figure.
 """
 
 from __future__ import annotations
@@ -64,7 +71,7 @@ async def _call(app: Any, query: str, body: bytes) -> tuple[int, bytes]:
     return status, answer
 
 
-async def run(backend: str, users: int, loops: int, profile: str | None) -> None:
+async def run(backend: str, users: int, loops: int, profile: str | None, gap_s: float = 0.0) -> None:
     from asgi_lifespan import LifespanManager
 
     from bot.app import create_app
@@ -111,6 +118,8 @@ async def run(backend: str, users: int, loops: int, profile: str | None) -> None
                         now_s = int(clock.now().timestamp())
                         body = text_message(f"o-steps-{u}", text, msg_id=f"s{n}", create_time=now_s).encode()
                         query = urlencode(sign_request(TOKEN, timestamp=now_s, nonce=f"n{n}"))
+                        if gap_s:
+                            await asyncio.sleep(gap_s)
                         if prof:
                             prof.enable()
                         current[0] = step if last else ""
@@ -129,6 +138,7 @@ async def run(backend: str, users: int, loops: int, profile: str | None) -> None
         if backend == "mariadb":
             await _mariadb(f"DROP DATABASE IF EXISTS `{db_name}`")
     print(f"{backend}: CPU ms per message by step, last of {loops} loops over {users} users (median / p90)"
+          + (f", {gap_s * 1000:g} ms idle before each" if gap_s else "")
           + (", and round trips to the database per message" if trips else ""))
     everything = [c for v in costs.values() for c in v]
     for step, values in costs.items():
@@ -146,11 +156,13 @@ def main() -> None:
     parser.add_argument("--users", type=int, default=100)
     parser.add_argument("--loops", type=int, default=3)
     parser.add_argument("--profile", help="write a cProfile of the last loop to this file")
+    parser.add_argument("--gap-ms", type=float, default=0.0,
+                        help="idle this long before each message (a server's caches between requests)")
     args = parser.parse_args()
     print(speed_line())
     for backend in ["sqlite", "mariadb"] if args.backend == "both" else [args.backend]:
         profile = f"{args.profile}.{backend}" if args.profile else None
-        asyncio.run(run(backend, args.users, args.loops, profile))
+        asyncio.run(run(backend, args.users, args.loops, profile, args.gap_ms / 1000))
 
 
 if __name__ == "__main__":

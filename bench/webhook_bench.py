@@ -287,10 +287,10 @@ def _steal_ticks() -> tuple[int, int]:
     return (fields[7] if len(fields) > 7 else 0), sum(fields[:8])
 
 
-def _cpu_seconds(pid: int) -> float:
-    """User+system CPU of the server and its worker processes (Linux /proc): robust on a busy machine."""
+def _cpu_seconds(pid: int) -> tuple[float, float]:
+    """(user, system) CPU of the server and its worker processes (Linux /proc): robust on a busy machine."""
     parents: dict[int, int] = {}
-    times: dict[int, float] = {}
+    times: dict[int, tuple[float, float]] = {}
     tick = os.sysconf("SC_CLK_TCK")
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -300,7 +300,7 @@ def _cpu_seconds(pid: int) -> float:
         except OSError:
             continue
         parents[int(entry.name)] = int(fields[1])
-        times[int(entry.name)] = (int(fields[11]) + int(fields[12])) / tick
+        times[int(entry.name)] = (int(fields[11]) / tick, int(fields[12]) / tick)
     family, grown = {pid}, True
     while grown:  # the uvicorn supervisor, its workers, and theirs
         grown = False
@@ -308,7 +308,7 @@ def _cpu_seconds(pid: int) -> float:
             if parent in family and child not in family:
                 family.add(child)
                 grown = True
-    return sum(times.get(p, 0.0) for p in family)
+    return (sum(times.get(p, (0.0, 0.0))[0] for p in family), sum(times.get(p, (0.0, 0.0))[1] for p in family))
 
 
 async def _rows(url: str) -> dict[str, int]:
@@ -364,12 +364,15 @@ async def run_backend(backend: str, rates: list[int], seconds: float, port: int,
             result = await load(port, rate, seconds, prefix=f"{backend[0]}{run}r{rate}x", traffic=traffic)
             await asyncio.sleep(0.5)
             runs = runs_file.read_text().splitlines()[len(before):]
-            cpu_ms = (_cpu_seconds(proc.pid) - cpu_before) * 1000 / max(1, result["requests"])
+            user, system = ((after - before) * 1000 / max(1, result["requests"])
+                            for after, before in zip(_cpu_seconds(proc.pid), cpu_before, strict=True))
+            cpu_ms = user + system
             app_p99 = _app_p99(histogram_before, await _webhook_histogram(port)) if workers == 1 else float("nan")
             steal, total = (after - before for after, before in zip(_steal_ticks(), steal_before, strict=True))
             result.update(handler_runs=len(runs), duplicates=len(runs) - len(set(runs)), cpu_ms=cpu_ms,
                           app_p99=app_p99, steal=100 * steal / max(1, total))
             print(_row({"backend": backend, "workers": workers, "rate": rate, **result}), flush=True)
+            print(f"  cpu ms per request: {user:.2f} user + {system:.2f} system", flush=True)
             if result["error_kinds"]:
                 print(f"  errors and slow answers: {result['error_kinds']}", flush=True)
             if mode == "schedule":

@@ -7,7 +7,7 @@ import xmltodict
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.wechat import messages
+from bot.wechat import messages, xml
 from bot.wechat.xml import MAX_TEXT_BYTES, XmlRejected, cdata, screen, split_utf8, strip_illegal, text_reply
 
 
@@ -107,3 +107,71 @@ def test_long_event_keys_keep_distinct_dedupe_keys() -> None:
     first, second = messages.parse(click("K" * 300 + "a")), messages.parse(click("K" * 300 + "b"))
     assert first.dedupe_key != second.dedupe_key
     assert len(first.dedupe_key) <= 191
+
+
+# --- the flat-body fast path gives what the hardened parser gives, and only for flat bodies ----------
+
+def _parsed_by_expat(text: str) -> dict[str, object]:
+    """parse_fields with the flat fast path off: the defusedxml answer (or the rejection)."""
+    from unittest import mock
+
+    with mock.patch("bot.wechat.xml._flat", return_value=None):
+        return xml.parse_fields(text)
+
+
+_PIECES = st.sampled_from(["a", " ", "\r\n", "\r", "\n", "]]>", "]]", "]", ">", "<", "&", "&amp;", "明天",
+                           "<![CDATA[", "<!DOCTYPE x>", "<B>1</B>", "\u3000", "\t"])
+_TEXT = st.lists(_PIECES, max_size=8).map("".join)
+_LEAF = st.tuples(st.sampled_from(["A", "B", "Content", "x_1", "a.b-c"]), _TEXT, st.booleans()).map(
+    lambda t: f"<{t[0]}>" + (f"<![CDATA[{t[1]}]]>" if t[2] else t[1]) + f"</{t[0]}>")
+_BODY = st.tuples(st.lists(st.tuples(_LEAF, st.sampled_from(["", "\n", " ", "\r\n", "\u3000"])), max_size=6),
+                  st.sampled_from(["", "\n"])).map(lambda t: "<xml>" + t[1] + "".join(a + b for a, b in t[0]) + "</xml>")
+
+
+@given(_BODY)
+def test_flat_fast_path_agrees_with_the_parser(body: str) -> None:
+    fast = xml._flat(body)
+    try:
+        expected: object = _parsed_by_expat(body)
+    except XmlRejected:
+        expected = XmlRejected
+    if expected is XmlRejected:
+        assert fast is None  # never accepts what the parser refuses
+    else:
+        assert fast in (None, expected)  # when taken, the parser's very fields
+        assert xml.parse_fields(body) == expected
+
+
+@pytest.mark.parametrize("body", [
+    "<xml><A><![CDATA[a]]]]><![CDATA[>b]]></A></xml>",  # a split "]]>": two sections, one value
+    "<xml><A x='1'>v</A></xml>",
+    "<xml><A>&amp;</A></xml>",
+    "<xml><A><B>1</B></A></xml>",
+    "<xml><A/></xml>",
+    "<xml><!-- c --><A>1</A></xml>",
+    "<?xml version='1.0'?><xml><A>1</A></xml>",
+])
+def test_other_shapes_take_the_parser(body: str) -> None:
+    assert xml._flat(body) is None
+    assert xml.parse_fields(body) == _parsed_by_expat(body)
+
+
+def test_flat_fast_path_is_taken_for_wechats_bodies() -> None:
+    from bot.testing import text_message
+
+    body = text_message("o-1", "明天<b>三点</b> & ]]> 开会", msg_id="42", create_time=1700000000)
+    assert xml._flat(body) is None or xml._flat(body) == _parsed_by_expat(body)
+    plain = text_message("o-1", "明天下午三点开会", msg_id="42", create_time=1700000000)
+    assert xml._flat(plain) == _parsed_by_expat(plain)
+    assert xml._flat(plain)["Content"] == "明天下午三点开会"  # type: ignore[index]
+
+
+def test_flat_body_fields_repeat_and_normalise_line_ends() -> None:
+    body = "<xml>\n<A><![CDATA[ x\r\ny ]]></A>\r\n<A>2</A>\n<B></B>\n<A><![CDATA[]]></A></xml>"
+    assert xml._flat(body) == {"A": ["x\ny", "2", None], "B": None}
+    assert _parsed_by_expat(body) == xml._flat(body)
+
+
+def test_doctype_still_refused_on_a_flat_looking_body() -> None:
+    with pytest.raises(XmlRejected):
+        xml.parse_fields('<!DOCTYPE xml [<!ENTITY e "x">]><xml><A>&e;</A></xml>')

@@ -214,8 +214,13 @@ class WeChatFastPath:
     def __init__(self, app: ASGIApp, router: WeChatRouter) -> None:
         self.app, self.endpoint, self.limit = app, router.endpoint, router.max_body_bytes
 
+    @staticmethod
+    def takes(scope: Scope) -> bool:
+        """Whether this request is one the endpoint answers (GET or POST on /wechat)."""
+        return scope["type"] == "http" and scope["method"] in ("GET", "POST") and _route_path(scope) == "/wechat"
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] not in ("GET", "POST") or _route_path(scope) != "/wechat":
+        if not self.takes(scope):
             await self.app(scope, receive, send)
             return
         query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True))

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import httpx
+import pytest
 import xmltodict
 from asgi_lifespan import LifespanManager
 from fastapi import FastAPI
@@ -79,3 +80,42 @@ async def test_slow_answer_through_the_real_app(database_url: str, clock: Frozen
         assert row.payload["text"] == "想好了" and user is not None and row.user_id == user.id
         await asyncio.sleep(0)
         assert len(api.calls_to("message/custom/typing")) == 1
+
+
+async def test_wechat_callbacks_skip_the_framework_stack_and_keep_request_ids(database_url: str,
+                                                                              clock: FrozenClock) -> None:
+    """/wechat is answered before the framework's middleware stack, with the request id, access line and 413
+    every request gets; other paths and methods take the framework."""
+    handler = RecordingHandler(reply="好的")
+    async with FakeWeChatAPI() as api, wechat_app(database_url, clock, handler, api) as (app, _router), \
+            httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as client:
+        framework, entered = app.middleware_stack, []  # built by the lifespan already
+
+        async def recording(scope: dict, receive: object, send: object) -> None:  # type: ignore[type-arg]
+            entered.append((scope["method"], scope["path"]))
+            await framework(scope, receive, send)  # type: ignore[misc, arg-type]
+
+        app.middleware_stack = recording  # type: ignore[assignment]
+        body = text_message("o-first", "明天下午三点开会", msg_id=778, create_time=2)
+        answer = await client.post("/wechat", params=signed(clock), content=body,
+                                   headers={"X-Request-ID": "req-wechat-1"})
+        big = await client.post("/wechat", params=signed(clock), content=b"<xml>" + b"x" * 70_000)
+        assert xmltodict.parse(answer.text)["xml"]["Content"] == "好的"
+        assert answer.headers["x-request-id"] == "req-wechat-1"
+        assert big.status_code == 413 and big.json() == {"detail": "request body too large"}
+        assert (await client.get("/healthz")).status_code == 200
+        assert (await client.put("/wechat")).status_code == 405  # the framework's answer to other methods
+    assert entered == [("GET", "/healthz"), ("PUT", "/wechat")]
+
+
+async def test_an_error_escaping_the_wechat_path_is_a_plain_500(database_url: str, clock: FrozenClock,
+                                                                caplog: pytest.LogCaptureFixture) -> None:
+    async with FakeWeChatAPI() as api, wechat_app(database_url, clock, RecordingHandler(), api) as (app, router), \
+            httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as client:
+        async def broken(*_args: object) -> object:
+            raise RuntimeError("boom inside")
+
+        router.endpoint.receive = broken  # type: ignore[method-assign]
+        r = await client.post("/wechat", params=signed(clock), content=b"<xml></xml>")
+    assert r.status_code == 500 and r.json() == {"detail": "internal error"}
+    assert "boom inside" not in r.text and "unhandled error on POST /wechat" in caplog.text

@@ -138,22 +138,10 @@ class Tx:
 
     async def _query(self, query: str) -> list[tuple[list[Any], int, int | None]]:
         """MariaDB: one COM_QUERY (one or several statements) and each statement's result, read straight
-        off aiomysql's connection. A cursor object per statement (its creation, its close, which looks
-        for more results) cost a third of a round trip's CPU here (measured: 145 µs against 95 µs)."""
-        driver = self.driver
-        outcomes: list[tuple[list[Any], int, int | None]] = []
-        try:
-            await mysql_result.query(driver, query)  # column definitions parsed once per distinct set
-            while True:
-                result = driver._result
-                outcomes.append((list(result.rows) if result.description else [], result.affected_rows,
-                                 result.insert_id))
-                if not result.has_next:
-                    return outcomes
-                await mysql_result.next_result(driver)
-        except self.dialect.loaded_dbapi.Error as exc:
-            exc.schedbot_done = outcomes  # type: ignore[attr-defined]  # the statements before the failing one ran (`commit_then`)
-            raise
+        off aiomysql's connection in one pass (`mysql_result.query_all`). A cursor object per statement (its
+        creation, its close, which looks for more results) cost a third of a round trip's CPU here (measured:
+        145 µs against 95 µs); an error carries the outcomes before it as `schedbot_done` (`commit_then`)."""
+        return await mysql_result.query_all(self.driver, query)
 
     async def execute_all(self, statements: list[tuple[str, Any]], *, last: bool = False
                           ) -> list[tuple[list[Any], int, int | None]]:

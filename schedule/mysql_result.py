@@ -178,7 +178,7 @@ def _read(driver: Any, reply: tuple[bytes, list[tuple[int, int]]], done: list[Ou
             continue
         fields = _lenenc(data, start)[0] or 0
         raws = tuple([data[s:e] for s, e in packets[i + 1:i + 1 + fields]])
-        converters = _converters(driver, raws)
+        converters = _columns(driver, raws)[1]
         i += 1 + fields + 1  # the column definitions and their EOF (an error in its place ends the reply)
         eof_start, eof_end = packets[i - 1]
         if data[eof_start] == 0xFF:
@@ -203,14 +203,15 @@ def _raise(driver: Any, payload: bytes) -> None:
     MysqlPacket(payload, driver._encoding).raise_for_error()
 
 
-def _converters(driver: Any, raws: tuple[bytes, ...]) -> tuple[Any, ...]:
+def _columns(driver: Any, raws: tuple[bytes, ...]) -> tuple[tuple[Any, ...], tuple[Any, ...], tuple[Any, ...]]:
+    """Fields, converters and description of these column definitions: parsed once per distinct set."""
     key = (raws, driver.use_unicode, driver.encoding, id(driver.decoders))
     parsed = _known.get(key)
     if parsed is None:
         parsed = _parse(raws, driver)
         if len(_known) < _KNOWN_MAX:
             _known[key] = parsed
-    return parsed[1]
+    return parsed
 
 
 def _row(data: bytes, at: int, end: int, converters: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -257,13 +258,7 @@ class _Result(MySQLResult):  # type: ignore[misc]  # aiomysql is untyped
         raws = tuple([await _raw_packet(conn) for _ in range(self.field_count)])
         eof = await conn._read_packet()
         assert eof.is_eof_packet(), "Protocol error, expecting EOF"
-        key = (raws, conn.use_unicode, conn.encoding, id(conn.decoders))
-        parsed = _known.get(key)
-        if parsed is None:
-            parsed = _parse(raws, conn)
-            if len(_known) < _KNOWN_MAX:
-                _known[key] = parsed
-        fields, converters, self.description = parsed
+        fields, converters, self.description = _columns(conn, raws)
         self.fields, self.converters = list(fields), list(converters)
 
 

@@ -17,6 +17,11 @@ transaction, and hops only outside one. BEGIN IMMEDIATE itself is the one statem
 another connection's or process's write lock): `begin_immediate` tries it on the loop's thread with no
 busy wait and, if the lock is taken, waits for it on aiosqlite's thread as before, so the loop never
 blocks on a lock.
+
+So a connection's SQLite busy timeout is 0 (nothing on the loop's thread ever waits), and whatever runs on
+aiosqlite's thread turns the connection's own timeout (`BUSY_TIMEOUT_MS`, or `set_busy_timeout`) on for
+its call and off after it, in the same hop. Turning it off and on around every BEGIN on the loop's thread
+instead cost three more statements a transaction: ~70 µs of CPU at a server's idle gaps, twice a message.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ T = TypeVar("T")
 _Outcome = tuple[Any, list[Any], int, int | None]  # description, rows, rowcount, lastrowid
 BUSY_TIMEOUT_MS = 30_000  # how long a connection waits for another's write lock (the engine sets it)
 _BUSY = (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+_WAIT = "_schedbot_busy_timeout_ms"  # the connection's own busy timeout, on aiosqlite's connection object
 
 
 def run_statement(conn: sqlite3.Connection, operation: str, parameters: Any, many: bool) -> _Outcome:
@@ -60,35 +66,42 @@ def run_statements(conn: sqlite3.Connection, statements: list[tuple[str, Any]]) 
 
 async def run(driver: Any, fn: Callable[..., T], *args: Any) -> T:
     """`fn(sqlite3 connection, *args)`: on the event loop's thread when the connection holds the write lock
-    (in a transaction: see the module docstring), else on aiosqlite's thread."""
+    (in a transaction: see the module docstring), else on aiosqlite's thread with its busy timeout on."""
     conn: sqlite3.Connection = driver._conn
     if conn.in_transaction:
         return fn(conn, *args)
-    outcome: T = await driver._execute(fn, conn, *args)
+    return await _on_thread(driver, fn, *args)
+
+
+async def _on_thread(driver: Any, fn: Callable[..., T], *args: Any) -> T:
+    outcome: T = await driver._execute(_waiting, driver._conn, getattr(driver, _WAIT, BUSY_TIMEOUT_MS), fn, *args)
     return outcome
+
+
+def _waiting(conn: sqlite3.Connection, timeout_ms: int, fn: Callable[..., T], *args: Any) -> T:
+    """On aiosqlite's thread: `fn` allowed to wait `timeout_ms` for a lock; no wait again afterwards."""
+    conn.execute(f"PRAGMA busy_timeout={int(timeout_ms)}")
+    try:
+        return fn(conn, *args)
+    finally:
+        conn.execute("PRAGMA busy_timeout=0")
 
 
 async def begin_immediate(driver: Any) -> None:
     """BEGIN IMMEDIATE: at once on the loop's thread when the write lock is free, else waited for (up to the
     busy timeout) on aiosqlite's thread."""
-    if not _begin_now(driver._conn):
-        await driver._execute(run_statement, driver._conn, "BEGIN IMMEDIATE", None, False)
-
-
-def _begin_now(conn: sqlite3.Connection) -> bool:
-    """BEGIN IMMEDIATE with no busy wait; False when another connection holds the write lock. The
-    connection's own busy timeout is put back either way (three PRAGMAs cost a few µs, no I/O)."""
-    timeout = conn.execute("PRAGMA busy_timeout").fetchone()[0]
-    conn.execute("PRAGMA busy_timeout=0")
     try:
-        conn.execute("BEGIN IMMEDIATE")
-        return True
+        driver._conn.execute("BEGIN IMMEDIATE")  # the busy timeout is 0 here: taken or refused at once
+        return
     except sqlite3.OperationalError as exc:
-        if exc.sqlite_errorcode & 0xFF in _BUSY:
-            return False
-        raise
-    finally:
-        conn.execute(f"PRAGMA busy_timeout={int(timeout)}")
+        if exc.sqlite_errorcode & 0xFF not in _BUSY:
+            raise
+    await _on_thread(driver, run_statement, "BEGIN IMMEDIATE", None, False)
+
+
+def set_busy_timeout(driver: Any, timeout_ms: int) -> None:
+    """How long this connection waits for another's write lock (on aiosqlite's thread; never on the loop's)."""
+    setattr(driver, _WAIT, int(timeout_ms))
 
 
 class OneHopCursor(AsyncAdapt_aiosqlite_cursor):
@@ -180,6 +193,10 @@ class _Connection(AsyncAdapt_aiosqlite_connection):
 
 
 def install(dbapi_connection: Any) -> None:
-    """Give one pooled aiosqlite connection the one-hop cursor (from the engine's connect event)."""
+    """Give one pooled aiosqlite connection the one-hop cursor and no busy wait outside aiosqlite's thread
+    (from the engine's connect event, once its PRAGMAs have run)."""
     if type(dbapi_connection) is AsyncAdapt_aiosqlite_connection:
         dbapi_connection.__class__ = _Connection
+        driver = dbapi_connection._connection
+        set_busy_timeout(driver, BUSY_TIMEOUT_MS)
+        driver._conn.execute("PRAGMA busy_timeout=0")  # nothing else uses the new connection yet

@@ -18,7 +18,7 @@ import schedule.inbox
 import schedule.service
 import schedule.users
 import schedule.window
-from schedule import db
+from schedule import db, sqlite_cursor
 from schedule.fastsql import Fast, Tx, on_commit, run_all, transaction
 from schedule.model import OutboundMessageRow, UserRow
 
@@ -291,7 +291,7 @@ async def test_a_bare_transaction_isolates_like_a_session(engine: AsyncEngine, d
             if engine.dialect.name == "sqlite":
                 async with other.connect() as conn:
                     driver: Any = (await conn.get_raw_connection()).driver_connection
-                    await driver.execute("PRAGMA busy_timeout=200")  # not the 30 s a real writer would wait
+                    sqlite_cursor.set_busy_timeout(driver, 200)  # not the 30 s a real writer would wait
                     with pytest.raises(OperationalError, match="locked"):
                         await conn.execute(text("SELECT 1"))  # its BEGIN IMMEDIATE
             else:
@@ -419,3 +419,45 @@ async def test_literals_are_what_the_driver_would_write_and_read_back_the_same(
     async with transaction(engine) as tx:
         rows = (await _READ.run(tx, {"p_uid": uid})).all()
     assert [r.payload["text"] for r in rows] == _TRICKY
+
+
+async def test_sqlite_waits_for_another_writer_off_the_event_loop(engine: AsyncEngine, database_url: str,
+                                                                  sessions: async_sessionmaker[AsyncSession]
+                                                                  ) -> None:
+    """A BEGIN that finds the write lock taken waits on aiosqlite's thread (the loop goes on ticking) and gets
+    the lock once the other writer commits; the connection never waits on the loop's thread."""
+    if engine.dialect.name != "sqlite":
+        pytest.skip("SQLite's write lock")
+    import asyncio
+    import sqlite3
+
+    await user(sessions)  # the database migrated and written once
+    other = db.create_engine(database_url)
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.01)
+            ticks += 1
+
+    try:
+        async with other.connect() as conn:
+            raw: Any = (await conn.get_raw_connection()).driver_connection
+            assert raw._conn.execute("PRAGMA busy_timeout").fetchone()[0] == 0  # on the loop: no waiting
+            holder = sqlite3.connect(database_url.split("///", 1)[1], timeout=0)
+            holder.isolation_level = None
+            holder.execute("BEGIN IMMEDIATE")  # another process's writer, as far as SQLite can tell
+            beat = asyncio.ensure_future(ticker())
+            waiting = asyncio.ensure_future(conn.execute(text("SELECT 1")))  # its BEGIN IMMEDIATE waits
+            await asyncio.sleep(0.3)
+            assert not waiting.done() and ticks >= 10  # the loop ran all along
+            holder.execute("COMMIT")
+            holder.close()
+            assert (await asyncio.wait_for(waiting, 5)).scalar_one() == 1
+            beat.cancel()
+            assert raw._conn.in_transaction
+            assert raw._conn.execute("PRAGMA busy_timeout").fetchone()[0] == 0  # off again after the wait
+            await conn.rollback()
+    finally:
+        await other.dispose()

@@ -3,6 +3,7 @@ types and descriptions as aiomysql's own reading, several results per query, err
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -115,6 +116,20 @@ async def test_a_reply_arriving_in_many_pieces(driver: Any) -> None:
     expected = await _theirs_all(driver, sql)
     assert len(expected[0][0]) == 6000
     assert await mysql_result.query_all(driver, sql) == expected
+
+
+async def test_a_reply_left_to_aiomysql_gives_the_same_outcomes(driver: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    sql = "SELECT * FROM mr ORDER BY id; UPDATE mr SET day = day + INTERVAL 1 DAY WHERE id = 1; SELECT COUNT(*) FROM mr"
+    ours = await mysql_result.query_all(driver, sql)
+    assert len(ours[0][0]) == 2 and ours[1] == ([], 1, 0) and ours[2] == ([(2,)], 1, None)
+
+    async def huge(_driver: Any) -> None:
+        return None  # as for a 16 MB packet: nothing taken off the buffer
+
+    monkeypatch.setattr(mysql_result, "_whole_reply", huge)
+    theirs = await mysql_result.query_all(driver, sql)
+    assert theirs[1:] == ours[1:] and theirs[0][0][1] == ours[0][0][1]
+    assert theirs[0][0][0][:10] == ours[0][0][0][:10] and theirs[0][0][0][10] == ours[0][0][0][10] + timedelta(days=1)
 
 
 async def test_an_error_ends_the_reply_and_carries_what_ran_before(driver: Any) -> None:

@@ -22,7 +22,13 @@ from intent.slots import Slots, minus
 from intent.title import clean, remove_spans
 
 _ORDINAL = re.compile(r"^(?:第)?([0-9一二两三四五六七八九十]+)(?:个|项|条|件)?$|^(最后一个|最后那个)$")
+_EVERY_ANSWER = re.compile(  # "全部" / "两个都取消" / "都要" answers "要取消哪一个？"
+    r"^(?:这|那)?(?:[两三四五六七八九十0-9]+(?:个|条|项|件)|它们|他们)?(?:全部|全都|都|所有|一起)(?:的|都)?"
+    r"(?:要|是|行|取消|删掉?|删除|去掉|完成|做完|搞定)?(?:了|掉)?(?:吧|啊|呀|哈)?$")
 _ANSWER_FILLER = re.compile(r"提前|提醒|大概|大约|左右|开始|的时候|吧|的|就|好|可以|嗯|那就|我|你|在|点钟|到时|[,.!? ]")
+
+
+EVERY_PICKED = "merge.every"  # the rule of an answer that takes every candidate offered
 
 
 def choice(text: str) -> int | None:
@@ -56,6 +62,11 @@ def merge(pending: Intent, text: str, slots: Slots, *, now: datetime, meeting_of
         left = [m for m in pending.needs_clarification if m != "target"]
         return pending.model_copy(update={"choice": picked, "needs_clarification": left,
                                           "question": pending.question if left else None, "rule": "merge.choice"})
+    if (isinstance(pending, CancelIntent | CompleteIntent) and "target" in pending.needs_clarification
+            and _EVERY_ANSWER.match(text.strip(" ,.!?。，！？~～"))):
+        left = [m for m in pending.needs_clarification if m != "target"]
+        return pending.model_copy(update={"every": True, "needs_clarification": left, "question": None,
+                                          "rule": EVERY_PICKED})
     if not is_answer(text, slots):
         return None
     if isinstance(pending, SnoozeIntent):

@@ -113,6 +113,7 @@ class _Targeted(Intent):
     target_text: str | None = None
     target_date: dt.date | None = None
     choice: int | None = None  # 1-based pick among candidates ("第二个")
+    every: bool = False  # 都/全部/所有: every match, not one (cancel and complete only)
 
 
 class UpdateIntent(_Targeted):
@@ -183,4 +184,6 @@ def to_json(intent: Intent) -> dict[str, Any]:
     for extra in ("rule", "choice", "digest_kind", "pending"):
         if extra in dumped:
             out[extra] = dumped[extra]
+    if dumped.get("every"):
+        out["every"] = True
     return out

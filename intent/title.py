@@ -74,7 +74,13 @@ def target_of(text: str, spans: Iterable[tuple[int, int]]) -> str:
     """Words naming an existing item: 带材料那个已经完成了 → 带材料 (verb spans are passed in)."""
     words = clean(remove_spans(text, spans))
     words = _strip(_TARGET_TRAIL.sub("", words))
-    return "" if words in _PRONOUNS else words[:60]
+    return "" if words in _NAMES_NOTHING else words[:60]
 
 
 _PRONOUNS = frozenset({"它", "这", "那", "这个", "那个", "刚才那个", "刚刚那个", "上一个", "刚才", "刚刚"})
+# Words that point at every item rather than one: "把明天的事取消" means the date alone picks.
+_EVERYTHING = frozenset({
+    "事", "事儿", "事情", "东西", "安排", "日程", "行程", "待办", "所有", "全部", "一切", "所有事", "所有的事",
+    "全部的事", "所有事情", "所有安排", "所有的安排", "所有日程", "全部安排", "全部日程", "所有待办", "全部待办",
+})
+_NAMES_NOTHING = _PRONOUNS | _EVERYTHING

@@ -17,6 +17,9 @@ if TYPE_CHECKING:
 
 _SAME_TIME = re.compile(r"同一时间|同样时间|原来的时间|同一个时间|时间不变")
 _RENAME = re.compile(r"(?:名字|标题|名称|叫法)(?:改成|改为|换成)(.+)|改名(?:为|成|叫)?(.+)")
+# 都/全部/所有 said of the targets: every match is meant ("明天的会都取消"); 成都/首都/京都 are places.
+_EVERY = re.compile(
+    r"所有|全部|统统|通通|一律|(?<![成首京])都(?:给我|帮我|先)?(?:取消|删|去掉|不|完成|做完|搞定|弄完|结束)")
 _SHIFT = re.compile(r"(推迟|延后|往后推|往后挪|顺延|提前|往前挪|往前推)")
 
 
@@ -36,14 +39,11 @@ def build(text: str, action: str, mentions: list[TimeMention], *, rule: str) -> 
         dated = next((m for m in mentions if m.has_date and m.start is not None and m.type != "set"), None)
     target_date = dated.start.date() if dated is not None and dated.start is not None else None
     missing: list[Missing] = [] if target or dated is not None else ["target"]
-    if action == "cancel":
-        return CancelIntent(target_text=target or None, target_date=target_date, needs_clarification=missing,
-                            question=clarify.question(missing) if missing else None, rule=rule,
-                            confidence=0.85 if target else 0.6)
-    if action == "complete":
-        return CompleteIntent(target_text=target or None, target_date=target_date, needs_clarification=missing,
-                              question=clarify.question(missing) if missing else None, rule=rule,
-                              confidence=0.85 if target else 0.6)
+    if action in ("cancel", "complete"):
+        kind = CancelIntent if action == "cancel" else CompleteIntent
+        return kind(target_text=target or None, target_date=target_date, needs_clarification=missing,
+                    question=clarify.question(missing) if missing else None, rule=rule,
+                    confidence=0.85 if target else 0.6, every=_EVERY.search(text) is not None)
     if verb is None:  # update.lead_existing / update.shift_earlier: the lead is the whole change
         lead = collect(mentions, text).lead_minutes
         if lead is None:

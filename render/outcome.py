@@ -50,6 +50,15 @@ class Changed:
 
 
 @dataclass(frozen=True, slots=True)
+class ChangedAll:
+    """Several items cancelled or completed at once ("明天的会都取消"); `skipped` could not be changed."""
+
+    verb: Literal["complete", "cancel"]
+    changes: tuple[Changed, ...]
+    skipped: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class Ambiguous:
     verb: Verb
     candidates: tuple[Item, ...]
@@ -112,7 +121,7 @@ class Failed:
     why: str
 
 
-Outcome = (Created | Asked | Listed | Changed | Ambiguous | NoMatch | Subscribed | Unsubscribed | Snoozed
+Outcome = (Created | Asked | Listed | Changed | ChangedAll | Ambiguous | NoMatch | Subscribed | Unsubscribed | Snoozed
            | NothingToSnooze | Dropped | Linked | Said | Failed)
 
 

@@ -65,10 +65,13 @@ def word(x: o.Outcome) -> str:
         return x.question
     if isinstance(x, o.Changed):
         return changed(x)
+    if isinstance(x, o.ChangedAll):
+        return changed_all(x)
     if isinstance(x, o.Ambiguous):
         lines = [f"找到 {len(x.candidates)} 条符合的，要{verb_word(x.verb)}哪一个？"]
         lines += [f"{i}. {entry_line(item)}" for i, item in enumerate(x.candidates, 1)]
-        lines.append("回复序号就行（比如“2”或“第二个”）。")
+        every = f"，都要{verb_word(x.verb)}就回“全部”" if x.verb != "update" else ""
+        lines.append(f"回复序号就行（比如“2”或“第二个”）{every}。")
         return "\n".join(lines)
     if isinstance(x, o.NoMatch):
         what = f"“{x.target}”" if x.target else "这条"
@@ -151,6 +154,21 @@ def changed(x: o.Changed) -> str:
     elif _had_open(before):
         text += "原来的提醒已取消。"
     return text
+
+
+def changed_all(x: o.ChangedAll) -> str:
+    """已取消 2 条：a numbered list of exactly what was changed, then what happened to their reminders."""
+    done = "已完成" if x.verb == "complete" else "已取消"
+    lines = [f"{'好的，' if x.verb == 'complete' else ''}{done} {len(x.changes)} 条："]
+    for i, c in enumerate(x.changes, 1):
+        day = date.fromisoformat(c.occurrence_on) if c.occurrence_on else None
+        once = f"（只取消{day_label(day)}这一次，以后的照常）" if day is not None else ""
+        lines.append(f"{i}. {entry_line(c.item)}{once}")
+    if any(_had_open(c.before) for c in x.changes):
+        lines.append("相关提醒也一并取消了。")
+    if x.skipped:
+        lines.append(f"另有 {x.skipped} 条没改成（可能刚被改过或已删除），发“看看日程”可以核对。")
+    return "\n".join(lines)
 
 
 def linked(x: o.Linked) -> str:

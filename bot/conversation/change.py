@@ -7,10 +7,11 @@ from dataclasses import replace
 from datetime import date, datetime, time, timedelta
 
 from bot.conversation.context import Context
+from intent.dialogue import EVERY_PICKED
 from intent.model import CancelIntent, Changes, CompleteIntent, UpdateIntent
 from intent.target import Candidate, learn, rank
 from intent.timex import extract
-from render.outcome import Ambiguous, Asked, Changed, Failed, NoMatch, Outcome
+from render.outcome import Ambiguous, Asked, Changed, ChangedAll, Failed, NoMatch, Outcome
 from schedule.clock import from_ms, to_ms
 from schedule.domain import Item, ItemChanges
 from schedule.errors import InvalidChange, NotFound
@@ -32,6 +33,11 @@ async def run(intent: Targeted, ctx: Context) -> Outcome:
         items = await _matches(intent, ctx)
     if not items:
         return NoMatch(intent.action, intent.target_text or "")
+    if intent.every and not isinstance(intent, UpdateIntent) and len(items) > 1:
+        if len(items) > MAX_CHOICES:
+            return Failed(f"符合的有 {len(items)} 条，一次最多处理 {MAX_CHOICES} 条，没有做任何改动。"
+                          "带上日期或名称再说一次吧，比如“明天的会都取消”。")
+        return await _apply_every(intent, items, ctx)
     if len(items) > 1:
         shown = tuple(items[:MAX_CHOICES])
         ask = intent.model_copy(update={"needs_clarification": ["target"], "choice": None,
@@ -45,8 +51,12 @@ async def run(intent: Targeted, ctx: Context) -> Outcome:
 
 
 async def _chosen(intent: Targeted, ctx: Context) -> list[Item] | None:
-    """The item picked by number from the list offered before ("2", "第二个", "后面那个")."""
-    if intent.choice is None or not ctx.candidates:
+    """The item picked by number from the list offered before ("2", "第二个", "后面那个"), or all of them ("全部")."""
+    if not ctx.candidates:
+        return None
+    if intent.every and intent.rule == EVERY_PICKED:
+        return [item for item in [await _still_there(ctx, i) for i in ctx.candidates] if item is not None]
+    if intent.choice is None:
         return None
     index = len(ctx.candidates) - 1 if intent.choice == -1 else intent.choice - 1
     if not 0 <= index < len(ctx.candidates):
@@ -76,6 +86,28 @@ async def _matches(intent: Targeted, ctx: Context) -> list[Item]:
         upcoming = [i for i in found if i.anchor_at is None or i.anchor_at >= to_ms(ctx.now) - 3_600_000]
         found = upcoming or found
     return found
+
+
+async def _still_there(ctx: Context, item_id: int) -> Item | None:
+    try:
+        return await ctx.service.get_item(ctx.user.id, item_id)
+    except NotFound:
+        return None
+
+
+async def _apply_every(intent: CancelIntent | CompleteIntent, items: list[Item], ctx: Context) -> Outcome:
+    """Each match in turn, in the message's one unit of work; the reply lists exactly those changed."""
+    done: list[Changed] = []
+    for item in items:
+        try:
+            outcome = await _apply(intent, item, ctx)
+        except (NotFound, InvalidChange):
+            continue
+        assert isinstance(outcome, Changed)
+        done.append(outcome)
+    if not done:
+        return Failed("这几条都没改成，可能刚被改过或已删除。发“看看日程”可以核对。")
+    return ChangedAll(intent.action, tuple(done), skipped=len(items) - len(done))
 
 
 def _target_moment(intent: Targeted, ctx: Context) -> tuple[int | None, date | None]:

@@ -66,3 +66,17 @@ def test_phrases() -> None:
     assert recurrence_label(Recurrence(rrule="FREQ=WEEKLY;BYDAY=MO,WE")) == "每周一、三"
     assert recurrence_label(Recurrence(rrule="FREQ=MONTHLY;BYMONTHDAY=-1")) == "每月最后一天"
     assert recurrence_label(Recurrence(rrule="FREQ=DAILY", workdays="cn")) == "每个工作日"
+
+
+def test_several_changed_at_once_are_listed_with_what_became_of_their_reminders() -> None:
+    meeting = event("开会", ms(6, 19, 9), reminder_at=ms(6, 19, 8), offset=60, item_id=1)
+    bank = event("去银行", ms(6, 19, 15), item_id=2)
+    weekly = event("周会", ms(6, 22, 10), item_id=3, recurrence=Recurrence(rrule="FREQ=WEEKLY;BYDAY=MO"))
+    changes = (o.Changed("cancel", meeting, before=meeting), o.Changed("cancel", bank, before=bank),
+               o.Changed("cancel", weekly, before=weekly, occurrence_on="2026-06-22"))
+    assert reply(o.Turn((o.ChangedAll("cancel", changes, skipped=1),))) == (
+        "已取消 3 条：\n1. 6月19日（周五）09:00 开会\n2. 6月19日（周五）15:00 去银行\n"
+        "3. 6月22日（周一）10:00 周会（只取消6月22日（周一）这一次，以后的照常）\n相关提醒也一并取消了。\n"
+        "另有 1 条没改成（可能刚被改过或已删除），发“看看日程”可以核对。")
+    done = (o.Changed("complete", bank, before=bank),)
+    assert reply(o.Turn((o.ChangedAll("complete", done),))) == "好的，已完成 1 条：\n1. 6月19日（周五）15:00 去银行"

@@ -1,0 +1,98 @@
+"""Cancelling or completing several items at once: "明天的事都取消", "全部" as the answer to "哪一个？",
+a date alone naming the targets ("把明天的事取消"), and the limits that keep a broad request from going too far.
+The clock stands at Thursday 2026-06-18 10:00 in Shanghai."""
+
+from __future__ import annotations
+
+from conftest import Bot, Chat
+
+from schedule.model import DialogStateRow, ReminderRow, ScheduleItemRow
+
+
+async def statuses(bot: Bot) -> dict[str, str]:
+    return {i.title: i.status for i in await bot.rows(ScheduleItemRow)}
+
+
+async def tomorrow_three(chat: Chat) -> None:
+    await chat.say("明天上午九点开会")
+    await chat.say("明天下午三点去银行，提前半小时提醒我")
+    await chat.say("后天上午十点体检")
+
+
+async def test_a_date_alone_names_the_targets_and_all_answers_the_question(bot: Bot) -> None:
+    chat = bot.chat()
+    await tomorrow_three(chat)
+    asked = await chat.say("把明天的事取消")
+    assert asked == ("找到 2 条符合的，要取消哪一个？\n1. 6月19日（周五）09:00 开会\n2. 6月19日（周五）15:00 去银行\n"
+                     "回复序号就行（比如“2”或“第二个”），都要取消就回“全部”。")
+    assert await statuses(bot) == {"开会": "active", "去银行": "active", "体检": "active"}
+    reply = await chat.say("全部")
+    assert reply == ("已取消 2 条：\n1. 6月19日（周五）09:00 开会\n2. 6月19日（周五）15:00 去银行\n"
+                     "相关提醒也一并取消了。")
+    assert await statuses(bot) == {"开会": "cancelled", "去银行": "cancelled", "体检": "active"}
+    assert {r.status for r in await bot.rows(ReminderRow)} == {"cancelled"}  # 08:00 and 14:30 both
+    assert await bot.rows(DialogStateRow) == []
+
+
+async def test_every_said_in_the_request_changes_every_match_at_once(bot: Bot) -> None:
+    chat = bot.chat()
+    await tomorrow_three(chat)
+    await chat.say("明天下午五点开项目会")
+    reply = await chat.say("明天的会都取消")
+    assert reply == ("已取消 2 条：\n1. 6月19日（周五）09:00 开会\n2. 6月19日（周五）17:00 开项目会\n"
+                     "相关提醒也一并取消了。")
+    assert await statuses(bot) == {"开会": "cancelled", "去银行": "active", "体检": "active", "开项目会": "cancelled"}
+    pending = [r for r in await bot.rows(ReminderRow) if r.status == "pending"]
+    assert len(pending) == 1  # 去银行's 14:30 stays
+    assert await bot.rows(DialogStateRow) == []
+
+
+async def test_completing_every_item_of_a_day(bot: Bot) -> None:
+    chat = bot.chat()
+    await chat.say("明天交报告")
+    await chat.say("明天买菜")
+    await chat.say("后天交房租")
+    reply = await chat.say("明天的待办都完成了")
+    assert reply.startswith("好的，已完成 2 条：\n1. ") and "交报告" in reply and "买菜" in reply
+    assert await statuses(bot) == {"交报告": "completed", "买菜": "completed", "交房租": "active"}
+
+
+async def test_more_than_nine_matches_changes_nothing_and_says_so(bot: Bot) -> None:
+    chat = bot.chat()
+    for hour in range(8, 19):
+        await chat.say(f"明天{hour}点开会")
+    reply = await chat.say("明天的会都取消")
+    assert reply.startswith("符合的有 11 条，一次最多处理 9 条，没有做任何改动。")
+    assert set((await statuses(bot)).values()) == {"active"}
+
+
+async def test_a_new_every_request_uses_its_own_matches_not_the_offered_list(bot: Bot) -> None:
+    chat = bot.chat()
+    await tomorrow_three(chat)
+    await chat.say("后天下午两点开会")
+    await chat.say("把明天的事取消")  # offers tomorrow's two
+    reply = await chat.say("后天的会都取消")
+    assert reply.startswith("已取消：6月20日（周六）14:00 开会")
+    items = {(i.title, i.start_at): i.status for i in await bot.rows(ScheduleItemRow)}
+    assert sorted(items.values()).count("cancelled") == 1
+    assert (await statuses(bot))["去银行"] == "active"
+
+
+async def test_every_occurrence_on_a_day_skips_that_day_only(bot: Bot) -> None:
+    chat = bot.chat()
+    await chat.say("每周一上午10点开周会")
+    await chat.say("下周一下午三点交周报")
+    reply = await chat.say("下周一的事都取消")
+    assert reply.startswith("已取消 2 条：\n1. 6月22日（周一）10:00 开周会（只取消6月22日（周一）这一次，以后的照常）\n"
+                            "2. 6月22日（周一）15:00 交周报")
+    items = {i.title: i for i in await bot.rows(ScheduleItemRow)}
+    assert items["开周会"].status == "active" and items["开周会"].metadata_json["skipped"] == ["2026-06-22"]
+    assert items["交周报"].status == "cancelled"
+
+
+async def test_all_is_not_an_answer_to_which_one_to_move(bot: Bot) -> None:
+    chat = bot.chat()
+    await tomorrow_three(chat)
+    await chat.say("明天下午五点开项目会")
+    asked = await chat.say("明天的会改到后天")
+    assert asked.startswith("找到 2 条符合的，要修改哪一个？") and "全部" not in asked

@@ -77,3 +77,16 @@ def test_all_does_not_answer_which_one_to_move() -> None:
     pending = asked(UpdateIntent(target_text="会"))
     [merged] = parse_all("全部", now=NOW, tz=SH, pending=pending)
     assert merged.rule != EVERY_PICKED and getattr(merged, "every", False) is False
+
+
+@pytest.mark.parametrize(("text", "title"), [("明天去成都", "去成都"), ("后天下午去京都", "去京都"),
+                                             ("明天去成都出差", "去成都出差")])
+def test_a_place_ending_in_du_keeps_its_last_character(text: str, title: str) -> None:
+    """都 at the end of a title is the adverb (带材料和买菜都) unless it ends 成都/首都/京都."""
+    intent = parse(text, now=NOW, tz=SH)
+    assert getattr(intent, "title", None) == title
+
+
+def test_cancelling_a_trip_to_chengdu_targets_it_whole() -> None:
+    intent = parse("把去成都取消", now=NOW, tz=SH)
+    assert isinstance(intent, CancelIntent) and intent.target_text == "去成都" and not intent.every

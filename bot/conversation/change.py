@@ -11,6 +11,7 @@ from intent.dialogue import EVERY_PICKED
 from intent.model import CancelIntent, Changes, CompleteIntent, UpdateIntent
 from intent.target import Candidate, learn, rank
 from intent.timex import extract
+from intent.timex.numerals import cn_int
 from render.outcome import Ambiguous, Asked, Changed, ChangedAll, Failed, NoMatch, Outcome
 from schedule.clock import from_ms, to_ms
 from schedule.domain import Item, ItemChanges
@@ -20,6 +21,7 @@ from schedule.recurrence import localize
 Targeted = UpdateIntent | CancelIntent | CompleteIntent
 MAX_CHOICES = 9
 _CHANGE_VERB = re.compile(r"改到|改成|改为|改在|挪到|换到|推迟|推到|延后|延期|提前|调到|调整")
+_HOUR_SAID = re.compile(r"([0-9]{1,2}|[零〇一二两三四五六七八九十]{1,3})\s*(?:点|时|[:：])")
 _DATE_WORDS = re.compile(
     r"[今明后]天|明早|今晚|明晚|周|星期|礼拜|号|[0-9一二三四五六七八九十]+月|[0-9]+[./-][0-9]+|下个?月")
 
@@ -167,12 +169,41 @@ def _moved_anchor(changes: Changes, item: Item, ctx: Context) -> int | None:
     if new is not None:
         new = new.astimezone(ctx.tz)
         if current is not None and not _DATE_WORDS.search(ctx.text):  # "改到四点": same day, new time
-            return to_ms(localize(datetime.combine(current.date(), new.time().replace(tzinfo=None)), ctx.tz))
+            clock = new.time().replace(tzinfo=None)
+            hour = _bare_hour(ctx)
+            if hour is not None:
+                clock = clock.replace(hour=_nearest_reading(hour, clock.minute, current.time()))
+            return to_ms(localize(datetime.combine(current.date(), clock), ctx.tz))
         return to_ms(new)
     if changes.date is not None:
         clock = current.time().replace(tzinfo=None) if current is not None else time()
         return to_ms(localize(datetime.combine(changes.date, clock), ctx.tz))
     return None
+
+
+def _bare_hour(ctx: Context) -> int | None:
+    """The hour of a new clock time said with nothing fixing its half of the day ("跑步改到九点" → 9), 1–11.
+    The time engine reads such an hour as its next occurrence from now; for a change the item's own time is the
+    better guide, so `_nearest_reading` picks."""
+    parts = _CHANGE_VERB.split(ctx.text, maxsplit=1)
+    if len(parts) < 2:
+        return None
+    for mention in extract(parts[1], now=ctx.now, tz=ctx.tz):
+        if not mention.has_clock:
+            continue
+        if mention.has_date or mention.period is not None or mention.relative:
+            return None
+        said = _HOUR_SAID.search(mention.text)
+        hour = cn_int(said.group(1)) if said is not None else None
+        return hour if hour is not None and 1 <= hour <= 11 else None
+    return None
+
+
+def _nearest_reading(hour: int, minute: int, current: time) -> int:
+    """hour or hour + 12, whichever is nearer the item's current time of day (九点 for an 08:00 run is 09:00)."""
+    now = current.hour * 60 + current.minute
+    morning, evening = hour * 60 + minute, (hour + 12) * 60 + minute
+    return hour if abs(morning - now) < abs(evening - now) else hour + 12
 
 
 def _why(exc: Exception) -> str:

@@ -3,18 +3,29 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import date
 
 from intent.model import Missing
 
+_WEEKDAY = "一二三四五六日"
 
-def question(missing: Sequence[Missing], *, label: str = "", meeting: bool = False, target: str = "") -> str:
-    """One question covering everything missing; rule 1's wording is exact."""
+
+def question(missing: Sequence[Missing], *, label: str = "", meeting: bool = False, target: str = "",
+             remind_on: date | None = None, lead_minutes: int | None = None) -> str:
+    """One question covering everything missing; rule 1's wording is exact.
+    `remind_on`: the day a 提前N天 reminder falls on, when only its clock time is missing;
+    `lead_minutes`: a shorter lead (提前半小时), which needs the item's own clock time."""
     need = set(missing)
     noted = f"可以。我先记下“{label}”。" if label else "可以。"
     if "event_time" in need:
         what = "会议大概几点开始" if meeting else "大概几点开始"
         tail = "，提前多久提醒你？" if "reminder_offset" in need else "？"
         return f"{noted}{what}{tail}"
+    if "reminder_time" in need and remind_on is not None:
+        day = f"{remind_on.month}月{remind_on.day}日（周{_WEEKDAY[remind_on.weekday()]}）"
+        return f"{noted}提前的那天是{day}，几点提醒你？比如“上午9点”。"
+    if "reminder_time" in need and lead_minutes:
+        return f"{noted}具体是几点？我会提前{_lead_words(lead_minutes)}提醒你。"
     if "reminder_time" in need:
         return f"{noted}想让我什么时候提醒你？比如“明天上午9点”。"
     if "reminder_offset" in need:
@@ -29,3 +40,10 @@ def question(missing: Sequence[Missing], *, label: str = "", meeting: bool = Fal
     if "target" in need:
         return "是哪一项呢？告诉我名称或时间，我来找。"
     return "能再说具体一点吗？"
+
+
+def _lead_words(minutes: int) -> str:
+    if minutes < 60:
+        return f" {minutes} 分钟"
+    hours, rest = divmod(minutes, 60)
+    return f" {hours} 小时" + (f" {rest} 分钟" if rest else "")

@@ -62,7 +62,9 @@ def build(text: str, slots: Slots, *, rule: str, meeting_offset: int, confidence
         explicit_no_reminder=plan.explicit_no,
         recurrence=_recurrence(slots),
         needs_clarification=missing,
-        question=clarify.question(missing, label=label, meeting=meeting) if missing else None,
+        question=clarify.question(missing, label=label, meeting=meeting,
+                                  remind_on=reminder.lead_day(start, slots.lead_minutes, all_day=all_day),
+                                  lead_minutes=slots.lead_minutes) if missing else None,
         rule=f"{rule}/{plan.rule}",
         confidence=0.8 if missing else confidence,
         pending=Pending(

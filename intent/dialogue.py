@@ -18,6 +18,7 @@ from intent.model import (
     SubscribeDigestIntent,
     UpdateIntent,
 )
+from intent.reminder import lead_day as lead_day_of
 from intent.slots import Slots, minus
 from intent.title import clean, remove_spans
 
@@ -107,7 +108,22 @@ def _merge_create(pending: CreateIntent, text: str, slots: Slots, meeting_offset
         (m in ("event_time", "reminder_time") and start is not None) or (m == "reminder_offset" and lead is not None)
     )]
     reminder = pending.reminder
-    if "reminder_time" in pending.needs_clarification and start is not None:
+    anchor = pending.due_at or pending.start_at
+    asked_when = "reminder_time" in pending.needs_clarification and start is not None
+    clock_only = at is not None and not at.has_date and slots.relative is None  # "上午9点", no day of its own
+    lead_day = lead_day_of(anchor, info.lead_minutes if info else None, all_day=pending.all_day)
+    on_lead_day = asked_when and clock_only and lead_day is not None
+    # A day of its own unlike the item's ("下周三还信用卡，提前一天提醒" → "明天上午10点") is when to remind.
+    elsewhen = asked_when and not clock_only and info is not None and info.on_date is not None \
+        and start is not None and start.date() != info.on_date
+    if on_lead_day and lead_day is not None and anchor is not None and start is not None:
+        # 下周五交方案，提前两天提醒我 → "上午9点": Wednesday 09:00; the task keeps its whole day.
+        at_lead = start.replace(year=lead_day.year, month=lead_day.month, day=lead_day.day)
+        reminder = Reminder(remind_at=at_lead, offset_minutes=round((anchor.timestamp() - at_lead.timestamp()) / 60))
+    elif asked_when and clock_only and info is not None and info.lead_minutes and start is not None:
+        # 明天交报告，提前半小时提醒我 → "下午5点": due 17:00, reminded 16:30.
+        reminder = Reminder(remind_at=minus(start, info.lead_minutes), offset_minutes=info.lead_minutes)
+    elif asked_when and start is not None:
         reminder = Reminder(remind_at=start)
     elif base is not None and has_clock and lead is not None:
         reminder = Reminder(remind_at=minus(base, lead), offset_minutes=lead)
@@ -119,10 +135,11 @@ def _merge_create(pending: CreateIntent, text: str, slots: Slots, meeting_offset
         update.update({"start_at": start, "all_day": False} if pending.kind == "event" else {"due_at": start})
     elif start is not None and pending.due_at is None and pending.start_at is None:
         update["due_at"] = start
-    if start is not None and pending.kind == "task" and pending.all_day:
+    if start is not None and pending.kind == "task" and pending.all_day and not on_lead_day and not elsewhen:
         update.update({"due_at": start, "all_day": False})
     label = info.label if info else pending.title
-    update["question"] = clarify.question(missing, label=label, meeting=bool(info and info.is_meeting)) \
+    update["question"] = clarify.question(missing, label=label, meeting=bool(info and info.is_meeting),
+                                          remind_on=lead_day, lead_minutes=info.lead_minutes if info else None) \
         if missing else None
     update["pending"] = pending.pending if missing else None
     update["confidence"] = 0.8 if missing else 0.9

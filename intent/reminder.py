@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 
 from intent.lexicon import NO_REMINDER, REMIND_WORD
 from intent.model import Missing, Reminder
@@ -78,3 +78,11 @@ def plan(
     if asked:
         return ReminderPlan(None, ("reminder_time",), "rule1.no_clock")
     return ReminderPlan(None, (), "rule4.no_auto_reminder")
+
+
+def lead_day(start: datetime | None, lead_minutes: int | None, *, all_day: bool) -> date | None:
+    """The day a whole-days lead falls on for an item with only a date (下周五交方案，提前两天 → Wednesday):
+    its clock time is what rule 1 still asks. None for other leads (提前半小时 needs the item's own time)."""
+    if start is None or not all_day or not lead_minutes or lead_minutes % 1440:
+        return None
+    return start.date() - timedelta(days=lead_minutes // 1440)

@@ -11,7 +11,7 @@ _WEEKDAY = "一二三四五六日"
 
 
 def question(missing: Sequence[Missing], *, label: str = "", meeting: bool = False, target: str = "",
-             remind_on: date | None = None, lead_minutes: int | None = None) -> str:
+             remind_on: date | None = None, lead_minutes: int | None = None, remind_period: str | None = None) -> str:
     """One question covering everything missing; rule 1's wording is exact.
     `remind_on`: the day a 提前N天 reminder falls on, when only its clock time is missing;
     `lead_minutes`: a shorter lead (提前半小时), which needs the item's own clock time."""
@@ -23,7 +23,8 @@ def question(missing: Sequence[Missing], *, label: str = "", meeting: bool = Fal
         return f"{noted}{what}{tail}"
     if "reminder_time" in need and remind_on is not None:
         day = f"{remind_on.month}月{remind_on.day}日（周{_WEEKDAY[remind_on.weekday()]}）"
-        return f"{noted}提前的那天是{day}，几点提醒你？比如“上午9点”。"
+        example = "9点" if remind_period else "上午9点"
+        return f"{noted}提前的那天是{day}{remind_period or ''}，几点提醒你？比如“{example}”。"
     if "reminder_time" in need and lead_minutes:
         return f"{noted}具体是几点？我会提前{_lead_words(lead_minutes)}提醒你。"
     if "reminder_time" in need:

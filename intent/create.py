@@ -44,7 +44,8 @@ def build(text: str, slots: Slots, *, rule: str, meeting_offset: int, confidence
         else:
             missing.append("event_time")
     if "event_time" in missing:
-        plan = reminder.ReminderPlan(None, () if slots.lead_minutes or not asked else ("reminder_offset",),
+        plan = reminder.ReminderPlan(reminder.lead_day_reminder(slots, start, all_day=all_day),
+                                     () if slots.lead_minutes or not asked else ("reminder_offset",),
                                      "rule1.ask_event_time")
     else:
         plan = reminder.plan(text, slots, kind=kind, meeting=meeting, start=start, has_clock=has_clock,
@@ -64,7 +65,8 @@ def build(text: str, slots: Slots, *, rule: str, meeting_offset: int, confidence
         needs_clarification=missing,
         question=clarify.question(missing, label=label, meeting=meeting,
                                   remind_on=reminder.lead_day(start, slots.lead_minutes, all_day=all_day),
-                                  lead_minutes=slots.lead_minutes) if missing else None,
+                                  lead_minutes=slots.lead_minutes, remind_period=slots.lead_period)
+        if missing else None,
         rule=f"{rule}/{plan.rule}",
         confidence=0.8 if missing else confidence,
         pending=Pending(
@@ -73,6 +75,7 @@ def build(text: str, slots: Slots, *, rule: str, meeting_offset: int, confidence
             is_meeting=meeting,
             wants_reminder=asked,
             lead_minutes=slots.lead_minutes,
+            lead_period=slots.lead_period,
         ) if missing else None,
     )
 

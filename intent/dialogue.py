@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta
+from datetime import datetime, time, timedelta
 
 from intent import clarify
 from intent.digest import snooze, subscribe
@@ -19,7 +19,7 @@ from intent.model import (
     UpdateIntent,
 )
 from intent.reminder import lead_day as lead_day_of
-from intent.slots import Slots, minus
+from intent.slots import Slots, minus, on_day
 from intent.title import clean, remove_spans
 
 _ORDINAL = re.compile(r"^(?:第)?([0-9一二两三四五六七八九十]+)(?:个|项|条|件)?$|^(最后一个|最后那个)$")
@@ -118,13 +118,18 @@ def _merge_create(pending: CreateIntent, text: str, slots: Slots, meeting_offset
         and start is not None and start.date() != info.on_date
     if on_lead_day and lead_day is not None and anchor is not None and start is not None:
         # 下周五交方案，提前两天提醒我 → "上午9点": Wednesday 09:00; the task keeps its whole day.
-        at_lead = start.replace(year=lead_day.year, month=lead_day.month, day=lead_day.day)
-        reminder = Reminder(remind_at=at_lead, offset_minutes=round((anchor.timestamp() - at_lead.timestamp()) / 60))
+        at_lead = on_day(at, datetime.combine(lead_day, time(), tzinfo=start.tzinfo),
+                         info.lead_period if info is not None else None) if at is not None else start
+        reminder = Reminder(remind_at=at_lead, offset_minutes=int((anchor - at_lead).total_seconds() // 60))
     elif asked_when and clock_only and info is not None and info.lead_minutes and start is not None:
         # 明天交报告，提前半小时提醒我 → "下午5点": due 17:00, reminded 16:30.
         reminder = Reminder(remind_at=minus(start, info.lead_minutes), offset_minutes=info.lead_minutes)
     elif asked_when and start is not None:
         reminder = Reminder(remind_at=start)
+    elif pending.reminder is not None and base is not None and has_clock:
+        # its own clock on the lead's day (提前一天晚上8点提醒我), kept while the event's time was asked
+        reminder = pending.reminder.model_copy(update={
+            "offset_minutes": int((base - pending.reminder.remind_at).total_seconds() // 60)})
     elif base is not None and has_clock and lead is not None:
         reminder = Reminder(remind_at=minus(base, lead), offset_minutes=lead)
     elif base is not None and has_clock and info is not None and info.is_meeting:
@@ -139,8 +144,8 @@ def _merge_create(pending: CreateIntent, text: str, slots: Slots, meeting_offset
         update.update({"due_at": start, "all_day": False})
     label = info.label if info else pending.title
     update["question"] = clarify.question(missing, label=label, meeting=bool(info and info.is_meeting),
-                                          remind_on=lead_day, lead_minutes=info.lead_minutes if info else None) \
-        if missing else None
+                                          remind_on=lead_day, lead_minutes=info.lead_minutes if info else None,
+                                          remind_period=info.lead_period if info else None) if missing else None
     update["pending"] = pending.pending if missing else None
     update["confidence"] = 0.8 if missing else 0.9
     return pending.model_copy(update=update)

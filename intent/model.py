@@ -59,6 +59,7 @@ class Pending(_Value):
     is_meeting: bool = False
     wants_reminder: bool = False  # the user asked for a reminder (提醒)
     lead_minutes: int | None = None  # a lead time already given
+    lead_period: str | None = None  # the part of the lead's day already said (前一晚 / 前一天早上 → 晚上 / 早上)
 
 
 class Intent(BaseModel):

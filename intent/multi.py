@@ -50,6 +50,8 @@ _EXTENT = re.compile(r"^(?:结束|散会|散|完|为止|截止|收尾|开完|搞
 # 记一下 X starts a request of its own; 记得/别忘了 X after an item is a note about that item.
 _NOTE = re.compile(r"记一下|记下|记录|记上|帮我记|备忘|记个|加个待办|添加待办")
 _ALSO = re.compile(r"也|同样|一样|照旧|照样")
+# 下周四体检，头一天晚上8点提醒我: a reminder clause counted from the previous item's day belongs to it.
+_DAY_BEFORE = re.compile(r"^(?:要|请|记得)?(?:(?:提前|前|头)[一两二三四五六七1-7]天|(?:前|头)一?晚)")
 
 
 @dataclass(slots=True)
@@ -144,7 +146,9 @@ def _judge(c: _Clause, slots: Slots, today: date) -> None:
     c.asks = bool(REMIND_WORD.search(c.text))
     action = classify(c.text, slots, today).action
     timed = slots.when is not None or slots.recur is not None or slots.relative is not None
-    if _ALSO.sub("", c.title) in _GENERIC and slots.has_clock and _ALSO.search(c.text):
+    if c.asks and _DAY_BEFORE.match(c.text):
+        c.alone = False
+    elif _ALSO.sub("", c.title) in _GENERIC and slots.has_clock and _ALSO.search(c.text):
         c.alone = True  # 晚上8点也要: the subject carries over (see _with_subject)
     elif action in ("query", "subscribe_digest", "unsubscribe_digest"):
         c.alone = True

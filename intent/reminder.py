@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import date, datetime, time, timedelta
 
 from intent.lexicon import NO_REMINDER, REMIND_WORD
 from intent.model import Missing, Reminder
-from intent.slots import Slots, minus
+from intent.slots import Slots, minus, on_day
 
 # A reminder word right after the time ("九点提醒我", "7点半叫我") makes that time the reminder time.
 _REMIND_AT_TIME = re.compile(r"^[\s,的再就准时]*(?:提醒|叫|喊|通知)")
@@ -48,6 +48,9 @@ def plan(
         if asked:
             return ReminderPlan(None, ("reminder_time",), "rule1.no_time")
         return ReminderPlan(None, (), "rule4.no_time_no_reminder")
+    on_lead_day = lead_day_reminder(slots, start, all_day=not has_clock)
+    if on_lead_day is not None:
+        return ReminderPlan(on_lead_day, (), "rule5.lead_day_clock")
     second = slots.second
     if second is not None and second.start is not None and _REMIND_AT_TIME.match(text[second.span[1]:]):
         at = second.start
@@ -86,3 +89,13 @@ def lead_day(start: datetime | None, lead_minutes: int | None, *, all_day: bool)
     if start is None or not all_day or not lead_minutes or lead_minutes % 1440:
         return None
     return start.date() - timedelta(days=lead_minutes // 1440)
+
+
+def lead_day_reminder(slots: Slots, start: datetime | None, *, all_day: bool) -> Reminder | None:
+    """提前一天上午9点提醒我 for an item with only a date: that clock on the lead's day (the item keeps its day)."""
+    clock, lead = slots.remind_clock, slots.lead_minutes
+    day = lead_day(start, lead, all_day=all_day)
+    if clock is None or day is None or start is None:
+        return None
+    at = on_day(clock, datetime.combine(day, time(), tzinfo=start.tzinfo))
+    return Reminder(remind_at=at, offset_minutes=int((start - at).total_seconds() // 60))

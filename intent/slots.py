@@ -25,6 +25,8 @@ class Slots:
     recur: TimeMention | None = None
     lead_minutes: int | None = None
     lead_span: tuple[int, int] | None = None
+    remind_clock: TimeMention | None = None  # 下个月5号交房租，提前一天上午9点提醒我 → 上午9点, on the lead's day
+    lead_period: str | None = None  # 提前一天晚上提醒我 / 前一晚 → 晚上: where on the lead's day, clock still unsaid
     durations: list[TimeMention] = field(default_factory=list)
     spans: list[tuple[int, int]] = field(default_factory=list)
 
@@ -128,13 +130,34 @@ def collect(mentions: list[TimeMention], text: str) -> Slots:
             s.when = m
         elif m.start is not None and s.second is None and m.has_clock:
             s.second = m
-    _attach_clock(s, [m for m in mentions if m.type in ("point", "range") and not m.relative and m.start], text)
     if s.lead_minutes is None:
-        found = lead_from_text(text)
+        found = lead_from_text(text) or _day_before(text, s.when)
         if found is not None:
             s.lead_minutes, s.lead_span = found
             s.spans.append(found[1])
+    _attach_clock(s, [m for m in mentions if m.type in ("point", "range") and not m.relative and m.start], text)
+    if s.lead_span is not None and s.lead_minutes and not s.lead_minutes % 1440:
+        after = next((m for m in mentions if m.span[0] >= s.lead_span[1] - 1 and m.period is not None), None)
+        s.lead_period = after.period if after is not None else ("晚上" if text[s.lead_span[1] - 1] == "晚" else None)
     return s
+
+
+_DAY_BEFORE = re.compile(r"(?<![0-9零一二两三四五六七八九十提])(?:前|头)([一两二三四五六七1-7])天|(?:前|头)一?晚")
+_REMIND_AFTER = re.compile(r"[^,!?]{0,10}?(?:提醒|叫我|喊我|通知我)")
+
+
+def _day_before(text: str, when: TimeMention | None) -> tuple[int, tuple[int, int]] | None:
+    """前一天/头一天/前两天/前一晚 in a reminder clause after the item's day mean 提前N天 (周五开会，前一天提醒我).
+    前天 (the day before yesterday) has no numeral and is left to the time engine."""
+    if when is None or not when.has_date:
+        return None
+    m = _DAY_BEFORE.search(text, when.span[1])
+    if m is None or not _REMIND_AFTER.match(text, m.end()):
+        return None
+    from intent.timex.numerals import cn_int
+
+    days = cn_int(m.group(1)) if m.group(1) else 1
+    return (days or 1) * 1440, m.span()
 
 
 _TRIGGER = re.compile(r"提醒|叫我|喊我|记一下|记下|帮我记|备忘|记得")
@@ -175,6 +198,11 @@ def _attach_clock(s: Slots, points: list[TimeMention], text: str) -> None:
     later = points[points.index(day) + 1:]
     clock = next((m for m in later if m.has_clock), None)
     if clock is None or clock.start is None:
+        return
+    lead = s.lead_span
+    if (lead is not None and s.lead_minutes and not s.lead_minutes % 1440 and not clock.has_date
+            and day.span[1] <= lead[0] < clock.span[0]):
+        s.remind_clock = clock  # 交房租，提前一天上午9点提醒我: the clock is the reminder's, the task keeps its day
         return
     if clock.has_date:
         s.when = clock

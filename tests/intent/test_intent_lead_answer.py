@@ -54,3 +54,54 @@ def test_without_a_lead_the_answer_is_still_the_tasks_time() -> None:
     assert (done.due_at, done.all_day) == (at(2026, 6, 19, 9), False)
     assert done.reminder is not None and done.reminder.remind_at == at(2026, 6, 19, 9)
     assert done.due_at is not None and done.due_at.date() == date(2026, 6, 19)
+
+
+def one(text: str) -> CreateIntent:
+    [it] = parse_all(text, now=NOW, tz=TZ)
+    assert isinstance(it, CreateIntent)
+    return it
+
+
+def test_the_clock_after_a_whole_days_lead_is_the_reminders_and_the_task_keeps_its_day() -> None:
+    for text, remind_at in (("下个月5号交房租，前一天上午9点提醒我", at(2026, 7, 4, 9)),
+                            ("下个月5号交房租，提前一天上午9点提醒我", at(2026, 7, 4, 9)),
+                            ("下个月5号交房租，提前两天上午9点提醒我", at(2026, 7, 3, 9)),
+                            ("周五交报告，前一晚9点提醒我", at(2026, 6, 18, 21)),
+                            ("周五交报告，前一天晚上9点提醒我", at(2026, 6, 18, 21))):
+        it = one(text)
+        assert it.needs_clarification == [] and it.all_day, (text, it)
+        assert it.reminder is not None and it.reminder.remind_at == remind_at, (text, it.reminder)
+        assert it.title in ("交房租", "交报告"), (text, it.title)
+
+
+def test_the_day_before_is_a_lead() -> None:
+    it = one("周五开会，前一天提醒我")
+    assert it.needs_clarification == ["event_time"] and it.pending is not None
+    assert it.pending.lead_minutes == 1440
+    assert it.question == "可以。我先记下“周五开会”。会议大概几点开始？"  # not also "提前多久"
+    [done] = parse_all("下午3点", now=NOW, tz=TZ, pending=it)
+    assert isinstance(done, CreateIntent) and done.reminder is not None
+    assert done.reminder.remind_at == at(2026, 6, 18, 15)
+
+
+def test_an_events_own_reminder_clock_survives_the_question_for_its_time() -> None:
+    it = one("下周四体检，头一天晚上8点提醒我")
+    assert it.needs_clarification == ["event_time"]
+    [done] = parse_all("上午9点", now=NOW, tz=TZ, pending=it)
+    assert isinstance(done, CreateIntent) and done.start_at == at(2026, 6, 25, 9)
+    assert done.reminder is not None
+    assert (done.reminder.remind_at, done.reminder.offset_minutes) == (at(2026, 6, 24, 20), 13 * 60)
+
+
+def test_the_part_of_the_lead_day_already_said_reads_the_answer() -> None:
+    asked, done = ask_then("周五交报告，前一晚提醒我", "9点")
+    assert asked.question == "可以。我先记下“周五交报告”。提前的那天是6月18日（周四）晚上，几点提醒你？比如“9点”。"
+    assert done.reminder is not None and done.reminder.remind_at == at(2026, 6, 18, 21)
+
+
+def test_other_uses_of_qian_are_left_alone() -> None:
+    it = one("明天下午3点开会，前一天晚上8点提醒我")
+    assert it.start_at == at(2026, 6, 19, 15) and it.reminder is not None
+    assert it.reminder.remind_at == at(2026, 6, 18, 20)
+    [query] = parse_all("前天的会", now=NOW, tz=TZ)
+    assert query.action == "query"

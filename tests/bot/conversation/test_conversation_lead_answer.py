@@ -39,3 +39,13 @@ async def test_half_an_hour_before_the_tasks_own_time(bot: Bot) -> None:
     assert (item.all_day, item.due_at) == (False, at(6, 19, 17))
     [reminder] = await bot.rows(ReminderRow)
     assert (reminder.remind_at, reminder.offset_minutes) == (at(6, 19, 16, 30), 30)
+
+
+async def test_the_day_before_at_a_clock_in_one_message(bot: Bot) -> None:
+    chat = bot.chat()
+    reply = await chat.say("下个月5号交房租，前一天上午9点提醒我")
+    assert reply == "已记录：7月5日（周日）交房租。我会在 7月4日（周六）09:00 提醒你。"
+    [item] = await bot.rows(ScheduleItemRow)
+    assert (item.title, item.all_day, item.local_date) == ("交房租", True, "2026-07-05")
+    [reminder] = await bot.rows(ReminderRow)
+    assert reminder.remind_at == at(7, 4, 9)

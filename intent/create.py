@@ -75,6 +75,7 @@ def build(text: str, slots: Slots, *, rule: str, meeting_offset: int, confidence
             is_meeting=meeting,
             wants_reminder=asked,
             lead_minutes=slots.lead_minutes,
+            period=anchor.period if anchor is not None and not has_clock else None,
             lead_period=slots.lead_period,
         ) if missing else None,
     )

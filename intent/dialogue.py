@@ -97,10 +97,10 @@ def _merge_create(pending: CreateIntent, text: str, slots: Slots, meeting_offset
     at = slots.relative or slots.when
     start = at.start if at is not None and at.has_clock else None
     if start is not None and at is not None and not at.has_date and info is not None and info.on_date is not None:
-        moved = start.replace(year=info.on_date.year, month=info.on_date.month, day=info.on_date.day)
-        if at.period is None and 18 <= start.hour <= 23 and moved.date() != start.date() and "晚" not in text:
-            moved -= timedelta(hours=12)  # SPEC §4: a bare 6–11 on another day is the morning
-        start = moved
+        # On the day already said, in the part of it already said (周五晚上 + "7点" → 19:00); else SPEC §4
+        # (a bare 6–11 on another day is the morning). 18:30 written so is never moved.
+        day = datetime.combine(info.on_date, time(), tzinfo=start.tzinfo)
+        start = on_day(at, day, info.period or ("晚上" if "晚" in text else None))
     lead = slots.lead_minutes if slots.lead_minutes is not None else (info.lead_minutes if info else None)
     base = start or pending.start_at or pending.due_at
     has_clock = start is not None or not pending.all_day
@@ -138,6 +138,8 @@ def _merge_create(pending: CreateIntent, text: str, slots: Slots, meeting_offset
     update: dict[str, object] = {"reminder": reminder, "needs_clarification": missing, "rule": "merge.create"}
     if start is not None and "reminder_time" not in pending.needs_clarification:
         update.update({"start_at": start, "all_day": False} if pending.kind == "event" else {"due_at": start})
+        if pending.kind == "event" and pending.all_day and _within_a_day(pending):
+            update["end_at"] = None  # the end of the day (or evening) asked about is not when it ends
     elif start is not None and pending.due_at is None and pending.start_at is None:
         update["due_at"] = start
     if start is not None and pending.kind == "task" and pending.all_day and not on_lead_day and not elsewhen:
@@ -149,3 +151,8 @@ def _merge_create(pending: CreateIntent, text: str, slots: Slots, meeting_offset
     update["pending"] = pending.pending if missing else None
     update["confidence"] = 0.8 if missing else 0.9
     return pending.model_copy(update=update)
+
+
+def _within_a_day(pending: CreateIntent) -> bool:
+    start, end = pending.start_at, pending.end_at
+    return start is not None and end is not None and end - start <= timedelta(days=1)

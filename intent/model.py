@@ -59,6 +59,7 @@ class Pending(_Value):
     is_meeting: bool = False
     wants_reminder: bool = False  # the user asked for a reminder (提醒)
     lead_minutes: int | None = None  # a lead time already given
+    period: str | None = None  # the part of the day already said without a clock (周五晚上 → 晚上)
     lead_period: str | None = None  # the part of the lead's day already said (前一晚 / 前一天早上 → 晚上 / 早上)
 
 

@@ -1,0 +1,33 @@
+"""Rule 1's answer read in the part of the day already said: "这周五晚上和朋友聚餐" + "7点" is 19:00, not 07:00
+until midnight; an hour written as 18:30 is never moved to the morning."""
+
+from __future__ import annotations
+
+import pytest
+from intent_helpers import NOW, TZ, at
+
+from intent import parse_all
+from intent.model import CreateIntent
+
+
+def answered(text: str, answer: str) -> CreateIntent:
+    [asked] = parse_all(text, now=NOW, tz=TZ)
+    assert isinstance(asked, CreateIntent) and asked.needs_clarification
+    [done] = parse_all(answer, now=NOW, tz=TZ, pending=asked)
+    assert isinstance(done, CreateIntent)
+    return done
+
+
+@pytest.mark.parametrize(("answer", "hour", "minute"), [("7点", 19, 0), ("七点半", 19, 30), ("晚上7点", 19, 0),
+                                                        ("18:30", 18, 30), ("下午6点", 18, 0)])
+def test_an_evening_event_takes_the_evening_hour_and_no_day_end(answer: str, hour: int, minute: int) -> None:
+    done = answered("这周五晚上和朋友聚餐", answer)  # NOW is Thursday 6/18: 这周五 is 6/19
+    assert (done.start_at, done.end_at, done.all_day) == (at(2026, 6, 19, hour, minute), None, False)
+
+
+@pytest.mark.parametrize(("text", "answer", "hour"), [("明天下午开会", "3点", 15), ("明天下午开会", "4点", 16),
+                                                      ("明天开会", "9点", 9), ("明天开会", "18:30", 18),
+                                                      ("后天上午面试", "10点", 10)])
+def test_the_day_part_or_the_written_hour_decides(text: str, answer: str, hour: int) -> None:
+    done = answered(text, answer)
+    assert done.start_at is not None and done.start_at.hour == hour, done

@@ -69,7 +69,7 @@ _BYDAY = ("MO", "TU", "WE", "TH", "FR", "SA", "SU")
 def refine(mentions: list[TimeMention], text: str) -> list[TimeMention]:
     """Intent-level reading of the engine's mentions: drop noun uses, fold 周一到周五 into the set."""
     kept = [_week_noun(m, text) for m in mentions if m.text not in _NOUN_WORDS and not _degree(m, text)]
-    return _starting_from(_weekday_span_set(kept), text)
+    return _starting_from(_bounded_set(_weekday_span_set(kept)), text)
 
 
 def _starting_from(mentions: list[TimeMention], text: str) -> list[TimeMention]:
@@ -242,8 +242,40 @@ def _written_24h(text: str) -> bool:
     return hour is not None and hour >= 13
 
 
+# A range that names particular days (下周一到周五, 这周, 12月5日到10日), not weekdays in general (周一到周五).
+_PARTICULAR = re.compile(r"^(?:下下?|这|本|上|今|明|后|[0-9零一二两三四五六七八九十]+月|[0-9]+[./-])|[0-9]+[号日]")
+
+
+def _bounded_set(mentions: list[TimeMention]) -> list[TimeMention]:
+    """下周一到周五每天早上8点 / 这周每天晚上10点: a set said inside particular days runs only on those days.
+    The set starts on the range's first matching day and ends with it (RRULE UNTIL, local wall time)."""
+    rec = next((m for m in mentions if m.type == "set" and m.rrule and m.start is not None and not m.lunar
+                and m.rrule.startswith(("FREQ=DAILY", "FREQ=WEEKLY")) and "UNTIL=" not in m.rrule), None)
+    days = next((m for m in mentions if m.type == "range" and m.start is not None and m.end is not None
+                 and m.grain in ("day", "week", "month") and _PARTICULAR.search(m.text)), None)
+    if rec is None or days is None or rec.start is None or days.start is None or days.end is None:
+        return mentions
+    if days.span[1] > rec.span[0] or not timedelta(days=1) <= days.end - days.start <= timedelta(days=62):
+        return mentions
+    begin = rec.start
+    if days.start > begin:
+        begin = begin.replace(year=days.start.year, month=days.start.month, day=days.start.day)
+    wanted = _weekdays(replace(rec, has_clock=False)) or list(range(7))
+    for _ in range(7):
+        if begin.weekday() in wanted:
+            break
+        begin += timedelta(days=1)
+    if begin >= days.end:
+        return mentions  # no such day left in the range: keep the plain set rather than an empty series
+    until = (days.end - timedelta(seconds=1)).strftime("%Y%m%dT%H%M%S")
+    bounded = replace(rec, start=begin, rrule=f"{rec.rrule};UNTIL={until}",
+                      span=(min(days.span[0], rec.span[0]), rec.span[1]), rule=f"{rec.rule}+within")
+    return [bounded if m is rec else m for m in mentions if m is not days]
+
+
 def _weekday_span_set(mentions: list[TimeMention]) -> list[TimeMention]:
-    """周一到周五每天7点: the engine gives a weekday range plus a daily set; the intent is one weekly set."""
+    """周一到周五每天7点: the engine gives a weekday range plus a daily set; the intent is one weekly set.
+    A range of particular days (下周一到周五) stays beside the set too, to bound it (`_bounded_set`)."""
     daily = next((m for m in mentions if m.type == "set" and m.rrule == "FREQ=DAILY" and m.start), None)
     days = next((m for m in mentions if m is not daily and _weekdays(m)), None)
     if daily is None or days is None or daily.start is None:
@@ -255,9 +287,11 @@ def _weekday_span_set(mentions: list[TimeMention]) -> list[TimeMention]:
             break
         first += timedelta(days=1)
     byday = ",".join(_BYDAY[d] for d in sorted(wanted))
-    merged = replace(daily, span=(min(days.span[0], daily.span[0]), max(days.span[1], daily.span[1])),
+    particular = _PARTICULAR.search(days.text) is not None
+    merged = replace(daily, span=(daily.span[0] if particular else min(days.span[0], daily.span[0]),
+                                  max(days.span[1], daily.span[1])),
                      rrule=f"FREQ=WEEKLY;BYDAY={byday}", start=first, rule=f"{daily.rule}+weekday_range")
-    return [merged if m is daily else m for m in mentions if m is not days]
+    return [merged if m is daily else m for m in mentions if m is not days or particular]
 
 
 def _weekdays(m: TimeMention) -> list[int]:

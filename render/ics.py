@@ -6,6 +6,7 @@ DTSTAMP is the item's last change, so an unchanged item serialises identically o
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import UTC, date, datetime, timedelta
 from functools import lru_cache
@@ -117,7 +118,7 @@ def _add_recurrence(component: Event | Todo, item: Item, anchor: int) -> None:
         if dates:
             component.add("rdate", dates)
     else:
-        body = recurrence.rrule or WEEKDAYS_CN
+        body = _until_for_ics(recurrence.rrule or WEEKDAYS_CN, item)
         component.add("rrule", vRecur.from_ical(body.removeprefix("RRULE:")))
     if recurrence.skipped:
         start = local(anchor, item.timezone)
@@ -125,6 +126,17 @@ def _add_recurrence(component: Event | Todo, item: Item, anchor: int) -> None:
         days = sorted(date.fromisoformat(day) for day in recurrence.skipped)
         component.add("exdate", days if item.all_day else [localize(datetime.combine(d, start.time()), zone)
                                                             for d in days])
+
+
+def _until_for_ics(body: str, item: Item) -> str:
+    """UNTIL is stored as local wall time; RFC 5545 wants UTC beside a DTSTART with TZID, a DATE beside a DATE."""
+    found = re.search(r"(?<![A-Z])UNTIL=(\d{8}T\d{6})(?!Z)", body)
+    if found is None:
+        return body
+    wall = datetime.strptime(found.group(1), "%Y%m%dT%H%M%S")  # noqa: DTZ007 - local wall time, localized below
+    until = wall.strftime("%Y%m%d") if item.all_day else \
+        localize(wall, ZoneInfo(item.timezone)).astimezone(UTC).strftime("%Y%m%dT%H%M%SZ")
+    return body[:found.start(1)] + until + body[found.end(1):]
 
 
 def _alarm(item: Item, lead_ms: int) -> Alarm:

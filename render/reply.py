@@ -11,7 +11,7 @@ from datetime import date
 from render import outcome as o
 from render.agenda import entry_line, listing
 from render.timefmt import clock_label, day_label, local, moment_label
-from render.wording import lead_label, recurrence_label, verb_word
+from render.wording import lead_label, recurrence_label, recurrence_until, verb_word
 from schedule.domain import Item, Reminder
 
 MAX_BYTES = 2048
@@ -106,6 +106,8 @@ def created(x: o.Created) -> str:
     label = f"{when}{'' if item.all_day else ' '}{item.title}" if when else item.title
     if item.recurrence is not None and item.anchor_at is not None:
         label += f"，首次是{day_label(local(item.anchor_at, item.timezone).date())}"
+        until = recurrence_until(item.recurrence)
+        label += f"，到{day_label(until)}为止" if until is not None else ""
     if reminder is None:
         if item.kind == "task" or x.explicit_no_reminder:
             where = "待办列表" if item.kind == "task" else "日程"

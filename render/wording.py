@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from datetime import date
 
 from schedule.domain import Recurrence
 
@@ -53,3 +54,12 @@ def recurrence_label(rec: Recurrence) -> str:
         month, monthday = parts.get("BYMONTH"), parts.get("BYMONTHDAY")
         return f"每年{month}月{monthday}日" if month and monthday else "每年"
     return "重复"
+
+
+def recurrence_until(rec: Recurrence) -> date | None:
+    """The last local day of a bounded series (RRULE UNTIL, local wall time or UTC with Z), or None."""
+    found = re.search(r"(?:^|;)UNTIL=(\d{8})", rec.rrule or "")
+    if found is None:
+        return None
+    digits = found.group(1)
+    return date(int(digits[:4]), int(digits[4:6]), int(digits[6:]))

@@ -85,3 +85,14 @@ def test_lunar_series_lists_its_next_occurrences_and_dst_zones_get_both_rules() 
     ny = next(z for z in cal.walk("VTIMEZONE") if str(z["TZID"]) == "America/New_York")
     assert {c.name for c in ny.subcomponents} == {"STANDARD", "DAYLIGHT"}
     assert by_uid(cal)["item-2@x"]["RRULE"]["COUNT"] == [30]
+
+
+def test_a_bounded_series_ends_in_utc_beside_its_local_start() -> None:
+    """UNTIL is stored as local wall time (下周一到周五 → …T235959); the feed gives it in UTC as RFC 5545 asks."""
+    series = task(8, "打卡", at(2026, 12, 7, 8, 0),
+                  recurrence=Recurrence(rrule="FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR;UNTIL=20261211T235959"))
+    holiday = task(9, "值班", at(2026, 12, 7), all_day=True, local_date="2026-12-07",
+                   recurrence=Recurrence(rrule="FREQ=DAILY;UNTIL=20261209T235959"))
+    found = by_uid(parse(calendar_feed([series, holiday], uid_domain="pages.example")))
+    assert found["item-8@pages.example"]["RRULE"]["UNTIL"] == [datetime(2026, 12, 11, 15, 59, 59, tzinfo=ZoneInfo("UTC"))]
+    assert found["item-9@pages.example"]["RRULE"]["UNTIL"] == [date(2026, 12, 9)]

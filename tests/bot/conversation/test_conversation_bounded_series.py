@@ -1,0 +1,31 @@
+"""下周一到周五每天早上8点提醒我打卡: the reply names the last day, the worker pushes Monday to Friday of next
+week and nothing after (the clock starts at Thursday 2026-06-18 10:00 in Shanghai)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from conftest import Bot
+
+from bot.runtime import delivery_worker
+from schedule.model import OutboundMessageRow
+
+SH = ZoneInfo("Asia/Shanghai")
+
+
+async def test_a_series_for_next_week_only(bot: Bot) -> None:
+    chat = bot.chat()
+    reply = await chat.say("下周一到周五每天早上8点提醒我打卡")
+    assert reply == "已记录：每周一到周五08:00 打卡，首次是6月22日（周一），到6月26日（周五）为止。到时提醒你。"
+    worker = delivery_worker(bot.app.state.settings, bot.sessions, bot.clock, None)
+    pushed_on: list[str] = []
+    day = datetime(2026, 6, 19, 8, 1, tzinfo=SH)
+    for _ in range(14):  # 6/19 to 7/2, a minute after 08:00 each day
+        bot.clock.set(day)
+        await worker.run_once()
+        rows = await bot.rows(OutboundMessageRow)
+        if len(rows) > len(pushed_on):
+            pushed_on.append(day.date().isoformat())
+        day += timedelta(days=1)
+    assert pushed_on == ["2026-06-22", "2026-06-23", "2026-06-24", "2026-06-25", "2026-06-26"]

@@ -25,7 +25,8 @@ _ABILITY_WORDS = re.compile(r"你|您|我|能不能|可不可以|能否|支持|�
                             r"设置?|定|闹钟|做|干|事情?|什么|啥|嘛|吗|么|不|没有?|呢|一下|[,.!? ]")
 
 # A question about one of the user's own items: 后天的会在哪开来着 / 明天的面试是几点.
-_OWN_ASK = re.compile(r"几点|在哪|哪儿|哪里|什么时候|啥时候|来着|多久|什么地方|地点是|地址")
+_OWN_ASK = re.compile(
+    r"几点|在哪|哪儿|哪里|什么时候|啥时候|来着|多久|什么地方|(?:地点|地址)(?:是|在)?(?:哪|什么|啥|多少)|地址呢|地址[?]?$")
 
 
 def asks_the_world(text: str) -> bool:

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 
 from intent import clarify, reminder
 from intent.lexicon import ALL_DAY_ACTIVITY, DEADLINE, NO_REMINDER, RECORD_WORD, REMIND_WORD, is_activity, is_meeting
 from intent.model import CreateIntent, Lunar, Missing, Pending, Recurrence
+from intent.place import place_of
 from intent.slots import Slots, day_start
 from intent.title import clean, remove_spans, title_of
 
 
 def build(text: str, slots: Slots, *, rule: str, meeting_offset: int, confidence: float = 0.9) -> CreateIntent:
+    place = place_of(text)
+    if place is not None:
+        slots = replace(slots, spans=[*slots.spans, place[1]])  # 地点在望京SOHO is not the title
     rest = remove_spans(text, slots.spans)
     meeting = is_meeting(rest)
     asked = bool(REMIND_WORD.search(text)) and not NO_REMINDER.search(text)
@@ -55,6 +60,7 @@ def build(text: str, slots: Slots, *, rule: str, meeting_offset: int, confidence
     return CreateIntent(
         kind="event" if kind == "event" else "task",
         title=title,
+        location=place[0] if place is not None else None,
         start_at=start if kind == "event" else None,
         end_at=end if kind == "event" and end != start else None,
         due_at=start if kind == "task" else None,

@@ -101,6 +101,7 @@ class CreateIntent(Intent):
     reminder: Reminder | None = None
     explicit_no_reminder: bool = False
     recurrence: Recurrence | None = None
+    location: str | None = None  # 地点在望京SOHO (not in §5; null otherwise)
 
 
 class QueryIntent(Intent):
@@ -188,4 +189,6 @@ def to_json(intent: Intent) -> dict[str, Any]:
             out[extra] = dumped[extra]
     if dumped.get("every"):
         out["every"] = True
+    if dumped.get("location"):
+        out["location"] = dumped["location"]
     return out

@@ -39,7 +39,8 @@ def _row(item: Item, tz: str, today: date | None) -> str:
         if item.recurrence is not None:  # a series' reminder row is its next one: show this occurrence's
             at_ms = anchor - (first.offset_minutes or 0) * 60_000
         bell = " ⏰" if at_ms == anchor else f" ⏰{clock_label(local(at_ms, tz))}"
-    return f"· {overdue}{clock} {item.title}{bell}"
+    where = f"（{item.location}）" if item.location else ""
+    return f"· {overdue}{clock} {item.title}{where}{bell}"
 
 
 def _day_head(day: date, today: date | None) -> str:

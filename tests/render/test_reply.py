@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import date, datetime
 from zoneinfo import ZoneInfo
 
@@ -80,3 +81,11 @@ def test_several_changed_at_once_are_listed_with_what_became_of_their_reminders(
         "另有 1 条没改成（可能刚被改过或已删除），发“看看日程”可以核对。")
     done = (o.Changed("complete", bank, before=bank),)
     assert reply(o.Turn((o.ChangedAll("complete", done),))) == "好的，已完成 1 条：\n1. 6月19日（周五）15:00 去银行"
+
+
+def test_a_place_is_said_when_recorded_and_listed() -> None:
+    item = replace(event("面试", ms(6, 20, 9, 30), reminder_at=ms(6, 20, 7, 30), offset=120), location="望京SOHO")
+    assert reply(o.Turn((o.Created(item),))) == \
+        "已记录：6月20日（周六）09:30 面试，地点：望京SOHO。我会提前 2 小时，也就是 07:30 提醒你。"
+    listed = o.Listed(start_ms=ms(6, 20), end_ms=ms(6, 21), tz="Asia/Shanghai", items=(item,), today=date(2026, 6, 18))
+    assert "· 09:30 面试（望京SOHO） ⏰07:30" in reply(o.Turn((listed,)))

@@ -1,0 +1,17 @@
+"""地点在望京SOHO is stored as the item's location (shown by the reply, the list and the page), not in its title."""
+
+from __future__ import annotations
+
+from conftest import Bot
+
+from schedule.model import ScheduleItemRow
+
+
+async def test_the_place_is_stored_apart_from_the_title(bot: Bot) -> None:
+    chat = bot.chat()
+    reply = await chat.say("后天上午九点半面试，提前两个小时提醒我，地点在望京SOHO")
+    assert reply == "已记录：6月20日（周六）09:30 面试，地点：望京SOHO。我会提前 2 小时，也就是 07:30 提醒你。"
+    [item] = await bot.rows(ScheduleItemRow)
+    assert (item.title, item.location) == ("面试", "望京SOHO")
+    listed = await chat.say("看看后天的安排")
+    assert "09:30 面试（望京SOHO）" in listed

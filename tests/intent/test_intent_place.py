@@ -1,0 +1,35 @@
+"""A place named as such (地点在/地址：/会议室是) goes to the item's location, not its title; a question about
+the place (明天的会地址是哪) is still a query, and a place without a marker stays in the title."""
+
+from __future__ import annotations
+
+import pytest
+from intent_helpers import NOW, TZ
+
+from intent import parse_all, to_json
+from intent.model import CreateIntent
+
+
+@pytest.mark.parametrize(("text", "title", "place"), [
+    ("后天上午九点半面试，提前两个小时提醒我，地点在望京SOHO", "面试", "望京SOHO"),
+    ("明天下午3点开会，地点：3楼会议室", "开会", "3楼会议室"),
+    ("明天下午3点开会，会议室是A302", "开会", "会议室A302"),
+    ("周五晚上7点同学聚会，地址在人民路8号海底捞", "同学聚会", "人民路8号海底捞"),
+])
+def test_a_marked_place_is_the_location(text: str, title: str, place: str) -> None:
+    [it] = parse_all(text, now=NOW, tz=TZ)
+    assert isinstance(it, CreateIntent), it
+    assert (it.title, it.location) == (title, place)
+    assert to_json(it)["location"] == place
+
+
+def test_an_unmarked_place_stays_in_the_title() -> None:
+    [it] = parse_all("明天下午3点在三楼开会", now=NOW, tz=TZ)
+    assert isinstance(it, CreateIntent) and it.location is None and "三楼" in it.title
+    assert "location" not in to_json(it)
+
+
+@pytest.mark.parametrize("text", ["明天的会地址是哪", "明天的会地点在哪", "明天聚餐地址呢"])
+def test_asking_where_is_a_query(text: str) -> None:
+    [it] = parse_all(text, now=NOW, tz=TZ)
+    assert it.action == "query"

@@ -14,6 +14,10 @@ EXAMPLES = (
 )
 GREETINGS = ("你好", "您好", "在吗", "嗨", "哈喽", "hi", "hello", "早上好", "晚上好")
 THANKS = ("谢谢", "多谢", "感谢", "谢啦", "thx", "thanks", "thank you")
+# A bare acknowledgement ("好的" after a reply) wants no capability list back, only a short word.
+ACKS = frozenset({"好", "好的", "好滴", "好哒", "好嘞", "好吧", "嗯", "嗯嗯", "恩", "哦", "哦哦", "ok", "okay",
+                  "收到", "知道了", "明白", "明白了", "行", "可以", "没问题", "👌", "👍", "好的呀", "好的吧"})
+_END = "。.!！~～ "
 
 
 class BuiltinResponder:
@@ -21,6 +25,8 @@ class BuiltinResponder:
 
     async def answer(self, user: User, text: str, *, now: datetime) -> str:
         said = text.strip().lower()
+        if said.strip(_END) in ACKS:
+            return "好的，有需要随时告诉我。"
         if any(word in said for word in THANKS):
             return "不客气！有事随时告诉我，比如：\n" + EXAMPLES
         if len(said) <= 12 and any(word in said for word in GREETINGS):

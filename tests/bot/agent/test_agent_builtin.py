@@ -24,6 +24,16 @@ async def test_builtin_says_what_the_bot_can_do(text: str, opening: str, clock: 
     assert len(examples) == 4 and "明天下午三点开会，提前半小时提醒我" in answer
 
 
+@pytest.mark.parametrize("text", ["好的", "嗯嗯", "OK", "收到！", "知道了。", "👌"])
+async def test_an_acknowledgement_gets_a_short_word_not_the_menu(text: str, clock: FrozenClock) -> None:
+    assert await BuiltinResponder().answer(USER, text, now=clock.now()) == "好的，有需要随时告诉我。"
+
+
+async def test_a_sentence_holding_ok_is_not_an_acknowledgement(clock: FrozenClock) -> None:
+    answer = await BuiltinResponder().answer(USER, "好的电影推荐一下", now=clock.now())
+    assert answer.startswith("这个我暂时回答不了")
+
+
 def _settings(**values: object) -> Settings:
     return Settings(_env_file=None, **values)  # type: ignore[call-arg]
 

@@ -138,12 +138,14 @@ def changed(x: o.Changed) -> str:
     item = x.item
     if x.occurrence_on is not None:
         day = date.fromisoformat(x.occurrence_on)
-        return f"已取消{day_label(day)}这一次的“{item.title}”，以后的照常。"
+        done = "好的，已完成" if x.verb == "complete" else "已取消"
+        return f"{done}{day_label(day)}这一次的“{item.title}”，以后的照常。"
     label = entry_line(item)
     if x.verb == "complete":
-        return f"好的，已完成：{label}。" + ("相关提醒已取消。" if _had_open(x.before) else "")
+        return f"好的，已完成：{_changed_line(item)}。" + ("相关提醒已取消。" if _had_open(x.before) else "")
     if x.verb == "cancel":
-        return f"已取消：{label}。" + ("相关提醒也一并取消了。" if _had_open(x.before) else "")
+        series = "整个系列" if item.recurrence is not None else ""
+        return f"已取消{series}：{_changed_line(item)}。" + ("相关提醒也一并取消了。" if _had_open(x.before) else "")
     before = x.before
     moved = before is not None and before.anchor_at != item.anchor_at and item.anchor_at is not None
     if moved and before is not None:
@@ -166,13 +168,22 @@ def changed_all(x: o.ChangedAll) -> str:
     lines = [f"{'好的，' if x.verb == 'complete' else ''}{done} {len(x.changes)} 条："]
     for i, c in enumerate(x.changes, 1):
         day = date.fromisoformat(c.occurrence_on) if c.occurrence_on else None
-        once = f"（只取消{day_label(day)}这一次，以后的照常）" if day is not None else ""
-        lines.append(f"{i}. {entry_line(c.item)}{once}")
+        once = f"（只{'完成' if x.verb == 'complete' else '取消'}{day_label(day)}这一次，以后的照常）" \
+            if day is not None else ""
+        series = "（整个系列）" if c.item.recurrence is not None and not once and x.verb == "cancel" else ""
+        lines.append(f"{i}. {entry_line(c.item) if once else _changed_line(c.item)}{once}{series}")
     if any(_had_open(c.before) for c in x.changes):
         lines.append("相关提醒也一并取消了。")
     if x.skipped:
         lines.append(f"另有 {x.skipped} 条没改成（可能刚被改过或已删除），发“看看日程”可以核对。")
     return "\n".join(lines)
+
+
+def _changed_line(item: Item) -> str:
+    """The item as a whole: a series by its rule (每周五16:00 写周报), not by one of its days."""
+    if item.recurrence is None or item.anchor_at is None:
+        return entry_line(item)
+    return f"{_when(item)}{'' if item.all_day else ' '}{item.title}"
 
 
 def linked(x: o.Linked) -> str:

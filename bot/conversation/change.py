@@ -16,7 +16,7 @@ from render.outcome import Ambiguous, Asked, Changed, ChangedAll, Failed, NoMatc
 from schedule.clock import from_ms, to_ms
 from schedule.domain import Item, ItemChanges
 from schedule.errors import InvalidChange, NotFound
-from schedule.recurrence import localize
+from schedule.recurrence import localize, next_occurrence
 
 Targeted = UpdateIntent | CancelIntent | CompleteIntent
 MAX_CHOICES = 9
@@ -112,6 +112,17 @@ async def _apply_every(intent: CancelIntent | CompleteIntent, items: list[Item],
     return ChangedAll(intent.action, tuple(done), skipped=len(items) - len(done))
 
 
+async def _occurrence_due(item: Item, ctx: Context) -> date | None:
+    """The occurrence a "done" is about: today's if the series has one today, else its next; None when over."""
+    stored = await ctx.service.get_item(ctx.user.id, item.id)  # the series' own start, not a shown occurrence
+    if stored.recurrence is None or stored.anchor_at is None:
+        return None
+    today = localize(datetime.combine(ctx.now.date(), time()), ctx.tz)
+    found = next_occurrence(stored.recurrence, dtstart=from_ms(stored.anchor_at), after=today - timedelta(seconds=1),
+                            tz=ctx.tz)
+    return found.astimezone(ctx.tz).date() if found is not None else None
+
+
 def _target_moment(intent: Targeted, ctx: Context) -> tuple[int | None, date | None]:
     """The clock time (minute of day) and date said about the target: "下午三点的会改到四点" → 15:00.
     For an update only the words before 改/挪/推 describe the target; the rest is the change."""
@@ -135,6 +146,11 @@ def _candidate(item: Item, ctx: Context) -> Candidate:
 async def _apply(intent: Targeted, item: Item, ctx: Context) -> Outcome:
     service, uid = ctx.service, ctx.user.id
     if isinstance(intent, CompleteIntent):
+        day = intent.target_date if item.recurrence is not None else None
+        day = day or (await _occurrence_due(item, ctx) if item.recurrence is not None else None)
+        if day is not None:  # 吃药那个完成了: today's pill, not the whole daily series
+            await service.skip_occurrence(uid, item.id, day)
+            return Changed("complete", item, before=item, occurrence_on=day.isoformat())
         return Changed("complete", await service.complete_item(uid, item.id), before=item)
     if isinstance(intent, CancelIntent):
         if item.recurrence is not None and intent.target_date is not None:

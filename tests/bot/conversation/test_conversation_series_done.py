@@ -1,0 +1,51 @@
+"""Saying a recurring item is done marks one occurrence (today's, or the next), not the series; cancelling
+the series by name says it is the whole series. The clock starts at Thursday 2026-06-18 10:00 in Shanghai."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+from conftest import Bot
+
+from bot.runtime import delivery_worker
+from schedule.clock import to_ms
+from schedule.model import OutboundMessageRow, ReminderRow, ScheduleItemRow
+
+SH = ZoneInfo("Asia/Shanghai")
+
+
+def at(month: int, day: int, hour: int = 0, minute: int = 0) -> int:
+    return to_ms(datetime(2026, month, day, hour, minute, tzinfo=SH))
+
+
+async def test_done_with_todays_pill_keeps_tomorrows(bot: Bot) -> None:
+    chat = bot.chat()
+    await chat.say("每天晚上10点提醒我吃药")
+    reply = await chat.say("吃药那个完成了")
+    assert reply == "好的，已完成6月18日（周四）这一次的“吃药”，以后的照常。"
+    [series] = await bot.rows(ScheduleItemRow)
+    assert series.status == "active" and series.metadata_json["skipped"] == ["2026-06-18"]
+    assert [r.remind_at for r in await bot.rows(ReminderRow) if r.status == "pending"] == [at(6, 19, 22)]
+    worker = delivery_worker(bot.app.state.settings, bot.sessions, bot.clock, None)
+    bot.clock.set(datetime(2026, 6, 18, 22, 1, tzinfo=SH))
+    await worker.run_once()
+    assert await bot.rows(OutboundMessageRow) == []  # tonight's is done
+    bot.clock.set(datetime(2026, 6, 19, 22, 1, tzinfo=SH))
+    await worker.run_once()
+    assert len(await bot.rows(OutboundMessageRow)) == 1
+
+
+async def test_done_before_a_weekly_day_is_about_the_next_one(bot: Bot) -> None:
+    chat = bot.chat()
+    await chat.say("每周五下午5点提醒我写周报")
+    assert await chat.say("周报写完了") == "好的，已完成6月19日（周五）这一次的“写周报”，以后的照常。"
+    assert [r.remind_at for r in await bot.rows(ReminderRow) if r.status == "pending"] == [at(6, 26, 17)]
+
+
+async def test_cancelling_a_series_by_name_says_the_whole_series(bot: Bot) -> None:
+    chat = bot.chat()
+    await chat.say("每周五下午5点提醒我写周报")
+    assert await chat.say("取消写周报") == "已取消整个系列：每周五17:00 写周报。相关提醒也一并取消了。"
+    [series] = await bot.rows(ScheduleItemRow)
+    assert series.status == "cancelled"

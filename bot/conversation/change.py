@@ -7,6 +7,7 @@ from dataclasses import replace
 from datetime import date, datetime, time, timedelta
 
 from bot.conversation.context import Context
+from bot.conversation.snooze import RECENT_MS
 from intent.dialogue import EVERY_PICKED
 from intent.model import CancelIntent, Changes, CompleteIntent, UpdateIntent
 from intent.target import Candidate, learn, rank
@@ -30,6 +31,16 @@ async def run(intent: Targeted, ctx: Context) -> Outcome:
     if "changes" in intent.needs_clarification or (isinstance(intent, UpdateIntent) and intent.changes is None):
         ctx.ask(intent)
         return Asked(intent.question or "要改成什么？比如“改到明天下午四点”或“提前15分钟提醒”。")
+    if "target" in intent.needs_clarification and intent.choice is None:  # 搞定了 / 取消 with nothing named
+        just_reminded = await _just_reminded(intent, ctx) if isinstance(intent, CompleteIntent) else None
+        if just_reminded is None:
+            ctx.ask(intent)
+            return Asked(intent.question or "是哪一项呢？告诉我名称或时间，我来找。")
+        intent, item = just_reminded
+        try:
+            return await _apply(intent, item, ctx)
+        except (NotFound, InvalidChange) as exc:
+            return Failed(f"这条没改成：{_why(exc)}。")
     items = await _chosen(intent, ctx)
     if items is None:
         items = await _matches(intent, ctx)
@@ -88,6 +99,18 @@ async def _matches(intent: Targeted, ctx: Context) -> list[Item]:
         upcoming = [i for i in found if i.anchor_at is None or i.anchor_at >= to_ms(ctx.now) - 3_600_000]
         found = upcoming or found
     return found
+
+
+async def _just_reminded(intent: CompleteIntent, ctx: Context) -> tuple[CompleteIntent, Item] | None:
+    """"搞定了" right after a reminder: the item (for a series, the occurrence) it was about, if still open."""
+    last = await ctx.service.last_delivered_reminder(ctx.user.id, since_ms=to_ms(ctx.now) - RECENT_MS)
+    if last is None or last[1].status != "active":
+        return None
+    reminder, item = last
+    day = from_ms(reminder.remind_at + (reminder.offset_minutes or 0) * 60_000).astimezone(ctx.tz).date()
+    done = intent.model_copy(update={"needs_clarification": [], "question": None,
+                                     "target_date": day if item.recurrence is not None else None})
+    return done, item
 
 
 async def _still_there(ctx: Context, item_id: int) -> Item | None:

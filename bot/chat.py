@@ -18,7 +18,8 @@ from zoneinfo import ZoneInfo
 from bot.settings import Settings
 
 PROMPT, ANSWER = "你：", "助手："
-_WAIT = re.compile(r"^/wait\s+(\d+)\s*([mhd])$")
+_WAIT = re.compile(r"^/wait\s+((?:\d+\s*[dhm]\s*)+)$")
+_WAIT_PART = re.compile(r"(\d+)\s*([dhm])")
 _UNITS = {"m": "minutes", "h": "hours", "d": "days"}
 
 
@@ -70,11 +71,17 @@ async def run_chat(settings: Settings, name: str, *, now: datetime | None = None
                 continue
             if not interactive:
                 print(f"{PROMPT}{text}", file=stdout)
-            wait = _WAIT.match(text)
-            if wait and pinned is not None:
-                pinned.advance(timedelta(**{_UNITS[wait.group(2)]: int(wait.group(1))}))
-                shown = pinned.now().astimezone(ZoneInfo(settings.H5_DEFAULT_TIMEZONE))
-                print(f"（时间前进到 {shown.isoformat(timespec='minutes')}）", file=stdout)
+            if text.startswith("/wait"):
+                wait = _WAIT.match(text)
+                if pinned is None:
+                    print("（/wait 只在用 --now 固定时钟时可用）", file=stdout)
+                elif wait is None:
+                    print("（用法：/wait 90m、/wait 2h、/wait 1d 或 /wait 8h5m）", file=stdout)
+                else:
+                    for amount, unit in _WAIT_PART.findall(wait.group(1)):
+                        pinned.advance(timedelta(**{_UNITS[unit]: int(amount)}))
+                    shown = pinned.now().astimezone(ZoneInfo(settings.H5_DEFAULT_TIMEZONE))
+                    print(f"（时间前进到 {shown.isoformat(timespec='minutes')}）", file=stdout)
                 continue
             await worker.run_once()  # reminders and digests now due go to the in-app queue
             serial += 1

@@ -72,3 +72,13 @@ def test_chat_gives_the_page_and_share_links(tmp_path: Path) -> None:
     assert "查看行程页：http://127.0.0.1:8000/p/" in result.stdout
     assert "公开分享链接（只读）：http://127.0.0.1:8000/p/" in result.stdout
     assert "6月15日（周一）到6月21日（周日）的安排（1 项）" in result.stdout
+
+
+def test_wait_takes_combined_units_and_never_reaches_the_bot(tmp_path: Path) -> None:
+    result = _chat(tmp_path, "/wait 8h5m\n/wait soon\n", "--now", "2026-06-18T10:00:00+08:00")
+    assert result.returncode == 0, result.stderr
+    assert "（时间前进到 2026-06-18T18:05+08:00）" in result.stdout
+    assert "（用法：/wait 90m、/wait 2h、/wait 1d 或 /wait 8h5m）" in result.stdout
+    assert "助手：" not in result.stdout
+    unpinned = _chat(tmp_path, "/wait 1h\n")
+    assert "（/wait 只在用 --now 固定时钟时可用）" in unpinned.stdout and "助手：" not in unpinned.stdout

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 
 from render import outcome as o
 from render.timefmt import clock_label, day_label, local, moment_label
@@ -38,9 +38,17 @@ def _row(item: Item, tz: str, today: date | None) -> str:
         at_ms = first.remind_at
         if item.recurrence is not None:  # a series' reminder row is its next one: show this occurrence's
             at_ms = anchor - (first.offset_minutes or 0) * 60_000
-        bell = " ⏰" if at_ms == anchor else f" ⏰{clock_label(local(at_ms, tz))}"
+        bell = " ⏰" if at_ms == anchor else f" ⏰{_bell_moment(local(at_ms, tz), at)}"
     where = f"（{item.location}）" if item.location else ""
     return f"· {overdue}{clock} {item.title}{where}{bell}"
+
+
+def _bell_moment(remind: datetime, start: datetime) -> str:
+    """The reminder's clock, with its day when that is not the item's own (⏰前一天09:00, ⏰12月6日09:00)."""
+    days = (start.date() - remind.date()).days
+    if days == 0:
+        return clock_label(remind)
+    return f"{'前一天' if days == 1 else f'{remind.month}月{remind.day}日'}{clock_label(remind)}"
 
 
 def _day_head(day: date, today: date | None) -> str:

@@ -89,3 +89,12 @@ def test_a_place_is_said_when_recorded_and_listed() -> None:
         "已记录：6月20日（周六）09:30 面试，地点：望京SOHO。我会提前 2 小时，也就是 07:30 提醒你。"
     listed = o.Listed(start_ms=ms(6, 20), end_ms=ms(6, 21), tz="Asia/Shanghai", items=(item,), today=date(2026, 6, 18))
     assert "· 09:30 面试（望京SOHO） ⏰07:30" in reply(o.Turn((listed,)))
+
+
+def test_a_reminder_on_another_day_shows_that_day_in_the_list() -> None:
+    review = event("项目评审", ms(6, 24, 9), reminder_at=ms(6, 23, 9), offset=1440, item_id=1)
+    trip = event("出差", ms(6, 26, 8), reminder_at=ms(6, 23, 20), offset=3600, item_id=2)
+    listed = o.Listed(start_ms=ms(6, 22), end_ms=ms(6, 29), tz="Asia/Shanghai", items=(review, trip),
+                      today=date(2026, 6, 18))
+    text = reply(o.Turn((listed,)))
+    assert "· 09:00 项目评审 ⏰前一天09:00" in text and "· 08:00 出差 ⏰6月23日20:00" in text

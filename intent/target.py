@@ -44,7 +44,9 @@ _PUNCTUATION = re.compile(r"[\W_]+")
 _MEETING_TERM = re.compile(
     r"电话会议|视频会议|评审会|项目会|部门会|开会|会议|例会|周会|晨会|组会|早会|夕会|月会|站会|会"
 )
-_FULL, _RELATED = 4, 3  # per character: the word itself in the title / another meeting word for a meeting
+# Meals are one kind of thing too: 饭局 / 聚餐 / 吃饭 / 午饭 name the same lunch with 小王.
+_MEAL_TERM = re.compile(r"饭局|聚餐|吃饭|约饭|请客|宴请|午饭|晚饭|早饭|午餐|晚餐|早餐|便饭|饭|宴")
+_FULL, _RELATED = 4, 3  # per character: the word itself in the title / another meeting (meal) word for one
 
 
 def _normal(text: str) -> str:
@@ -205,10 +207,14 @@ def _unit_score(unit: str, title: str, title_is_meeting: bool) -> int:
     for i in range(len(unit) - 1):
         if unit[i:i + 2] in title:
             covered[i] = covered[i + 1] = _FULL
+    related = []
     if title_is_meeting and is_meeting(unit):  # 开会/例会/周会/会议 are the same kind of thing
-        for term in _MEETING_TERM.finditer(unit):
-            for i in range(*term.span()):
-                covered[i] = max(covered[i], _RELATED)
+        related = list(_MEETING_TERM.finditer(unit))
+    elif _MEAL_TERM.search(title):
+        related = list(_MEAL_TERM.finditer(unit))
+    for term in related:
+        for i in range(*term.span()):
+            covered[i] = max(covered[i], _RELATED)
     return sum(covered)
 
 

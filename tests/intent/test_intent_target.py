@@ -81,6 +81,9 @@ CASES: list[tuple[str | None, date | None, int | None, list[int]]] = [
     ("王总吃饭", None, None, [4]),
     ("和王总的饭局", None, None, [4]),
     ("吃饭", None, None, [4]),
+    ("饭局", None, None, [4]),  # meals are one kind of thing, as meetings are
+    ("聚餐", JUN[20], None, [4]),
+    ("晚饭", None, None, [4]),
     ("妈妈", None, None, [10]),
     ("给妈妈打电话的那个提醒", None, None, [10]),
     ("打电话", JUN[18], 1200, [10]),

@@ -11,7 +11,8 @@ _WEEKDAY = "一二三四五六日"
 
 
 def question(missing: Sequence[Missing], *, label: str = "", meeting: bool = False, target: str = "",
-             remind_on: date | None = None, lead_minutes: int | None = None, remind_period: str | None = None) -> str:
+             remind_on: date | None = None, lead_minutes: int | None = None, remind_period: str | None = None,
+             recurring: bool = False) -> str:
     """One question covering everything missing; rule 1's wording is exact.
     `remind_on`: the day a 提前N天 reminder falls on, when only its clock time is missing;
     `lead_minutes`: a shorter lead (提前半小时), which needs the item's own clock time."""
@@ -27,6 +28,8 @@ def question(missing: Sequence[Missing], *, label: str = "", meeting: bool = Fal
         return f"{noted}提前的那天是{day}{remind_period or ''}，几点提醒你？比如“{example}”。"
     if "reminder_time" in need and lead_minutes:
         return f"{noted}具体是几点？我会提前{_lead_words(lead_minutes)}提醒你。"
+    if "reminder_time" in need and recurring:
+        return f"{noted}每次几点提醒你？比如“上午9点”。"
     if "reminder_time" in need:
         return f"{noted}想让我什么时候提醒你？比如“明天上午9点”。"
     if "reminder_offset" in need:

@@ -71,7 +71,8 @@ def build(text: str, slots: Slots, *, rule: str, meeting_offset: int, confidence
         needs_clarification=missing,
         question=clarify.question(missing, label=label, meeting=meeting,
                                   remind_on=reminder.lead_day(start, slots.lead_minutes, all_day=all_day),
-                                  lead_minutes=slots.lead_minutes, remind_period=slots.lead_period)
+                                  lead_minutes=slots.lead_minutes, remind_period=slots.lead_period,
+                                  recurring=slots.recur is not None)
         if missing else None,
         rule=f"{rule}/{plan.rule}",
         confidence=0.8 if missing else confidence,
@@ -89,7 +90,7 @@ def build(text: str, slots: Slots, *, rule: str, meeting_offset: int, confidence
 
 def _label(slots: Slots, title: str) -> str:
     when = slots.anchor
-    if when is not None and not when.has_clock and when.type != "set":
+    if when is not None and not when.has_clock:
         return f"{when.text}{title}"
     return title
 

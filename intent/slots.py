@@ -268,7 +268,7 @@ def _bounded_set(mentions: list[TimeMention]) -> list[TimeMention]:
     if begin >= days.end:
         return mentions  # no such day left in the range: keep the plain set rather than an empty series
     until = (days.end - timedelta(seconds=1)).strftime("%Y%m%dT%H%M%S")
-    bounded = replace(rec, start=begin, rrule=f"{rec.rrule};UNTIL={until}",
+    bounded = replace(rec, start=begin, rrule=f"{rec.rrule};UNTIL={until}", text=f"{days.text}{rec.text}",
                       span=(min(days.span[0], rec.span[0]), rec.span[1]), rule=f"{rec.rule}+within")
     return [bounded if m is rec else m for m in mentions if m is not days]
 

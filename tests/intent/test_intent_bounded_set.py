@@ -33,3 +33,13 @@ def test_a_set_inside_particular_days_is_bounded_by_them(text: str, first: objec
 def test_weekdays_in_general_and_open_series_stay_unbounded(text: str) -> None:
     it = created(text)
     assert it.recurrence is not None and "UNTIL" not in (it.recurrence.rrule or "")
+
+
+@pytest.mark.parametrize(("text", "question"), [
+    ("每月15号提醒我还花呗", "可以。我先记下“每月15号还花呗”。每次几点提醒你？比如“上午9点”。"),
+    ("下周一到周五每天提醒我打卡", "可以。我先记下“下周一到周五每天打卡”。每次几点提醒你？比如“上午9点”。"),
+])
+def test_a_series_without_a_clock_asks_the_time_of_each(text: str, question: str) -> None:
+    [it] = parse_all(text, now=NOW, tz=TZ)
+    assert isinstance(it, CreateIntent) and it.needs_clarification == ["reminder_time"]
+    assert it.question == question

@@ -6,6 +6,7 @@ import itertools
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import datetime
+from zoneinfo import ZoneInfo
 
 import httpx
 import pytest
@@ -18,11 +19,19 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from bot.app import create_app
 from bot.settings import Settings
 from bot.testing import event_message, sign_request, text_message
+from schedule.clock import to_ms
 from schedule.domain import User
 from schedule.model import Base
 from schedule.testing import FrozenClock
 
 TOKEN = "convtoken"
+SH = ZoneInfo("Asia/Shanghai")  # the fixture clock's zone (Thursday 2026-06-18 10:00 there)
+
+
+def at(month: int, day: int, hour: int = 0, minute: int = 0) -> int:
+    """Epoch ms of a wall time in Shanghai in 2026, the fixture clock's year."""
+    return to_ms(datetime(2026, month, day, hour, minute, tzinfo=SH))
+
 _MSG_IDS = itertools.count(10_000)  # MsgIds are unique across users, like WeChat's
 
 

@@ -4,15 +4,12 @@ next such hour from now: at 10:00, 九点 for an 08:00 run is 09:00, not 21:00. 
 from __future__ import annotations
 
 from datetime import datetime
-from zoneinfo import ZoneInfo
 
 import pytest
-from conftest import Bot
+from conftest import SH, Bot
 
 from schedule.clock import to_ms
 from schedule.model import ReminderRow, ScheduleItemRow
-
-SH = ZoneInfo("Asia/Shanghai")
 
 
 def at(hour: int, minute: int = 0) -> int:

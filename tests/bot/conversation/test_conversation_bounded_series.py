@@ -4,14 +4,11 @@ week and nothing after (the clock starts at Thursday 2026-06-18 10:00 in Shangha
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from zoneinfo import ZoneInfo
 
-from conftest import Bot
+from conftest import SH, Bot
 
 from bot.runtime import delivery_worker
 from schedule.model import OutboundMessageRow
-
-SH = ZoneInfo("Asia/Shanghai")
 
 
 async def test_a_series_for_next_week_only(bot: Bot) -> None:

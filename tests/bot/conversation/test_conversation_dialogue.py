@@ -4,19 +4,12 @@ changes that move reminders, snooze after a delivered reminder, series occurrenc
 from __future__ import annotations
 
 from datetime import datetime
-from zoneinfo import ZoneInfo
 
-from conftest import Bot
+from conftest import SH, Bot, at
 
 from bot.runtime import delivery_worker
 from schedule.clock import to_ms
 from schedule.model import DialogStateRow, OutboundMessageRow, ReminderRow, ScheduleItemRow
-
-SH = ZoneInfo("Asia/Shanghai")
-
-
-def at(month: int, day: int, hour: int = 0, minute: int = 0) -> int:
-    return to_ms(datetime(2026, month, day, hour, minute, tzinfo=SH))
 
 
 async def test_clarification_merged_with_the_answer(bot: Bot) -> None:

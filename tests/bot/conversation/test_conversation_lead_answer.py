@@ -3,19 +3,9 @@ reminder row holds (the clock is Thursday 2026-06-18 10:00 in Shanghai)."""
 
 from __future__ import annotations
 
-from datetime import datetime
-from zoneinfo import ZoneInfo
+from conftest import Bot, at
 
-from conftest import Bot
-
-from schedule.clock import to_ms
 from schedule.model import ReminderRow, ScheduleItemRow
-
-SH = ZoneInfo("Asia/Shanghai")
-
-
-def at(month: int, day: int, hour: int = 0, minute: int = 0) -> int:
-    return to_ms(datetime(2026, month, day, hour, minute, tzinfo=SH))
 
 
 async def test_two_days_ahead_at_the_clock_the_user_gives(bot: Bot) -> None:

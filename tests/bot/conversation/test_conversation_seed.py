@@ -6,18 +6,10 @@ The clock is 2026-06-18 10:00 Asia/Shanghai, a Thursday.
 from __future__ import annotations
 
 from datetime import datetime
-from zoneinfo import ZoneInfo
 
-from conftest import Bot
+from conftest import SH, Bot, at
 
-from schedule.clock import to_ms
 from schedule.model import DialogStateRow, DigestSubscriptionRow, ReminderRow, ScheduleItemRow
-
-SH = ZoneInfo("Asia/Shanghai")
-
-
-def at(month: int, day: int, hour: int = 0, minute: int = 0) -> int:
-    return to_ms(datetime(2026, month, day, hour, minute, tzinfo=SH))
 
 
 async def test_the_eight_sentences(bot: Bot) -> None:

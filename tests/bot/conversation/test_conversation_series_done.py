@@ -4,19 +4,11 @@ the series by name says it is the whole series. The clock starts at Thursday 202
 from __future__ import annotations
 
 from datetime import datetime
-from zoneinfo import ZoneInfo
 
-from conftest import Bot
+from conftest import SH, Bot, at
 
 from bot.runtime import delivery_worker
-from schedule.clock import to_ms
 from schedule.model import OutboundMessageRow, ReminderRow, ScheduleItemRow
-
-SH = ZoneInfo("Asia/Shanghai")
-
-
-def at(month: int, day: int, hour: int = 0, minute: int = 0) -> int:
-    return to_ms(datetime(2026, month, day, hour, minute, tzinfo=SH))
 
 
 async def test_done_with_todays_pill_keeps_tomorrows(bot: Bot) -> None:

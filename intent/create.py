@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from intent import clarify, reminder
 from intent.lexicon import ALL_DAY_ACTIVITY, DEADLINE, NO_REMINDER, RECORD_WORD, REMIND_WORD, is_activity, is_meeting
@@ -27,6 +28,11 @@ def build(text: str, slots: Slots, *, rule: str, meeting_offset: int, confidence
     has_clock = anchor is not None and anchor.has_clock
     if start is None and slots.relative is not None:
         start, has_clock = slots.relative.start, True
+    stated = _stated_end(text, slots, start) if has_clock and end is None and slots.relative is None else None
+    if stated is not None:  # 大概一个小时 / 4点结束: when it ends, and not part of the title
+        end = stated[0]
+        slots = replace(slots, spans=[*slots.spans, *stated[1]])
+        rest = remove_spans(text, slots.spans)
     occupies = has_clock and not asked and not RECORD_WORD.search(text) and slots.relative is None
     kind = "event" if not DEADLINE.search(rest) and (meeting or is_activity(rest) or occupies) else "task"
     if kind == "event" and not meeting and asked and reminder.remind_at_time(text, slots):
@@ -86,6 +92,35 @@ def build(text: str, slots: Slots, *, rule: str, meeting_offset: int, confidence
             lead_period=slots.lead_period,
         ) if missing else None,
     )
+
+
+_UNTIL = re.compile(r"(?:开|忙|一直|持续)?(?:到|至)\s*$")
+_END_WORD = re.compile(r"\s*(?:结束|散会|散场|开完|为止|完事)")
+_DURATION_VERB = re.compile(r"(?:开|持续|大概|大约|约|预计|共|总共|要|需要|花|时长|,|\s)+$")
+_DURATION_NOUN = re.compile(r"^的?(?=会|课|活动|会议)")  # 开一个小时的会: 的 goes with the duration
+
+
+def _stated_end(text: str, slots: Slots, start: datetime | None) -> tuple[datetime, list[tuple[int, int]]] | None:
+    """The end of a timed item said after its start: a clock with 结束/为止 (4点结束) or a duration (大概一个小时).
+    Returns the end and the spans to leave out of the title."""
+    if start is None:
+        return None
+    second = slots.second
+    if second is not None and second.start is not None and not second.has_date:
+        said = _END_WORD.match(text, second.span[1]) or _UNTIL.search(text, 0, second.span[0])
+        if said is not None:
+            end = start.replace(hour=second.start.hour, minute=second.start.minute)
+            end += timedelta(hours=12) if end <= start and second.period is None else timedelta()
+            if start < end <= start + timedelta(hours=24):
+                return end, [second.span, said.span()]
+    for duration in slots.durations:
+        if duration.seconds is not None and 300 <= duration.seconds <= 86_400 and duration.span[0] > 0:
+            b, e = duration.span
+            verb = _DURATION_VERB.search(text, 0, b)
+            noun = _DURATION_NOUN.match(text[e:])
+            return start + timedelta(seconds=duration.seconds), [(verb.start() if verb else b, e + len(noun.group(0))
+                                                                  if noun else e)]
+    return None
 
 
 def _label(slots: Slots, title: str) -> str:

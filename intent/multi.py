@@ -46,6 +46,7 @@ _CUE = re.compile(r"[0-9零一二两三四五六七八九十]点|:[0-5][0-9]|[�
 _GENERIC = frozenset({"", "提醒", "闹钟", "事", "个事", "件事", "一件事", "一个事", "事情", "一下", "会议", "记个事",
                       "记件事"})
 _LEADING = re.compile(r"^(?:顺便|另外|同时|并且|然后|还有就是|再就是)")
+_UNTIL_ONLY = frozenset({"到", "开到", "一直到", "至", "忙到", "持续到"})  # 开到五点半: the previous item's end
 _EXTENT = re.compile(r"^(?:结束|散会|散|完|为止|截止|收尾|开完|搞完|左右)")
 # 记一下 X starts a request of its own; 记得/别忘了 X after an item is a note about that item.
 _NOTE = re.compile(r"记一下|记下|记录|记上|帮我记|备忘|记个|加个待办|添加待办")
@@ -153,7 +154,7 @@ def _judge(c: _Clause, slots: Slots, today: date) -> None:
     elif action in ("query", "subscribe_digest", "unsubscribe_digest"):
         c.alone = True
     elif action == "create":
-        words = c.title not in _GENERIC and not _EXTENT.match(c.title)
+        words = c.title not in _GENERIC and not _EXTENT.match(c.title) and c.title not in _UNTIL_ONLY
         c.alone = words and (timed or bool(_NOTE.search(c.text)))
     elif action in ("cancel", "complete", "update"):
         verb = {"cancel": CANCEL, "complete": COMPLETE, "update": UPDATE}[action]

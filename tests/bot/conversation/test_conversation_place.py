@@ -1,8 +1,9 @@
-"""地点在望京SOHO is stored as the item's location (shown by the reply, the list and the page), not in its title."""
+"""地点在望京SOHO is stored as the item's location (shown by the reply, the list and the page), not in its title;
+so is how long it lasts (大概一个小时 → end_at)."""
 
 from __future__ import annotations
 
-from conftest import Bot
+from conftest import Bot, at
 
 from schedule.model import ScheduleItemRow
 
@@ -15,3 +16,11 @@ async def test_the_place_is_stored_apart_from_the_title(bot: Bot) -> None:
     assert (item.title, item.location) == ("面试", "望京SOHO")
     listed = await chat.say("看看后天的安排")
     assert "09:30 面试（望京SOHO）" in listed
+
+
+async def test_a_duration_is_stored_as_the_end_and_said_back(bot: Bot) -> None:
+    chat = bot.chat()
+    reply = await chat.say("明天下午两点见客户，大概一个小时")
+    assert reply.startswith("已记录：6月19日（周五）14:00–15:00 见客户。")
+    [item] = await bot.rows(ScheduleItemRow)
+    assert (item.title, item.start_at, item.end_at) == ("见客户", at(6, 19, 14), at(6, 19, 15))

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+import re
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
 
+from render.timefmt import clock_label, day_label
 from schedule.domain import User
 
 EXAMPLES = (
@@ -18,6 +21,11 @@ THANKS = ("谢谢", "多谢", "感谢", "谢啦", "thx", "thanks", "thank you")
 ACKS = frozenset({"好", "好的", "好滴", "好哒", "好嘞", "好吧", "嗯", "嗯嗯", "恩", "哦", "哦哦", "ok", "okay",
                   "收到", "知道了", "明白", "明白了", "行", "可以", "没问题", "👌", "👍", "好的呀", "好的吧"})
 _END = "。.!！~～ "
+# 今天几号 / 明天星期几 / 现在几点: the clock can answer these without a model.
+_WHICH_DAY = re.compile(
+    r"^(今天|明天|后天|昨天)(?:是)?(?:几号|几月几号|几月几日|星期几|周几|礼拜几|什么日子)[?？吗呀啊]*$")
+_WHAT_TIME = re.compile(r"^(?:现在)?(?:几点了?|什么时间|几点钟)[?？了呀啊]*$|^现在时间[?？]*$")
+_OFFSET = {"昨天": -1, "今天": 0, "明天": 1, "后天": 2}
 
 
 class BuiltinResponder:
@@ -25,6 +33,13 @@ class BuiltinResponder:
 
     async def answer(self, user: User, text: str, *, now: datetime) -> str:
         said = text.strip().lower()
+        local = now.astimezone(ZoneInfo(user.timezone))
+        which = _WHICH_DAY.match(said)
+        if which is not None:
+            day = local.date() + timedelta(days=_OFFSET[which.group(1)])
+            return f"{which.group(1)}是{day_label(day)}。"
+        if _WHAT_TIME.match(said):
+            return f"现在是 {day_label(local.date())} {clock_label(local)}。"
         if said.strip(_END) in ACKS:
             return "好的，有需要随时告诉我。"
         if any(word in said for word in THANKS):

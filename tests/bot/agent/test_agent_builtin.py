@@ -55,3 +55,11 @@ def test_a_bad_agent_url_names_the_variable() -> None:
         load_settings(_env_file=None, AGENT_BASE_URL="api.deepseek.com")
     with pytest.raises(ConfigError, match="AGENT_TIMEOUT_S"):
         load_settings(_env_file=None, AGENT_TIMEOUT_S=0)
+
+
+@pytest.mark.parametrize(("text", "answer"), [
+    ("今天几号", "今天是6月18日（周四）。"), ("明天星期几？", "明天是6月19日（周五）。"), ("昨天是几号", "昨天是6月17日（周三）。"),
+    ("现在几点", "现在是 6月18日（周四） 10:00。"), ("几点了？", "现在是 6月18日（周四） 10:00。"),
+])
+async def test_the_date_and_time_are_answered_from_the_clock(text: str, answer: str, clock: FrozenClock) -> None:
+    assert await BuiltinResponder().answer(USER, text, now=clock.now()) == answer

@@ -136,6 +136,12 @@ def _reminder_sentence(item: Item, reminder: Reminder, *, due_now: bool) -> str:
 
 def changed(x: o.Changed) -> str:
     item = x.item
+    if x.occurrence_on is not None and x.verb == "update":
+        day = date.fromisoformat(x.occurrence_on)
+        text = f"已改好：{day_label(day)}这一次的“{item.title}”改到 " \
+               f"{moment_label(item.anchor_at or 0, item.timezone, all_day=item.all_day)}，以后的照常。"
+        reminder = _open_reminder(item)
+        return text + (_reminder_sentence(item, reminder, due_now=False) if reminder is not None else "")
     if x.occurrence_on is not None:
         day = date.fromisoformat(x.occurrence_on)
         done = "好的，已完成" if x.verb == "complete" else "已取消"

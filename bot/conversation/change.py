@@ -15,8 +15,9 @@ from intent.timex import extract
 from intent.timex.numerals import cn_int
 from render.outcome import Ambiguous, Asked, Changed, ChangedAll, Failed, NoMatch, Outcome
 from schedule.clock import from_ms, to_ms
-from schedule.domain import Item, ItemChanges
+from schedule.domain import Item, ItemChanges, NewItem, NewReminder
 from schedule.errors import InvalidChange, NotFound
+from schedule.occurrence import at_occurrence
 from schedule.recurrence import localize, next_occurrence
 
 Targeted = UpdateIntent | CancelIntent | CompleteIntent
@@ -183,6 +184,11 @@ async def _apply(intent: Targeted, item: Item, ctx: Context) -> Outcome:
     changes = intent.changes or Changes()
     updated = item
     stored = await service.get_item(uid, item.id)  # the series as stored, not the occurrence shown
+    if stored.recurrence is not None and intent.target_date is not None and stored.anchor_at is not None \
+            and not changes.title and changes.offset_minutes is None:
+        moved = await _move_one_occurrence(stored, intent.target_date, changes, ctx)
+        if moved is not None:
+            return moved
     move = _moved_anchor(changes, stored, ctx)
     title = changes.title.strip()[:200] if changes.title else None
     if move is not None or title:
@@ -196,6 +202,32 @@ async def _apply(intent: Targeted, item: Item, ctx: Context) -> Outcome:
     if updated is item:
         return Failed("没听出要改成什么，没有做任何改动。可以说“改到明天下午四点”或“提前15分钟提醒”。")
     return Changed("update", updated, before=item)
+
+
+async def _move_one_occurrence(series: Item, on: date, changes: Changes, ctx: Context) -> Outcome | None:
+    """周四的健身改到周五: that day's occurrence leaves the series (as a cancelled one does) and a one-off copy,
+    reminded with the series' lead times, takes the new time; the series and its other days stay as they are."""
+    if series.anchor_at is None:
+        return None
+    clock = from_ms(series.anchor_at).astimezone(ctx.tz).time().replace(tzinfo=None)
+    occurrence = at_occurrence(series, to_ms(localize(datetime.combine(on, clock), ctx.tz)))
+    move = _moved_anchor(changes, occurrence, ctx)
+    if move is None or move == occurrence.anchor_at or occurrence.anchor_at is None:
+        return None
+    shift = move - occurrence.anchor_at
+    leads = sorted({r.offset_minutes for r in series.reminders
+                    if r.status not in ("cancelled", "expired") and r.offset_minutes is not None})
+    event = series.kind == "event"
+    await ctx.service.skip_occurrence(ctx.user.id, series.id, on)
+    copy = await ctx.service.create_item(ctx.user.id, NewItem(
+        kind=series.kind, title=series.title, timezone=series.timezone, all_day=series.all_day,
+        start_at=move if event else None, due_at=None if event else move,
+        end_at=occurrence.end_at + shift if event and occurrence.end_at is not None else None,
+        description=series.description, location=series.location, source_channel="wechat",
+        source_message_id=ctx.message_id, source_text=ctx.text[:2000],
+        reminders=tuple(NewReminder(remind_at=max(move - lead * 60_000, to_ms(ctx.now)), offset_minutes=lead)
+                        for lead in leads)))
+    return Changed("update", copy, before=occurrence, occurrence_on=on.isoformat())
 
 
 def _moved_anchor(changes: Changes, item: Item, ctx: Context) -> int | None:

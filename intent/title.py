@@ -43,8 +43,9 @@ def remove_spans(text: str, spans: Iterable[tuple[int, int]]) -> str:
 
 
 # 把报告交了 → 交报告: the 把 construction puts the object first; a title reads verb + object.
-_BA = re.compile(r"^(?:要|得|先)?把(.{1,10}?)"
-                 r"(交|买|取|办|做|写|还|付|寄|发|送|带|拿|领|签|填|报|修|洗|休|打印|整理|准备)(?:了|完|好|掉|一下|上)?$")
+_BA = re.compile(r"^(?:之前|以前|前)?(?:要|得|先)?把(.{1,10}?)"
+                 r"(交|买|取|办|做|写|还|付|寄|发|送|带|拿|领|签|填|报|修|洗|休|改|订|退|换|处理|确认|提交|打印|整理|准备)"
+                 r"(?:了|完|好|掉|一下|上)?$")
 
 
 def clean(segment: str) -> str:

@@ -1,0 +1,18 @@
+"""A deadline with the 把 construction reads verb + object as its title, after 之前/前 too (把合同签了 → 签合同)."""
+
+from __future__ import annotations
+
+import pytest
+from intent_helpers import NOW, TZ
+
+from intent import parse_all
+from intent.model import CreateIntent
+
+
+@pytest.mark.parametrize(("text", "title"), [
+    ("下周三之前要把合同签了", "签合同"), ("周五前把报告交了", "交报告"), ("下周三之前把合同签好", "签合同"),
+    ("周五之前要把PPT改完", "改PPT"), ("明天把机票订了", "订机票"), ("明天要把房租交了", "交房租"),
+])
+def test_ba_deadlines_read_verb_then_object(text: str, title: str) -> None:
+    [it] = parse_all(text, now=NOW, tz=TZ)
+    assert isinstance(it, CreateIntent) and it.title == title

@@ -95,6 +95,12 @@ def _merge_create(pending: CreateIntent, text: str, slots: Slots, meeting_offset
             "pending": None, "rule": "merge.rule2.no_reminder", "confidence": 0.9,
         })
     at = slots.relative or slots.when
+    asks_clock = {"reminder_time", "event_time"} & set(pending.needs_clarification)
+    if (at is not None and not at.has_clock and at.period is not None and info is not None and asks_clock
+            and at.start is not None and (not at.has_date or at.start.date() == info.on_date)):
+        # "明天上午" to 几点？: the part of the day is kept for the next answer, and the question narrows to it
+        return pending.model_copy(update={"pending": info.model_copy(update={"period": at.period}),
+                                          "question": f"好的，{at.period}几点？", "rule": "merge.period"})
     start = at.start if at is not None and at.has_clock else None
     if start is not None and at is not None and not at.has_date and info is not None and info.on_date is not None:
         # On the day already said, in the part of it already said (周五晚上 + "7点" → 19:00); else SPEC §4

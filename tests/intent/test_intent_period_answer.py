@@ -31,3 +31,18 @@ def test_an_evening_event_takes_the_evening_hour_and_no_day_end(answer: str, hou
 def test_the_day_part_or_the_written_hour_decides(text: str, answer: str, hour: int) -> None:
     done = answered(text, answer)
     assert done.start_at is not None and done.start_at.hour == hour, done
+
+
+@pytest.mark.parametrize(("text", "part", "clock", "hour"), [
+    ("提醒我明天交电费", "明天上午", "9点吧", 9), ("明天开会", "下午", "3点", 15), ("明天开会", "晚上", "8点", 20),
+])
+def test_a_part_of_the_day_narrows_the_question_and_reads_the_next_answer(text: str, part: str, clock: str,
+                                                                        hour: int) -> None:
+    [asked] = parse_all(text, now=NOW, tz=TZ)
+    [narrowed] = parse_all(part, now=NOW, tz=TZ, pending=asked)
+    assert isinstance(narrowed, CreateIntent) and narrowed.needs_clarification == asked.needs_clarification
+    assert narrowed.question == f"好的，{part.removeprefix('明天')}几点？"
+    [done] = parse_all(clock, now=NOW, tz=TZ, pending=narrowed)
+    assert isinstance(done, CreateIntent) and done.needs_clarification == []
+    when = done.start_at or done.due_at
+    assert when is not None and (when.date().day, when.hour) == (19, hour)

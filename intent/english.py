@@ -14,9 +14,10 @@ _E = r"(?![A-Za-z])"
 _DAYS = {"mon": "一", "tue": "二", "wed": "三", "thu": "四", "fri": "五", "sat": "六", "sun": "日"}
 _WEEKDAY = (r"(?P<wd>mon(?:day)?|tue(?:s|sday)?|wed(?:nesday)?|thu(?:r|rs|rsday)?|fri(?:day)?|sat(?:urday)?"
             r"|sun(?:day)?)")
+_PREP = r"(?:(?:at|on)\s+)?"  # "at 8pm", "on Friday": the preposition goes with the time word
 _WORDS = re.compile(
-    rf"{_W}(?:(?P<pre>next|this|coming)\s+)?{_WEEKDAY}\.?{_E}"
-    rf"|{_W}(?P<clock>\d{{1,2}})(?::(?P<min>\d{{2}}))?\s*(?P<ampm>am|pm|a\.m\.|p\.m\.){_E}"
+    rf"{_W}{_PREP}(?:(?P<pre>next|this|coming)\s+)?{_WEEKDAY}\.?{_E}"
+    rf"|{_W}{_PREP}(?P<clock>\d{{1,2}})(?::(?P<min>\d{{2}}))?\s*(?P<ampm>am|pm|a\.m\.|p\.m\.){_E}"
     rf"|{_W}(?P<word>day after tomorrow|tomorrow|tmrw?|tmw|tomo|today|tdy|tonight|next week|this week|"
     rf"remind me(?: to)?|remind|ddl|deadline|due|noon|this morning|this afternoon|this evening){_E}\s*(?:我)?",
     re.IGNORECASE,
@@ -47,6 +48,11 @@ def _zh(m: re.Match[str]) -> str:
     return _WORD_ZH.get(word, m.group(0))
 
 
+# English puts the day after the clock ("8pm tomorrow"); Chinese, and the time rules, the day first.
+_CLOCK_THEN_DAY = re.compile(r"((?:凌晨|上午|中午|下午|晚上)\d{1,2}点(?:\d{1,2}分)?)\s*"
+                             r"(明天|后天|今天|今晚|(?:下周|这周|周)[一二三四五六日])")
+
+
 def to_chinese(text: str) -> str:
     """Rewrite the English schedule words of `text`; text without Latin letters is returned as is."""
-    return _WORDS.sub(_zh, text)
+    return _CLOCK_THEN_DAY.sub(r"\2\1", _WORDS.sub(_zh, text))

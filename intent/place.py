@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import re
 
-_PLACE = re.compile(r"(?:(?:地点|地址|位置)(?:在|是|为|:|\s)|(?:会议室|会场)(?:在|是|为|:))\s*(?P<place>[^,!?;]{1,40})")
+# The place runs to the clause's end or to a space before Chinese (地点：国贸三期 提前1小时叫我);
+# 望京SOHO T3 keeps its space.
+_PLACE = re.compile(r"(?:(?:地点|地址|位置)(?:在|是|为|:|\s)|(?:会议室|会场)(?:在|是|为|:))\s*"
+                    r"(?P<place>(?:[^,!?;\s]|\s(?=[A-Za-z0-9]))+)")
 _TRAIL = re.compile(r"[吧哈啊呀呢哦。.~\s]+$|(?:提醒我|叫我|见面|集合|见|碰头)+$")
 
 

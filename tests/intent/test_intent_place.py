@@ -33,3 +33,11 @@ def test_an_unmarked_place_stays_in_the_title() -> None:
 def test_asking_where_is_a_query(text: str) -> None:
     [it] = parse_all(text, now=NOW, tz=TZ)
     assert it.action == "query"
+
+
+def test_the_place_ends_at_a_space_before_chinese() -> None:
+    [it] = parse_all("下周一早上九点半面试 地点：国贸三期 提前1小时叫我", now=NOW, tz=TZ)
+    assert isinstance(it, CreateIntent) and (it.title, it.location) == ("面试", "国贸三期")
+    assert it.reminder is not None and it.reminder.offset_minutes == 60
+    [it] = parse_all("明天下午三点开会 地点 望京SOHO T3", now=NOW, tz=TZ)
+    assert isinstance(it, CreateIntent) and it.location == "望京SOHO T3"

@@ -43,6 +43,12 @@ CASES: list[tuple[str, Any, ZoneInfo, dict[str, Any]]] = [
     ("next Tue 12pm lunch with Amy", NY, NEW_YORK, {"action": "create", "at": "2026-03-10 12:00"}),
     ("明天下午三点面试", THU, SHANGHAI, {"action": "create", "kind": "event", "remind": "2026-06-19 14:00"}),
     ("ok 谢谢", THU, SHANGHAI, {"action": "none"}),
+    # the day after the clock, as English says it, and "at"/"on" before the time words
+    ("remind me to call mom at 8pm tomorrow", THU, SHANGHAI, {"action": "create", "title": "call mom",
+                                                             "at": "2026-06-19 20:00"}),
+    ("meeting with Alice at 3pm on Friday", THU, SHANGHAI, {"action": "create", "title": "meeting with Alice",
+                                                           "at": "2026-06-19 15:00"}),
+    ("call Bob tomorrow at 10am", THU, SHANGHAI, {"action": "create", "at": "2026-06-19 10:00"}),
 ]
 
 

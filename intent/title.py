@@ -74,8 +74,11 @@ _TARGET_TRAIL = re.compile(r"(?:的提醒|提醒|的?那个|的?时间|的事|�
 def target_of(text: str, spans: Iterable[tuple[int, int]]) -> str:
     """Words naming an existing item: 带材料那个已经完成了 → 带材料 (verb spans are passed in)."""
     words = clean(remove_spans(text, spans))
-    words = _strip(_TARGET_TRAIL.sub("", words))
+    words = _strip(_TARGET_TRAIL.sub("", _ALL_OF.sub("", words)))
     return "" if words in _NAMES_NOTHING else words[:60]
+
+
+_ALL_OF = re.compile(r"^(?:所有|全部|一切)的?(?=[^人])")  # 所有的会 → 会 (都/所有 itself is read as `every`)
 
 
 _PRONOUNS = frozenset({"它", "这", "那", "这个", "那个", "刚才那个", "刚刚那个", "上一个", "刚才", "刚刚"})

@@ -90,3 +90,10 @@ def test_a_place_ending_in_du_keeps_its_last_character(text: str, title: str) ->
 def test_cancelling_a_trip_to_chengdu_targets_it_whole() -> None:
     intent = parse("把去成都取消", now=NOW, tz=SH)
     assert isinstance(intent, CancelIntent) and intent.target_text == "去成都" and not intent.every
+
+
+@pytest.mark.parametrize(("text", "target"), [("把明天所有的会都取消", "会"), ("取消所有会议", "会议"),
+                                              ("所有人开会取消", "所有人开会")])
+def test_all_of_before_the_target_is_every_not_a_word_of_it(text: str, target: str) -> None:
+    intent = parse(text, now=NOW, tz=SH)
+    assert isinstance(intent, CancelIntent) and intent.target_text == target and intent.every

@@ -71,6 +71,16 @@ UPDATE = re.compile(
 )
 
 
+_BY = re.compile(r"\s*(?:之前|以前|前|为止|截止)(?!的)")
+
+
+def _by_a_date(text: str, slots: Slots, verb_at: int) -> bool:
+    """A date (not a past one) followed by 之前/前 before the verb: the sentence sets a deadline."""
+    when = slots.when
+    return (when is not None and when.has_date and when.span[1] <= verb_at
+            and _BY.match(text, when.span[1]) is not None)
+
+
 _INTENDED = re.compile(r"要|得|把|记得|需要|别忘|之前|以前|前|明天|后天|下周|提醒")
 IMPERATIVE = re.compile(r"提醒我|叫我|喊我|记一下|帮我记|记下|记得")
 
@@ -115,6 +125,8 @@ def classify(text: str, slots: Slots, today: date | None = None) -> Decision:
             continue  # 明天三点开会，提醒就免了: a new item without reminder (续费提醒不要了 still cancels)
         if m and action == "complete" and m.groupdict().get("bare") and _INTENDED.search(text):
             continue  # 月底前要把报销单交了: an intention, not a report
+        if m and action == "complete" and _by_a_date(text, slots, m.start()):
+            continue  # 周三之前把PPT做完: a deadline to meet, not one met
         if m and not (create_first and create_first.start() < m.start()):
             if action == "update" and "提醒" in text and not _has_title_words(text[:m.start()], slots, m.start()):
                 return Decision("snooze", "snooze.shift")  # 推迟10分钟提醒: about the reminder just delivered

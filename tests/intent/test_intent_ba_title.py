@@ -1,4 +1,5 @@
-"""A deadline with the 把 construction reads verb + object as its title, after 之前/前 too (把合同签了 → 签合同)."""
+"""A deadline with the 把 construction reads verb + object as its title, after 之前/前 too (把合同签了 → 签合同);
+a date with 之前 before 做完 sets a deadline, it reports nothing done."""
 
 from __future__ import annotations
 
@@ -16,3 +17,15 @@ from intent.model import CreateIntent
 def test_ba_deadlines_read_verb_then_object(text: str, title: str) -> None:
     [it] = parse_all(text, now=NOW, tz=TZ)
     assert isinstance(it, CreateIntent) and it.title == title
+
+
+@pytest.mark.parametrize(("text", "title"), [("周三之前把PPT做完", "做PPT"), ("周五前把方案写完", "写方案")])
+def test_a_deadline_with_a_done_verb_is_a_new_task(text: str, title: str) -> None:
+    [it] = parse_all(text, now=NOW, tz=TZ)
+    assert isinstance(it, CreateIntent) and it.title == title and it.due_at is not None
+
+
+@pytest.mark.parametrize("text", ["PPT做完了", "昨天的报告已经做完了"])
+def test_a_report_of_work_done_is_still_complete(text: str) -> None:
+    [it] = parse_all(text, now=NOW, tz=TZ)
+    assert it.action == "complete"

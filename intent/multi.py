@@ -50,7 +50,9 @@ _UNTIL_ONLY = frozenset({"到", "开到", "一直到", "至", "忙到", "持续�
 _EXTENT = re.compile(r"^(?:结束|散会|散|完|为止|截止|收尾|开完|搞完|左右)")
 # 记一下 X starts a request of its own; 记得/别忘了 X after an item is a note about that item.
 _NOTE = re.compile(r"记一下|记下|记录|记上|帮我记|备忘|记个|加个待办|添加待办")
-_ALSO = re.compile(r"也|同样|一样|照旧|照样")
+_ALSO = re.compile(r"也|同样|一样|照旧|照样|再(?:叫|提醒|喊|通知)我?(?:一次|一遍|一下)?|(?:叫|提醒)?(?:一次|一遍)$")
+# 明早8点叫我起床，8点半再叫一次: another reminder for the same thing, not a snooze of one delivered
+_AGAIN = re.compile(r"再(?:叫|提醒|喊|通知)我?(?:一次|一遍|一下)?")
 # 下周四体检，头一天晚上8点提醒我: a reminder clause counted from the previous item's day belongs to it.
 _DAY_BEFORE = re.compile(r"^(?:要|请|记得)?(?:(?:提前|前|头)[一两二三四五六七1-7]天|(?:前|头)一?晚)")
 
@@ -143,7 +145,7 @@ def _judge(c: _Clause, slots: Slots, today: date) -> None:
     from intent.lexicon import REMIND_WORD
     from intent.title import title_of
 
-    c.title = title_of(c.text, slots.spans)
+    c.title = title_of(_AGAIN.sub(lambda m: "," * len(m.group()), c.text), slots.spans)  # 再叫一次 names nothing
     c.asks = bool(REMIND_WORD.search(c.text))
     action = classify(c.text, slots, today).action
     timed = slots.when is not None or slots.recur is not None or slots.relative is not None
@@ -155,7 +157,8 @@ def _judge(c: _Clause, slots: Slots, today: date) -> None:
         c.alone = True
     elif action == "create":
         words = c.title not in _GENERIC and not _EXTENT.match(c.title) and c.title not in _UNTIL_ONLY
-        c.alone = words and (timed or bool(_NOTE.search(c.text)))
+        alarm = c.asks and slots.has_clock and slots.when is not None and slots.when.has_date  # 明早8点叫我
+        c.alone = (words and (timed or bool(_NOTE.search(c.text)))) or alarm
     elif action in ("cancel", "complete", "update"):
         verb = {"cancel": CANCEL, "complete": COMPLETE, "update": UPDATE}[action]
         c.alone = title_of(verb.sub(",", c.text), slots.spans) not in _GENERIC
@@ -215,10 +218,12 @@ def _with_subject(
     intent: Intent, group: list[_Clause], previous: Intent, text: str, now: datetime, tz: ZoneInfo, offset: int
 ) -> Intent:
     """晚上8点也要: a request with a time but no words takes the previous request's title."""
-    if not isinstance(previous, CreateIntent) or not previous.title or any(c.title not in _GENERIC for c in group):
+    if not isinstance(previous, CreateIntent) or not previous.title \
+            or any(_ALSO.sub("", c.title) not in _GENERIC for c in group):
         return intent
     if isinstance(intent, CreateIntent) and intent.title not in _GENERIC:
         return intent
     ask = "提醒我" if previous.reminder is not None and not any(c.asks for c in group) else ""
+    text = _AGAIN.sub("提醒我", text) if _AGAIN.search(text) and previous.reminder is not None else text
     carried = parse(f"{text},{ask}{previous.title}", now=now, tz=tz, meeting_offset_minutes=offset)
     return carried.model_copy(update={"rule": f"{carried.rule}+subject"})

@@ -6,10 +6,11 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
-from intent_helpers import needs_engine
+from intent_helpers import NOW, TZ, at, needs_engine
 from typing_helpers import NEW_YORK, SHANGHAI, explain, mismatches, ref
 
 from intent import Intent, parse, parse_all
+from intent.model import CreateIntent
 
 THU = ref("2026-06-18 10:00")  # Thursday morning, Shanghai
 SUN_NIGHT = ref("2026-11-29 21:00")  # Sunday evening, Shanghai
@@ -143,3 +144,17 @@ def test_never_raises(text: Any) -> None:
 def test_bad_timezone_is_a_none_intent_not_an_exception() -> None:
     got = parse_all("明天9点提醒我交房租，下午3点提醒我取快递", now=THU, tz="Not/AZone")
     assert [g.action for g in got] == ["none"]
+
+
+@pytest.mark.parametrize(("text", "title"), [("明早8点叫我起床，8点半再叫一次", "起床"), ("明早8点叫我，8点半再叫一次", "提醒")])
+def test_call_me_again_is_a_second_reminder_for_the_same_thing(text: str, title: str) -> None:
+    first, second = parse_all(text, now=NOW, tz=TZ)
+    assert isinstance(first, CreateIntent) and isinstance(second, CreateIntent)
+    assert (first.title, second.title) == (title, title)
+    assert first.reminder is not None and second.reminder is not None
+    assert (first.reminder.remind_at, second.reminder.remind_at) == (at(2026, 6, 19, 8), at(2026, 6, 19, 8, 30))
+
+
+def test_once_is_not_part_of_a_title() -> None:
+    [it] = parse_all("明天下午3点开会，2点半提醒我一次", now=NOW, tz=TZ)
+    assert isinstance(it, CreateIntent) and it.title == "开会"

@@ -77,6 +77,9 @@ def parse_all(
         zone = tz if isinstance(tz, ZoneInfo) else ZoneInfo(tz)
         local = now.astimezone(zone)
         norm = normalise(text if isinstance(text, str) else str(text))
+        listed = _todo_list(norm) if pending is None else None
+        if listed is not None:
+            return [parse(line, now=now, tz=tz, meeting_offset_minutes=meeting_offset_minutes) for line in listed]
         parts = _split(norm)
         mentions, degraded = analyse(norm, local, zone, None) if norm else ([], False)
         several = len(parts) >= 2 and sum(1 for b, e in parts if _CUE.search(norm, b, e)) >= 2
@@ -87,6 +90,30 @@ def parse_all(
         return _each(groups, norm, local, zone, pending, meeting_offset_minutes)
     except Exception:  # the contract is: never raise; the whole text as one request is the safe reading
         return [parse(text, now=now, tz=tz, pending=pending, meeting_offset_minutes=meeting_offset_minutes)]
+
+
+# 明天要做的事：买菜、取快递、交电费 / 周五要办:续签合同,交社保 — a day, a colon, then several things to do.
+_LIST_HEAD = re.compile(r"^(?P<day>[^:,]{1,10}?)(?:的|要|需要|得)?"
+                        r"(?:要做的事情?|要办的事情?|要做的|要办的?|待办事项|待办|的?事情?|任务|清单|安排)?"
+                        r"(?:有|是)?:(?P<items>.+)$")
+_LIST_ITEM = re.compile(r"\s*(?:\d{1,2}[.)、]|[①-⑩])?\s*")  # 1. / 2) / ① numbering
+
+
+def _todo_list(norm: str) -> list[str] | None:
+    """Each thing of a "day: a, b, c" list as its own request on that day; None for any other text."""
+    m = _LIST_HEAD.match(norm)
+    if m is None or not _DAY_ONLY.fullmatch(m.group("day")):
+        return None
+    items = [_LIST_ITEM.sub("", part, count=1).strip() for part in re.split(r"[,;]|\s+(?=\d{1,2}[.)])",
+                                                                            m.group("items"))]
+    items = [item for item in items if item]
+    if not 2 <= len(items) <= 10 or any(len(item) > 20 for item in items):
+        return None
+    return [f"{m.group('day')}{item}" for item in items]
+
+
+_DAY_ONLY = re.compile(r"(?:今天|明天|后天|大后天|(?:这|本|下)?(?:周|星期|礼拜)[一二三四五六日天]|"
+                       r"\d{1,2}月\d{1,2}[日号]|\d{1,2}[日号])")
 
 
 def _split(norm: str) -> list[tuple[int, int]]:

@@ -158,3 +158,19 @@ def test_call_me_again_is_a_second_reminder_for_the_same_thing(text: str, title:
 def test_once_is_not_part_of_a_title() -> None:
     [it] = parse_all("明天下午3点开会，2点半提醒我一次", now=NOW, tz=TZ)
     assert isinstance(it, CreateIntent) and it.title == "开会"
+
+
+@pytest.mark.parametrize(("text", "titles", "day"), [
+    ("明天要做的事：买菜、取快递、交电费", ["买菜", "取快递", "交电费"], 19),
+    ("今天的待办：1.交电费 2.买菜", ["交电费", "买菜"], 18),
+    ("周五要办：续签合同，交社保", ["续签合同", "交社保"], 19),
+])
+def test_a_days_list_of_things_is_one_task_each(text: str, titles: list[str], day: int) -> None:
+    found = parse_all(text, now=NOW, tz=TZ)
+    assert [it.title for it in found if isinstance(it, CreateIntent)] == titles
+    assert all(isinstance(it, CreateIntent) and it.due_at == at(2026, 6, day) for it in found)
+
+
+def test_a_colon_without_a_list_is_read_as_before() -> None:
+    [it] = parse_all("明天开会，地点：3楼", now=NOW, tz=TZ)
+    assert isinstance(it, CreateIntent) and it.title == "开会"

@@ -32,17 +32,19 @@ async def run(intent: Targeted, ctx: Context) -> Outcome:
     if "changes" in intent.needs_clarification or (isinstance(intent, UpdateIntent) and intent.changes is None):
         ctx.ask(intent)
         return Asked(intent.question or "要改成什么？比如“改到明天下午四点”或“提前15分钟提醒”。")
-    if "target" in intent.needs_clarification and intent.choice is None:  # 搞定了 / 取消 with nothing named
-        just_reminded = await _just_reminded(intent, ctx) if isinstance(intent, CompleteIntent) else None
-        if just_reminded is None:
-            ctx.ask(intent)
-            return Asked(intent.question or "是哪一项呢？告诉我名称或时间，我来找。")
-        intent, item = just_reminded
-        try:
-            return await _apply(intent, item, ctx)
-        except (NotFound, InvalidChange) as exc:
-            return Failed(f"这条没改成：{_why(exc)}。")
     items = await _chosen(intent, ctx)
+    if items is None and "target" in intent.needs_clarification:  # 搞定了 / 下午三点那个 with no words
+        just_reminded = await _just_reminded(intent, ctx) if isinstance(intent, CompleteIntent) else None
+        if just_reminded is not None:
+            intent, item = just_reminded
+            items = [item]
+        else:
+            items = await _matches(intent, ctx)  # a clock said alone can still name it
+            if not items:
+                ctx.ask(intent)
+                return Asked(intent.question or "是哪一项呢？告诉我名称或时间，我来找。")
+            intent = intent.model_copy(update={"needs_clarification": [
+                m for m in intent.needs_clarification if m != "target"]})
     if items is None:
         items = await _matches(intent, ctx)
     if not items:
@@ -93,8 +95,10 @@ async def _matches(intent: Targeted, ctx: Context) -> list[Item]:
     learn(i.title for i in items)
     by_id = {i.id: i for i in items}
     candidates = [_candidate(i, ctx) for i in items]
-    minute, said_day = _target_moment(intent, ctx)
-    ranked = rank(intent.target_text, candidates, target_date=day or said_day, target_minute=minute)
+    minute, said_day, explicit = _target_moment(intent, ctx)
+    # A clock with no words and no day (下午三点那个) may mean any day's: the implied day would rule out all but today.
+    implied = said_day if intent.target_text or explicit else None
+    ranked = rank(intent.target_text, candidates, target_date=day or implied, target_minute=minute)
     found = [by_id[c.id] for c in ranked]
     if len(found) > 1:  # prefer what is still ahead over what is past
         upcoming = [i for i in found if i.anchor_at is None or i.anchor_at >= to_ms(ctx.now) - 3_600_000]
@@ -147,15 +151,15 @@ async def _occurrence_due(item: Item, ctx: Context) -> date | None:
     return found.astimezone(ctx.tz).date() if found is not None else None
 
 
-def _target_moment(intent: Targeted, ctx: Context) -> tuple[int | None, date | None]:
-    """The clock time (minute of day) and date said about the target: "下午三点的会改到四点" → 15:00.
-    For an update only the words before 改/挪/推 describe the target; the rest is the change."""
+def _target_moment(intent: Targeted, ctx: Context) -> tuple[int | None, date | None, bool]:
+    """The clock time (minute of day) and date said about the target: "下午三点的会改到四点" → 15:00, and
+    whether the date was said. For an update only the words before 改/挪/推 describe the target."""
     text = _CHANGE_VERB.split(ctx.text, maxsplit=1)[0] if isinstance(intent, UpdateIntent) else ctx.text
     for mention in extract(text, now=ctx.now, tz=ctx.tz):
         if mention.start is not None and mention.has_clock and not mention.relative and not mention.lead:
             at = mention.start.astimezone(ctx.tz)
-            return at.hour * 60 + at.minute, at.date()  # no date said: today's (or the rolled) date leads
-    return None, None
+            return at.hour * 60 + at.minute, at.date(), mention.has_date  # no date said: today's (or rolled) leads
+    return None, None, False
 
 
 def _candidate(item: Item, ctx: Context) -> Candidate:

@@ -77,7 +77,7 @@ def parse_all(
         zone = tz if isinstance(tz, ZoneInfo) else ZoneInfo(tz)
         local = now.astimezone(zone)
         norm = normalise(text if isinstance(text, str) else str(text))
-        listed = _todo_list(norm) if pending is None else None
+        listed = (_todo_list(norm) or _clock_list(norm)) if pending is None else None
         if listed is not None:
             return [parse(line, now=now, tz=tz, meeting_offset_minutes=meeting_offset_minutes) for line in listed]
         parts = _split(norm)
@@ -114,6 +114,20 @@ def _todo_list(norm: str) -> list[str] | None:
 
 _DAY_ONLY = re.compile(r"(?:今天|明天|后天|大后天|(?:这|本|下)?(?:周|星期|礼拜)[一二三四五六日天]|"
                        r"\d{1,2}月\d{1,2}[日号]|\d{1,2}[日号])")
+
+
+_CLOCK = (r"(?:凌晨|早上|上午|中午|下午|傍晚|晚上)?(?:\d{1,2}|[一二两三四五六七八九十]{1,3})"
+          r"(?::\d{2}|点(?:半|一刻|\d{1,2}分?)?)")
+# 每天上午10点、下午3点提醒我喝水: one request per clock, each with the day words and the rest of the sentence.
+_CLOCKS = re.compile(rf"^(?P<head>[^,\d]{{0,12}}?)(?P<times>{_CLOCK}(?:(?:,|和|还有){_CLOCK})+)(?P<rest>[^,]{{2,}})$")
+
+
+def _clock_list(norm: str) -> list[str] | None:
+    m = _CLOCKS.match(norm)
+    if m is None:
+        return None
+    times = re.findall(_CLOCK, m.group("times"))
+    return [f"{m.group('head')}{clock}{m.group('rest')}" for clock in times] if 2 <= len(times) <= 6 else None
 
 
 def _split(norm: str) -> list[tuple[int, int]]:

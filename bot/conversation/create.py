@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 
 from bot.conversation.context import Context
 from intent.model import CreateIntent
-from render.outcome import Asked, Created, Outcome
+from render.outcome import Asked, Created, Failed, Outcome
 from schedule.clock import to_ms
 from schedule.domain import Lunar, NewItem, NewReminder, Recurrence
 
@@ -15,7 +15,13 @@ from schedule.domain import Lunar, NewItem, NewReminder, Recurrence
 _DAY_WORDS = re.compile(r"[今明后昨前]|周|星期|礼拜|号|日|月|天|节|[0-9]+[./-][0-9]+|tomorrow|tmr", re.IGNORECASE)
 
 
+_SUB_DAILY = re.compile(r"(?:^|;)FREQ=(?:HOURLY|MINUTELY|SECONDLY)(?:;|$)")
+
+
 async def run(intent: CreateIntent, ctx: Context) -> Outcome:
+    if intent.recurrence is not None and _SUB_DAILY.search(intent.recurrence.rrule or ""):
+        return Failed("按小时或分钟重复的提醒暂时不支持，没有记录。可以说具体几点，比如"
+                      "“每天上午10点、下午3点提醒我喝水”。")
     if intent.needs_clarification:
         ctx.ask(intent)
         return Asked(intent.question or "这件事大概什么时候？")

@@ -174,3 +174,17 @@ def test_a_days_list_of_things_is_one_task_each(text: str, titles: list[str], da
 def test_a_colon_without_a_list_is_read_as_before() -> None:
     [it] = parse_all("明天开会，地点：3楼", now=NOW, tz=TZ)
     assert isinstance(it, CreateIntent) and it.title == "开会"
+
+
+@pytest.mark.parametrize(("text", "hours", "series"), [
+    ("每天上午10点、下午3点提醒我喝水", [10, 15], True),
+    ("明天上午10点和下午3点提醒我吃药", [10, 15], False),
+    ("每天早上8点、中午12点、晚上6点提醒我吃药", [8, 12, 18], True),
+])
+def test_several_clocks_for_one_thing_are_one_request_each(text: str, hours: list[int], series: bool) -> None:
+    found = parse_all(text, now=NOW, tz=TZ)
+    assert all(isinstance(it, CreateIntent) for it in found)
+    creates = [it for it in found if isinstance(it, CreateIntent)]
+    assert [(it.due_at.hour if it.due_at else None) for it in creates] == hours
+    assert len({it.title for it in creates}) == 1
+    assert all((it.recurrence is not None) == series for it in creates)

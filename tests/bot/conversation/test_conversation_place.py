@@ -24,3 +24,9 @@ async def test_a_duration_is_stored_as_the_end_and_said_back(bot: Bot) -> None:
     assert reply.startswith("已记录：6月19日（周五）14:00–15:00 见客户。")
     [item] = await bot.rows(ScheduleItemRow)
     assert (item.title, item.start_at, item.end_at) == ("见客户", at(6, 19, 14), at(6, 19, 15))
+
+
+async def test_an_hourly_series_is_refused_plainly_and_nothing_stored(bot: Bot) -> None:
+    reply = await bot.chat().say("每隔两小时提醒我喝水")
+    assert reply.startswith("按小时或分钟重复的提醒暂时不支持，没有记录。")
+    assert await bot.rows(ScheduleItemRow) == []

@@ -74,7 +74,8 @@ def before_year_end(m: re.Match[str], ctx: Ctx) -> Piece:
 RULES: list[tuple[str, str, Handler]] = [
     ("after_break", rf"(?:(?P<name>{_NAMES})(?:假期|长假|假)?|节|假期|放假)(?P<after>后|过后|之后|以后|结束后|回来后?)?"
                     r"的?第(?P<n>\d{1,2}|[一二两三四五六七八九十]+)个?(?P<unit>工作日|天)", after_break),
-    ("before_new_year", r"(?<![\d零一二两三四五六七八九十几多去今明前后来当同上下本每])(?:过)?年前|春节前(?!一天|夕)",
+    ("before_new_year", r"(?<![\d零一二两三四五六七八九十几多去今明前后来当同上下本每])(?:过)?年前"
+                        r"|春节前(?!夕|[一两二三四五六七八九十\d]{1,3}(?:天|日|周|个?星期|个?礼拜))",
      before_new_year),
     ("before_year_end", r"(?:今年|(?P<next>明年))?(?:年底|年末|年终)(?:之前|以前|前)", before_year_end),
 ]

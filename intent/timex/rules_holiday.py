@@ -22,10 +22,12 @@ def holiday(m: re.Match[str], ctx: Ctx) -> Piece | None:
         first, last = cal.off_days_around(day)
         return Piece("span", m.start(), m.end(), "holiday_break", start=ctx.at(first),
                      end=ctx.at(last + timedelta(days=1)), grain="day")
-    if adj.startswith("前"):
+    if m.group("dir"):  # 国庆前三天 / 春节前一周 / 元旦后一天
+        n = cn_int(m.group("n")) or 0
+        days = n * (7 if m.group("unit").endswith(("周", "星期", "礼拜")) else 1)
+        day += timedelta(days=-days if m.group("dir") == "前" else days)
+    elif adj == "前夕":
         day -= timedelta(days=1)
-    elif adj.startswith("后"):
-        day += timedelta(days=1)
     return Piece("date", m.start(), m.end(), "holiday", day=day)
 
 
@@ -86,7 +88,8 @@ RULES: list[tuple[str, str, Handler]] = [
                    rf"(?P<lm>正|腊|冬|闰?十[一二]?|闰?[一二三四五六七八九]|1[0-2]|[1-9])月(?P<ld>{LDAY})(?![\d])(?:日|号)?)",
      lunar),
     ("holiday", rf"(?:{YEAR})?(?:五一)?(?:国际)?(?P<name>{HOL})(?:节|日)?"
-                rf"(?P<adj>前一天|后一天|前夕|小?长?假期|长假|黄金周|放假|期间)?"
+                rf"(?P<adj>(?P<dir>[前后])(?P<n>[一两二三四五六七八九十\d]{{1,3}})(?P<unit>天|日|周|个?星期|个?礼拜)"
+                rf"|前夕|小?长?假期|长假|黄金周|放假|期间)?"
                 rf"(?![点时:号日月\d个])", holiday),
     ("next_workday", r"下一?个?工作日", next_workday),
 ]

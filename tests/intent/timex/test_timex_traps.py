@@ -76,3 +76,13 @@ def test_lunar_set_carries_lunar_date() -> None:
 def test_latin_fallback_uses_dateparser() -> None:
     (m,) = extract("Dec 25 3pm", now=NOW, tz=TZ)
     assert (m.rule, m.start) == ("dateparser", datetime(2026, 12, 25, 15, 0, tzinfo=TZ))
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    ("春节前一周", "2027-01-30"), ("春节前两周", "2027-01-23"), ("国庆前三天", "2026-09-28"),
+    ("元旦后三天", "2027-01-04"), ("中秋节后一天", "2026-09-26"), ("春节前一天", "2027-02-05"),
+    ("春节前夕", "2027-02-05"), ("春节前", "2027-02-05"),
+])
+def test_days_or_weeks_before_and_after_a_holiday(text: str, want: str) -> None:
+    """N days / weeks before or after a named holiday are that date, not the holiday plus a span of the past."""
+    assert first(text)[0] == want

@@ -97,15 +97,20 @@ def _merge_create(pending: CreateIntent, text: str, slots: Slots, meeting_offset
     at = slots.relative or slots.when
     asks_clock = {"reminder_time", "event_time"} & set(pending.needs_clarification)
     if (at is not None and not at.has_clock and at.period is not None and info is not None and asks_clock
-            and at.start is not None and (not at.has_date or at.start.date() == info.on_date)):
-        # "明天上午" to 几点？: the part of the day is kept for the next answer, and the question narrows to it
-        return pending.model_copy(update={"pending": info.model_copy(update={"period": at.period}),
-                                          "question": f"好的，{at.period}几点？", "rule": "merge.period"})
+            and at.start is not None):
+        same_day = not at.has_date or at.start.date() == info.on_date
+        if same_day or "reminder_time" in pending.needs_clarification:
+            # "明天上午" to 几点？: the part of the day (and a day for the reminder: 周日晚上) is kept for the
+            # next answer, and the question narrows to it
+            known = {"period": at.period} if same_day else {"period": at.period, "remind_on": at.start.date()}
+            said = at.period if same_day else at.text
+            return pending.model_copy(update={"pending": info.model_copy(update=known),
+                                              "question": f"好的，{said}几点？", "rule": "merge.period"})
     start = at.start if at is not None and at.has_clock else None
     if start is not None and at is not None and not at.has_date and info is not None and info.on_date is not None:
         # On the day already said, in the part of it already said (周五晚上 + "7点" → 19:00); else SPEC §4
         # (a bare 6–11 on another day is the morning). 18:30 written so is never moved.
-        day = datetime.combine(info.on_date, time(), tzinfo=start.tzinfo)
+        day = datetime.combine(info.remind_on or info.on_date, time(), tzinfo=start.tzinfo)
         start = on_day(at, day, info.period or ("晚上" if "晚" in text else None))
     lead = slots.lead_minutes if slots.lead_minutes is not None else (info.lead_minutes if info else None)
     base = start or pending.start_at or pending.due_at
@@ -120,14 +125,15 @@ def _merge_create(pending: CreateIntent, text: str, slots: Slots, meeting_offset
     lead_day = lead_day_of(anchor, info.lead_minutes if info else None, all_day=pending.all_day)
     on_lead_day = asked_when and clock_only and lead_day is not None
     # A day of its own unlike the item's ("下周三还信用卡，提前一天提醒" → "明天上午10点") is when to remind.
-    elsewhen = asked_when and not clock_only and info is not None and info.on_date is not None \
-        and start is not None and start.date() != info.on_date
+    elsewhen = asked_when and (not clock_only or (info is not None and info.remind_on is not None)) \
+        and info is not None and info.on_date is not None and start is not None and start.date() != info.on_date
+    on_lead_day = on_lead_day and not elsewhen
     if on_lead_day and lead_day is not None and anchor is not None and start is not None:
         # 下周五交方案，提前两天提醒我 → "上午9点": Wednesday 09:00; the task keeps its whole day.
         at_lead = on_day(at, datetime.combine(lead_day, time(), tzinfo=start.tzinfo),
                          info.lead_period if info is not None else None) if at is not None else start
         reminder = Reminder(remind_at=at_lead, offset_minutes=int((anchor - at_lead).total_seconds() // 60))
-    elif asked_when and clock_only and info is not None and info.lead_minutes and start is not None:
+    elif asked_when and clock_only and not elsewhen and info is not None and info.lead_minutes and start is not None:
         # 明天交报告，提前半小时提醒我 → "下午5点": due 17:00, reminded 16:30.
         reminder = Reminder(remind_at=minus(start, info.lead_minutes), offset_minutes=info.lead_minutes)
     elif asked_when and start is not None:

@@ -60,6 +60,7 @@ class Pending(_Value):
     wants_reminder: bool = False  # the user asked for a reminder (提醒)
     lead_minutes: int | None = None  # a lead time already given
     period: str | None = None  # the part of the day already said without a clock (周五晚上 → 晚上)
+    remind_on: dt.date | None = None  # a day said for the reminder, not the item's own (clock still to come)
     lead_period: str | None = None  # the part of the lead's day already said (前一晚 / 前一天早上 → 晚上 / 早上)
 
 

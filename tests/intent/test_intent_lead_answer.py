@@ -105,3 +105,21 @@ def test_other_uses_of_qian_are_left_alone() -> None:
     assert it.reminder.remind_at == at(2026, 6, 18, 20)
     [query] = parse_all("前天的会", now=NOW, tz=TZ)
     assert query.action == "query"
+
+
+def test_a_day_and_part_of_it_for_the_reminder_then_the_clock() -> None:
+    [asked] = parse_all("下周五交方案，提前两天提醒我", now=NOW, tz=TZ)
+    [narrowed] = parse_all("周三晚上", now=NOW, tz=TZ, pending=asked)
+    assert isinstance(narrowed, CreateIntent) and narrowed.question == "好的，周三晚上几点？"
+    [done] = parse_all("8点", now=NOW, tz=TZ, pending=narrowed)
+    assert isinstance(done, CreateIntent) and done.needs_clarification == []
+    assert (done.due_at, done.all_day) == (at(2026, 6, 26), True)
+    assert done.reminder is not None and done.reminder.remind_at == at(2026, 6, 24, 20)
+
+
+def test_another_day_for_a_plain_reminder() -> None:
+    [asked] = parse_all("国庆节前一天提醒我订票", now=NOW, tz=TZ)
+    [narrowed] = parse_all("周日晚上", now=NOW, tz=TZ, pending=asked)
+    [done] = parse_all("8点", now=NOW, tz=TZ, pending=narrowed)
+    assert isinstance(done, CreateIntent) and done.due_at == at(2026, 9, 30) and done.all_day
+    assert done.reminder is not None and done.reminder.remind_at == at(2026, 6, 21, 20)

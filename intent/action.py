@@ -29,6 +29,11 @@ _SUB_RECUR = re.compile(r"每天|每日|每早|每晚|每个?工作日|工作日
 _SUB_SEND = re.compile(
     rf"(?:发|推|告诉|汇总|整理|列)[^,]{{0,10}}{_AGENDA}|{_AGENDA}[^,]{{0,8}}(?:发|推)"
 )
+# A new time for the push itself: 推送改到8点 / 早报改成早上8点 / 改成每天早上8点发 (no object: nothing else is sent).
+_SUB_RETIME = re.compile(
+    r"(?:推送|早报|晚报|每日待办|待办推送|日程推送)(?:的)?(?:时间)?(?:改成|改到|改为|换成|换到|调到|调成)"
+    r"|^(?:把)?(?:时间)?(?:改成|改到|改为|换成|换到|调到|调成)(?:每天|每日|每个?工作日|工作日)[^,]{0,8}(?:发|推送?)"
+    r"(?:吧|给我|过来)?$")
 SNOOZE = re.compile(
     r"再(?:提醒|叫|喊|通知|催)|(?:晚点|晚些|稍后|过会儿?|待会儿?|等会儿?|一会儿?|等下|等一下|回头)(?:再)?(?:提醒|叫|喊)"
 )
@@ -98,6 +103,8 @@ def classify(text: str, slots: Slots, today: date | None = None) -> Decision:
     if UNSUBSCRIBE.search(text):
         return Decision("unsubscribe_digest", "digest.unsubscribe")
     daily_clock = slots.when is not None and slots.when.has_clock and not slots.when.has_date
+    if _SUB_RETIME.search(text) and (daily_clock or (slots.recur is not None and slots.recur.has_clock)):
+        return Decision("subscribe_digest", "digest.retime")  # 推送改到8点 / 改成每天早上8点发
     send = _SUB_SEND.search(text)
     actor = IMPERATIVE.search(text)  # 每天5点提醒我发日报: the user sends; the bot pushes nothing
     if send and not (actor and actor.start() <= send.start()) and (

@@ -17,7 +17,13 @@ _NEXT_DAY = re.compile(r"第二天|次日|明天|明日|隔天")  # 每晚9点�
 _SNOOZE_HOURS = (("凌晨", 6), ("早", 8), ("上午", 9), ("中午", 12), ("下午", 15), ("傍晚", 18), ("晚", 20))
 
 
-def subscribe(text: str, slots: Slots) -> SubscribeDigestIntent:
+_PUSH_NAME = re.compile(r"每日待办(?:推送)?|每日推送")
+_DAYS_SAID = re.compile(r"每天|每日|每早|每晚|工作日|周一到周五|星期一到星期五|礼拜一到礼拜五")
+
+
+def subscribe(text: str, slots: Slots, *, retime: bool = False) -> SubscribeDigestIntent:
+    """`retime`: a new time for the push the user has (推送改到8点); the rule then says what the text named
+    besides the time (.kind, .days), and the conversation keeps the rest of the subscription as it is."""
     anchor = slots.anchor
     hhmm = None
     if anchor is not None and anchor.start is not None and anchor.has_clock:
@@ -38,10 +44,15 @@ def subscribe(text: str, slots: Slots) -> SubscribeDigestIntent:
         recurrence = recurrence.model_copy(update={"workdays": "cn"})
     kind = "todo_week" if _WEEK_AHEAD.search(text) else "todo_next_day" if _NEXT_DAY.search(text) else "todo_day"
     missing: list[Missing] = [] if hhmm else ["digest_time"]
+    rule = "rule6.digest" + ("" if hhmm else ".ask_time")
+    if retime:
+        said_kind = bool(_WEEK_AHEAD.search(text) or _NEXT_DAY.search(text) or "当天" in text)
+        days = _DAYS_SAID.search(_PUSH_NAME.sub("", text))  # 每日待办推送 names the push, not its days
+        rule = "rule6.retime" + (".kind" if said_kind else "") + (".days" if days else "")
     return SubscribeDigestIntent(
         time=hhmm, recurrence=recurrence, digest_kind=kind, needs_clarification=missing,
         question=clarify.question(missing) if missing else None,
-        rule="rule6.digest" + ("" if hhmm else ".ask_time"), confidence=0.9 if hhmm else 0.8,
+        rule=rule, confidence=0.9 if hhmm else 0.8,
     )
 
 

@@ -112,7 +112,7 @@ def _fresh(text: str, slots: Slots, mentions: list[TimeMention], now: datetime, 
     if action == "subscribe_digest":
         from intent.digest import subscribe
 
-        return subscribe(text, slots)
+        return subscribe(text, slots, retime=decision.rule == "digest.retime")
     if action == "unsubscribe_digest":
         from intent.model import UnsubscribeDigestIntent
 

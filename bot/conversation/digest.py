@@ -19,8 +19,19 @@ async def subscribe(intent: SubscribeDigestIntent, ctx: Context) -> Outcome:
     daily = rec is None or rec.workdays == "cn" or (rec.rrule or "FREQ=DAILY").upper() == "FREQ=DAILY"
     if intent.digest_kind not in KINDS or not daily:
         return Failed(WEEKLY_UNSUPPORTED)
-    workdays = rec.workdays if rec is not None else None
-    digest = await ctx.service.subscribe_digest(ctx.user.id, local_time=intent.time, kind=intent.digest_kind,
+    kind = intent.digest_kind
+    workdays: str | None = rec.workdays if rec is not None else None
+    if intent.rule and intent.rule.startswith("rule6.retime"):  # 推送改到8点: the push the user has, at 8
+        current = await ctx.service.list_digests(ctx.user.id)
+        if len(current) == 1 and ".kind" not in intent.rule:
+            kind = current[0].kind
+        if len(current) == 1 and ".days" not in intent.rule:
+            workdays = current[0].workdays
+        if current and kind not in {d.kind for d in current}:
+            return Failed("你订阅的推送里没有这一种，没有改动。发“每天早上7点给我发当天待办”可以订阅。")
+        if not current:
+            return Failed("你目前没有订阅每日待办推送，没有可改的。发“每天早上7点给我发当天待办”可以订阅。")
+    digest = await ctx.service.subscribe_digest(ctx.user.id, local_time=intent.time, kind=kind,
                                                 workdays=workdays)
     return Subscribed(digest)
 

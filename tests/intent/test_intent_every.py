@@ -97,3 +97,17 @@ def test_cancelling_a_trip_to_chengdu_targets_it_whole() -> None:
 def test_all_of_before_the_target_is_every_not_a_word_of_it(text: str, target: str) -> None:
     intent = parse(text, now=NOW, tz=SH)
     assert isinstance(intent, CancelIntent) and intent.target_text == target and intent.every
+
+
+@pytest.mark.parametrize(("text", "time", "rule"), [
+    ("推送改到8点", "08:00", "rule6.retime"), ("早报改成早上7点半", "07:30", "rule6.retime"),
+    ("改成每天早上8点发", "08:00", "rule6.retime.days"), ("每日待办推送时间改到早上8点", "08:00", "rule6.retime"),
+])
+def test_a_new_time_for_the_push(text: str, time: str, rule: str) -> None:
+    intent = parse(text, now=NOW, tz=SH)
+    assert (intent.action, getattr(intent, "time", None), intent.rule) == ("subscribe_digest", time, rule)
+
+
+@pytest.mark.parametrize("text", ["开会改到8点", "改成每天早上8点发朋友圈"])
+def test_other_changes_are_not_the_push(text: str) -> None:
+    assert parse(text, now=NOW, tz=SH).action != "subscribe_digest"

@@ -59,6 +59,13 @@ class ChangedAll:
 
 
 @dataclass(frozen=True, slots=True)
+class Restored:
+    """撤销: the items the last cancel or complete closed, active again (empty: nothing to undo)."""
+
+    items: tuple[Item, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Ambiguous:
     verb: Verb
     candidates: tuple[Item, ...]
@@ -121,8 +128,8 @@ class Failed:
     why: str
 
 
-Outcome = (Created | Asked | Listed | Changed | ChangedAll | Ambiguous | NoMatch | Subscribed | Unsubscribed | Snoozed
-           | NothingToSnooze | Dropped | Linked | Said | Failed)
+Outcome = (Created | Asked | Listed | Changed | ChangedAll | Restored | Ambiguous | NoMatch | Subscribed
+           | Unsubscribed | Snoozed | NothingToSnooze | Dropped | Linked | Said | Failed)
 
 
 @dataclass(frozen=True, slots=True)

@@ -67,6 +67,8 @@ def word(x: o.Outcome) -> str:
         return changed(x)
     if isinstance(x, o.ChangedAll):
         return changed_all(x)
+    if isinstance(x, o.Restored):
+        return restored(x)
     if isinstance(x, o.Ambiguous):
         lines = [f"找到 {len(x.candidates)} 条符合的，要{verb_word(x.verb)}哪一个？"]
         lines += [f"{i}. {entry_line(item)}" for i, item in enumerate(x.candidates, 1)]
@@ -183,6 +185,17 @@ def changed_all(x: o.ChangedAll) -> str:
     if x.skipped:
         lines.append(f"另有 {x.skipped} 条没改成（可能刚被改过或已删除），发“看看日程”可以核对。")
     return "\n".join(lines)
+
+
+def restored(x: o.Restored) -> str:
+    """撤销: what is back, and whether its reminders are; or plainly that there was nothing to take back."""
+    if not x.items:
+        return "没有可以撤销的：只能撤销 10 分钟内刚做的取消或完成，没有做任何改动。"
+    lines = [f"已恢复：{_changed_line(x.items[0])}。"] if len(x.items) == 1 else \
+        [f"已恢复 {len(x.items)} 条："] + [f"{i}. {_changed_line(item)}" for i, item in enumerate(x.items, 1)]
+    if any(_open_reminder(item) is not None for item in x.items):
+        lines.append("还没到的提醒也恢复了。")
+    return "\n".join(lines) if len(x.items) > 1 else "".join(lines)
 
 
 def _changed_line(item: Item) -> str:

@@ -389,6 +389,33 @@ class ScheduleService:
             shown = SimpleNamespace(**{**row._asdict(), "status": status, "updated_at": stamp})
             return item_of(shown, reminders.all())  # type: ignore[arg-type]
 
+    async def restore_recent(self, user_id: int, *, since_ms: int) -> list[Item]:
+        """Undo the user's last cancel or complete (撤销), if it is their latest change and not older than
+        `since_ms`: the items it closed are active again, and their reminders still ahead are pending again."""
+        stamp = now_ms(self._clock)
+        async with self._orm_tx() as session:
+            latest = await session.scalar(select(func.max(ScheduleItemRow.updated_at))
+                                          .where(ScheduleItemRow.user_id == user_id))
+            if latest is None or latest < since_ms:
+                return []
+            rows = list(await session.scalars(select(ScheduleItemRow).where(
+                ScheduleItemRow.user_id == user_id, ScheduleItemRow.updated_at == latest,
+                ScheduleItemRow.status.in_(("cancelled", "completed")))))
+            if not rows:
+                return []  # the latest change was something else (a create, a move): nothing to undo
+            ids = [row.id for row in rows]
+            reminders = await session.scalars(select(ReminderRow).where(
+                ReminderRow.item_id.in_(ids), ReminderRow.user_id == user_id, ReminderRow.status == "cancelled",
+                ReminderRow.updated_at == latest, ReminderRow.remind_at > stamp))
+            for rem in reminders:
+                rem.status, rem.updated_at = "pending", stamp
+            for row in rows:
+                row.status, row.updated_at = "active", stamp
+            await session.flush()
+            found = await _reminders_of(session, ids)
+            items = [item_of(row, [r for r in found if r.item_id == row.id]) for row in rows]
+            return sorted(items, key=lambda i: (i.anchor_at is None, i.anchor_at or 0, i.id))
+
     async def skip_occurrence(self, user_id: int, item_id: int, on: date) -> Item:
         """Cancel one occurrence of a series (an EXDATE): the series itself goes on, and a reminder
         planned for that day moves on to the next occurrence with the same lead time."""

@@ -57,6 +57,7 @@ STEPS: dict[type[Intent], Step] = {
     SubscribeDigestIntent: digest.subscribe,
     UnsubscribeDigestIntent: digest.unsubscribe,
 }
+UNDO_WINDOW_MS = 10 * 60_000  # 撤销 takes back a cancel or complete of the last 10 minutes
 NOT_SAVED = "抱歉，刚才出了点问题，这条消息没有保存任何内容，请再发一次。"
 
 
@@ -134,6 +135,9 @@ class ConversationHandler:
             return [o.Dropped(label)], False
         if shortcut.asks_help(text):
             return [o.Said(CAPABILITIES)], False
+        if shortcut.undoes(text):
+            since = to_ms(ctx.now) - UNDO_WINDOW_MS
+            return [o.Restored(tuple(await ctx.service.restore_recent(ctx.user.id, since_ms=since)))], False
         link = shortcut.link_request(text)
         if link is not None:
             return [o.Linked(link, done=False)], False  # made after the transaction (`_links_for`)

@@ -16,6 +16,8 @@ _LINKS: tuple[tuple[re.Pattern[str], Literal["share", "unshare", "feed"]], ...] 
 )
 
 
+_UNDO = re.compile(r"^(?:撤销|撤回|恢复|还原|反悔了?|刚才的?(?:取消|删除|完成)?(?:撤销|撤回|恢复|错了|弄错了|不算)|"
+                   r"(?:取消|删|完成)错了|恢复刚才的?(?:那个|那条|那些)?)(?:吧|一下|了)?[。.!！~～]*$")
 _HELP = re.compile(r"^(帮助|help|菜单|使用说明|怎么用|你能做什么|你会什么|你能干什么|功能)[？?。!！]*$", re.IGNORECASE)
 
 
@@ -46,3 +48,8 @@ def link_request(text: str) -> Literal["share", "unshare", "feed"] | None:
         if pattern.search(text):
             return what
     return None
+
+
+def undoes(text: str) -> bool:
+    """撤销 / 刚才取消错了: take back the last cancel or complete."""
+    return bool(_UNDO.match(text.strip()))

@@ -404,3 +404,32 @@ async def test_closing_another_users_item_in_one_trip_touches_nothing(service: S
     await service.delete_item(alice.id, item.id)
     with pytest.raises(NotFound):  # a deleted item cannot be closed again, even by its owner
         await service.complete_item(alice.id, item.id)
+
+
+async def test_restore_recent_takes_back_the_last_cancel_with_its_future_reminders(
+        service: ScheduleService, clock: FrozenClock) -> None:
+    user = await service.get_or_create_user("u")
+    meeting = await service.create_item(user.id, event("开会", ms(2026, 6, 19, 9, 0), reminders=(
+        NewReminder(remind_at=ms(2026, 6, 19, 8, 0)),)))
+    bank = await service.create_item(user.id, event("去银行", ms(2026, 6, 18, 10, 30), reminders=(
+        NewReminder(remind_at=ms(2026, 6, 18, 10, 1)),)))
+    clock.advance(timedelta(minutes=1))
+    await service.cancel_item(user.id, meeting.id)
+    await service.cancel_item(user.id, bank.id)  # the same instant: one message's cancels
+    clock.advance(timedelta(minutes=1))  # 10:02: 去银行's 10:01 reminder is past
+    back = await service.restore_recent(user.id, since_ms=to_ms(clock.now()) - 600_000)
+    assert [(i.title, i.status) for i in back] == [("去银行", "active"), ("开会", "active")]
+    reminders = {r.item_id: r.status for i in back for r in i.reminders}
+    assert reminders == {meeting.id: "pending", bank.id: "cancelled"}  # a reminder whose time passed stays off
+    assert await service.restore_recent(user.id, since_ms=to_ms(clock.now()) - 600_000) == []  # once
+
+
+async def test_restore_recent_leaves_older_or_other_changes_alone(service: ScheduleService, clock: FrozenClock) -> None:
+    user = await service.get_or_create_user("u")
+    first = await service.create_item(user.id, event("开会", ms(2026, 6, 19, 9, 0)))
+    await service.complete_item(user.id, first.id)
+    clock.advance(timedelta(minutes=11))
+    assert await service.restore_recent(user.id, since_ms=to_ms(clock.now()) - 600_000) == []  # too old
+    await service.create_item(user.id, event("体检", ms(2026, 6, 20, 9, 0)))  # the latest change is a create
+    assert await service.restore_recent(user.id, since_ms=to_ms(clock.now()) - 600_000) == []
+    assert (await service.get_item(user.id, first.id)).status == "completed"

@@ -1,5 +1,6 @@
 """Cancelling or completing several items at once: "明天的事都取消", "全部" as the answer to "哪一个？",
-a date alone naming the targets ("把明天的事取消"), and the limits that keep a broad request from going too far.
+a date alone naming the targets ("把明天的事取消"), the limits that keep a broad request from going too far,
+and 撤销 taking back the last cancel.
 The clock stands at Thursday 2026-06-18 10:00 in Shanghai."""
 
 from __future__ import annotations
@@ -96,3 +97,19 @@ async def test_all_is_not_an_answer_to_which_one_to_move(bot: Bot) -> None:
     await chat.say("明天下午五点开项目会")
     asked = await chat.say("明天的会改到后天")
     assert asked.startswith("找到 2 条符合的，要修改哪一个？") and "全部" not in asked
+
+
+async def test_undo_takes_back_the_last_cancel_within_ten_minutes(bot: Bot) -> None:
+    chat = bot.chat()
+    await tomorrow_three(chat)
+    await chat.say("明天的事都取消")
+    reply = await chat.say("撤销")
+    assert reply == ("已恢复 2 条：\n1. 6月19日（周五）09:00 开会\n2. 6月19日（周五）15:00 去银行\n"
+                     "还没到的提醒也恢复了。")
+    assert await statuses(bot) == {"开会": "active", "去银行": "active", "体检": "active"}
+    assert {r.status for r in await bot.rows(ReminderRow)} == {"pending"}
+    assert (await chat.say("撤销")).startswith("没有可以撤销的")  # once only
+    await chat.say("体检那个不用了")
+    bot.clock.advance(minutes=11)
+    assert (await chat.say("刚才取消错了")).startswith("没有可以撤销的")
+    assert (await statuses(bot))["体检"] == "cancelled"

@@ -17,6 +17,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from bot.app import create_app
+from bot.runtime import delivery_worker
 from bot.settings import Settings
 from bot.testing import event_message, sign_request, text_message
 from schedule.clock import to_ms
@@ -85,6 +86,12 @@ class Bot:
 
     def chat(self, openid: str = "o-alice") -> Chat:
         return Chat(self.client, self.clock, openid)
+
+    async def deliver(self, passes: int = 1) -> None:
+        """The delivery worker's passes at the clock's time; no WeChat here, so pushes take the in-app rung."""
+        worker = delivery_worker(self.app.state.settings, self.sessions, self.clock, None)
+        for _ in range(passes):
+            await worker.run_once()
 
     async def rows(self, model: type[Base], **where: object) -> list[object]:
         async with self.sessions() as session:

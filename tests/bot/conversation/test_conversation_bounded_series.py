@@ -7,7 +7,6 @@ from datetime import datetime, timedelta
 
 from conftest import SH, Bot
 
-from bot.runtime import delivery_worker
 from schedule.model import OutboundMessageRow
 
 
@@ -15,12 +14,11 @@ async def test_a_series_for_next_week_only(bot: Bot) -> None:
     chat = bot.chat()
     reply = await chat.say("下周一到周五每天早上8点提醒我打卡")
     assert reply == "已记录：每周一到周五08:00 打卡，首次是6月22日（周一），到6月26日（周五）为止。到时提醒你。"
-    worker = delivery_worker(bot.app.state.settings, bot.sessions, bot.clock, None)
     pushed_on: list[str] = []
     day = datetime(2026, 6, 19, 8, 1, tzinfo=SH)
     for _ in range(14):  # 6/19 to 7/2, a minute after 08:00 each day
         bot.clock.set(day)
-        await worker.run_once()
+        await bot.deliver()
         rows = await bot.rows(OutboundMessageRow)
         if len(rows) > len(pushed_on):
             pushed_on.append(day.date().isoformat())

@@ -7,7 +7,6 @@ from datetime import datetime
 
 from conftest import SH, Bot, at
 
-from bot.runtime import delivery_worker
 from schedule.clock import to_ms
 from schedule.model import DialogStateRow, OutboundMessageRow, ReminderRow, ScheduleItemRow
 
@@ -100,10 +99,8 @@ async def test_complete_by_title_words(bot: Bot) -> None:
 async def test_in_app_notice_then_snooze(bot: Bot) -> None:
     chat = bot.chat()
     await chat.say("今天上午十点半提醒我给妈妈打电话")
-    worker = delivery_worker(bot.app.state.settings, bot.sessions, bot.clock, None)  # no WeChat: in-app rung
     bot.clock.advance(minutes=31)
-    await worker.run_once()
-    await worker.run_once()
+    await bot.deliver(2)
     [pushed] = await bot.rows(OutboundMessageRow)
     assert (pushed.channel, pushed.status) == ("inapp", "pending")
 
@@ -127,10 +124,8 @@ async def test_snooze_without_a_delivered_reminder_says_so(bot: Bot) -> None:
 async def test_snooze_later_asks_how_long(bot: Bot) -> None:
     chat = bot.chat()
     await chat.say("今天上午十点半提醒我给妈妈打电话")
-    worker = delivery_worker(bot.app.state.settings, bot.sessions, bot.clock, None)
     bot.clock.advance(minutes=31)
-    await worker.run_once()
-    await worker.run_once()
+    await bot.deliver(2)
     ask = await chat.say("晚点再提醒我")
     assert "10 分钟" in ask and "1 小时" in ask and "明早" in ask
     await chat.say("1小时")
@@ -145,12 +140,11 @@ async def test_cancelled_occurrence_is_skipped_and_the_series_goes_on(bot: Bot) 
     assert reply == "已取消6月22日（周一）这一次的“开周会”，以后的照常。"
     [series] = await bot.rows(ScheduleItemRow)
     assert series.status == "active" and series.metadata_json["skipped"] == ["2026-06-22"]
-    worker = delivery_worker(bot.app.state.settings, bot.sessions, bot.clock, None)
     bot.clock.set(datetime(2026, 6, 22, 9, 1, tzinfo=SH))
-    await worker.run_once()
+    await bot.deliver()
     assert await bot.rows(OutboundMessageRow) == []  # nothing for the cancelled Monday
     bot.clock.set(datetime(2026, 6, 29, 9, 1, tzinfo=SH))
-    await worker.run_once()
+    await bot.deliver()
     [pushed] = await bot.rows(OutboundMessageRow)
     assert "6月29日" in pushed.payload["text"]
     assert "下一次" not in (await chat.say("看看下周行程"))  # 6/22–6/28: the skipped Monday is not listed
@@ -222,9 +216,8 @@ async def test_reply_and_rows_roll_back_together_when_the_store_fails(bot: Bot) 
 async def test_reminder_expired_during_downtime_is_reported_once(bot: Bot) -> None:
     chat = bot.chat()
     await chat.say("今天上午十点半提醒我给妈妈打电话")
-    worker = delivery_worker(bot.app.state.settings, bot.sessions, bot.clock, None)
     bot.clock.set(datetime(2026, 6, 19, 2, 0, tzinfo=SH))  # the service was down for 15.5 hours
-    await worker.run_once()
+    await bot.deliver()
     reminder = (await bot.rows(ReminderRow))[0]
     assert reminder.status == "expired"
     reply = await chat.say("看看今天的安排")

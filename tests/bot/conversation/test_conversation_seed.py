@@ -88,7 +88,6 @@ async def test_help_key_and_word_list_what_the_bot_can_do(bot: Bot) -> None:
 
 
 async def test_evening_digest_of_the_next_day_and_unsubscribe(bot: Bot) -> None:
-    from bot.runtime import delivery_worker
     from schedule.model import OutboundMessageRow
 
     chat = bot.chat()
@@ -97,9 +96,8 @@ async def test_evening_digest_of_the_next_day_and_unsubscribe(bot: Bot) -> None:
     assert reply.startswith("好的，每天 21:00 给你发第二天的安排。下一次：6月18日（周四）21:00。")
     [digest] = await bot.rows(DigestSubscriptionRow)
     assert (digest.kind, digest.local_time) == ("todo_next_day", "21:00")
-    worker = delivery_worker(bot.app.state.settings, bot.sessions, bot.clock, None)
     bot.clock.set(datetime(2026, 6, 18, 21, 0, 30, tzinfo=SH))  # Thursday evening: Friday's agenda
-    await worker.run_once()
+    await bot.deliver()
     [pushed] = [r for r in await bot.rows(OutboundMessageRow) if r.kind == "digest"]
     assert pushed.payload["text"].startswith("明天 6月19日（周五）的安排（1 项）") and "带材料" in pushed.payload["text"]
     stopped = await chat.say("早报不用发了")  # the digest waited in-app (no WeChat here): shown first

@@ -7,7 +7,6 @@ from datetime import datetime
 
 from conftest import SH, Bot, at
 
-from bot.runtime import delivery_worker
 from schedule.model import OutboundMessageRow, ReminderRow, ScheduleItemRow
 
 
@@ -19,12 +18,11 @@ async def test_done_with_todays_pill_keeps_tomorrows(bot: Bot) -> None:
     [series] = await bot.rows(ScheduleItemRow)
     assert series.status == "active" and series.metadata_json["skipped"] == ["2026-06-18"]
     assert [r.remind_at for r in await bot.rows(ReminderRow) if r.status == "pending"] == [at(6, 19, 22)]
-    worker = delivery_worker(bot.app.state.settings, bot.sessions, bot.clock, None)
     bot.clock.set(datetime(2026, 6, 18, 22, 1, tzinfo=SH))
-    await worker.run_once()
+    await bot.deliver()
     assert await bot.rows(OutboundMessageRow) == []  # tonight's is done
     bot.clock.set(datetime(2026, 6, 19, 22, 1, tzinfo=SH))
-    await worker.run_once()
+    await bot.deliver()
     assert len(await bot.rows(OutboundMessageRow)) == 1
 
 
@@ -48,10 +46,8 @@ async def test_done_right_after_a_reminder_is_about_that_reminder(bot: Bot) -> N
     assert await chat.say("搞定了") == "是哪一项呢？告诉我名称或时间，我来找。"  # nothing reminded yet: ask
     await chat.say("今天上午十点半提醒我给妈妈打电话")
     await chat.say("今天上午十点四十提醒我关火")
-    worker = delivery_worker(bot.app.state.settings, bot.sessions, bot.clock, None)  # no WeChat: in-app rung
     bot.clock.advance(minutes=31)  # 10:31: only 给妈妈打电话 is due
-    await worker.run_once()
-    await worker.run_once()
+    await bot.deliver(2)
     reply = await chat.say("搞定了")
     assert reply.endswith("好的，已完成：6月18日（周四）10:30 给妈妈打电话。")
     items = {i.title: i.status for i in await bot.rows(ScheduleItemRow)}
@@ -61,10 +57,8 @@ async def test_done_right_after_a_reminder_is_about_that_reminder(bot: Bot) -> N
 async def test_done_after_a_series_reminder_marks_that_occurrence(bot: Bot) -> None:
     chat = bot.chat()
     await chat.say("每天上午10点半提醒我吃药")
-    worker = delivery_worker(bot.app.state.settings, bot.sessions, bot.clock, None)
     bot.clock.advance(minutes=31)
-    await worker.run_once()
-    await worker.run_once()
+    await bot.deliver(2)
     assert (await chat.say("已完成")).endswith("好的，已完成6月18日（周四）这一次的“吃药”，以后的照常。")
     [series] = await bot.rows(ScheduleItemRow)
     assert series.status == "active" and series.metadata_json["skipped"] == ["2026-06-18"]

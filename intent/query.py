@@ -23,7 +23,7 @@ _PERIODS = (
     (re.compile(r"中午"), 11, 14), (re.compile(r"下午"), 12, 18), (re.compile(r"傍晚"), 17, 19),
     (re.compile(r"晚上|今晚|明晚|夜里|晚"), 18, 24),
 )
-_NEXT_DAYS = re.compile(r"(?:未来|最近|接下来|近)([0-9一二两三四五六七八九十]+)天")
+_NEXT_DAYS = re.compile(r"(?:未来|最近|接下来|近|这)([0-9一二两三四五六七八九十]+|几)(天|周|个?星期)")
 
 
 def build(text: str, slots: Slots, *, now: datetime, tz: ZoneInfo, mentions: list[TimeMention]) -> QueryIntent:
@@ -67,7 +67,8 @@ def _range(
     if m is not None:
         from intent.timex.numerals import cn_int
 
-        n = cn_int(m.group(1)) or 7
+        n = 3 if m.group(1) == "几" else cn_int(m.group(1)) or 7  # 这几天: today and the next two
+        n *= 7 if m.group(2) != "天" else 1
         return today, today + timedelta(days=min(n, 366)), "next_days"
     return today, today + timedelta(days=7), "default_7d"
 

@@ -50,8 +50,13 @@ _BA = re.compile(r"^(?:之前|以前|前)?(?:要|得|先)?把(.{1,10}?)"
 
 def clean(segment: str) -> str:
     seg = _ANYWHERE.sub(",", segment)
-    parts = [_strip(_BA.sub(r"\2\1", p.strip()) if "把" in p else p) for p in _SEP.split(seg)]
-    return "".join(p for p in parts if p)
+    parts = [p for p in (_strip(_BA.sub(r"\2\1", p.strip()) if "把" in p else p) for p in _SEP.split(seg)) if p]
+    if len(parts) > 1:  # 家长会，提醒我提前一小时出发: setting off is what the reminder is for, not the item
+        parts = [p for p in parts if p not in _SETTING_OFF] or parts
+    return "".join(parts)
+
+
+_SETTING_OFF = frozenset({"出发", "动身", "出门", "走", "过去"})
 
 
 def _strip(part: str) -> str:

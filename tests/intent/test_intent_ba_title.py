@@ -29,3 +29,12 @@ def test_a_deadline_with_a_done_verb_is_a_new_task(text: str, title: str) -> Non
 def test_a_report_of_work_done_is_still_complete(text: str) -> None:
     [it] = parse_all(text, now=NOW, tz=TZ)
     assert it.action == "complete"
+
+
+@pytest.mark.parametrize(("text", "title"), [
+    ("下周三孩子家长会，下午2点半，提醒我提前一小时出发", "孩子家长会"), ("明天三点开会，两点半提醒我出发", "开会"),
+    ("明天下午3点面试，提前1小时提醒我出门", "面试"), ("明天8点出发", "出发"), ("明天8点出发去机场", "出发去机场"),
+])
+def test_setting_off_in_a_reminder_clause_is_not_the_title(text: str, title: str) -> None:
+    [it] = parse_all(text, now=NOW, tz=TZ)
+    assert isinstance(it, CreateIntent) and it.title == title

@@ -6,16 +6,18 @@ import re
 from dataclasses import replace
 from datetime import date, datetime, time, timedelta
 
+from bot.conversation import snooze
 from bot.conversation.context import Context
 from bot.conversation.snooze import RECENT_MS
 from intent.dialogue import EVERY_PICKED
-from intent.model import CancelIntent, Changes, CompleteIntent, UpdateIntent
+from intent.model import CancelIntent, Changes, CompleteIntent, Reminder, SnoozeIntent, UpdateIntent
 from intent.target import Candidate, learn, rank
 from intent.timex import extract
 from intent.timex.numerals import cn_int
 from render.outcome import Ambiguous, Asked, Changed, ChangedAll, Failed, NoMatch, Outcome
 from schedule.clock import from_ms, to_ms
 from schedule.domain import Item, ItemChanges, NewItem, NewReminder
+from schedule.domain import Reminder as StoredReminder
 from schedule.errors import InvalidChange, NotFound
 from schedule.occurrence import at_occurrence
 from schedule.recurrence import localize, next_occurrence
@@ -34,6 +36,10 @@ async def run(intent: Targeted, ctx: Context) -> Outcome:
         return Asked(intent.question or "要改成什么？比如“改到明天下午四点”或“提前15分钟提醒”。")
     items = await _chosen(intent, ctx)
     if items is None and "target" in intent.needs_clarification:  # 搞定了 / 下午三点那个 with no words
+        later = _later(intent, ctx) if isinstance(intent, UpdateIntent) else None
+        if later is not None and await _just_reminded_item(ctx) is not None:
+            # 推迟到下午3点 right after a reminder: remind again then, as 10分钟后再提醒我 does
+            return await snooze.run(SnoozeIntent(reminder=Reminder(remind_at=later), rule="update.as_snooze"), ctx)
         just_reminded = await _just_reminded(intent, ctx) if isinstance(intent, CompleteIntent) else None
         if just_reminded is not None:
             intent, item = just_reminded
@@ -106,10 +112,28 @@ async def _matches(intent: Targeted, ctx: Context) -> list[Item]:
     return found
 
 
+async def _just_reminded_item(ctx: Context) -> tuple[StoredReminder, Item] | None:
+    """The reminder delivered in the last 12 hours (the snooze window) and its item, if still open."""
+    last = await ctx.service.last_delivered_reminder(ctx.user.id, since_ms=to_ms(ctx.now) - RECENT_MS)
+    return last if last is not None and last[1].status == "active" else None
+
+
+def _later(intent: UpdateIntent, ctx: Context) -> datetime | None:
+    """推迟半小时 / 推迟到下午3点 with nothing named: the later instant asked for, if any."""
+    changes = intent.changes
+    if changes is None:
+        return None
+    if changes.shift_minutes is not None and changes.shift_minutes > 0:
+        return ctx.now + timedelta(minutes=changes.shift_minutes)
+    if changes.start_at is not None and changes.start_at > ctx.now:
+        return changes.start_at
+    return None
+
+
 async def _just_reminded(intent: CompleteIntent, ctx: Context) -> tuple[CompleteIntent, Item] | None:
     """"搞定了" right after a reminder: the item (for a series, the occurrence) it was about, if still open."""
-    last = await ctx.service.last_delivered_reminder(ctx.user.id, since_ms=to_ms(ctx.now) - RECENT_MS)
-    if last is None or last[1].status != "active":
+    last = await _just_reminded_item(ctx)
+    if last is None:
         return None
     reminder, item = last
     day = from_ms(reminder.remind_at + (reminder.offset_minutes or 0) * 60_000).astimezone(ctx.tz).date()

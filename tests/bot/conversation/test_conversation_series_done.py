@@ -63,3 +63,16 @@ async def test_done_after_a_series_reminder_marks_that_occurrence(bot: Bot) -> N
     [series] = await bot.rows(ScheduleItemRow)
     assert series.status == "active" and series.metadata_json["skipped"] == ["2026-06-18"]
     assert [r.remind_at for r in await bot.rows(ReminderRow) if r.status == "pending"] == [at(6, 19, 10, 30)]
+
+
+async def test_put_off_right_after_a_reminder_reminds_again_then(bot: Bot) -> None:
+    chat = bot.chat()
+    await chat.say("今天上午十点半提醒我拿快递")
+    assert await chat.say("推迟半小时") == "是哪一项呢？告诉我名称或时间，我来找。"  # nothing reminded yet
+    bot.clock.advance(minutes=31)
+    await bot.deliver(2)
+    assert (await chat.say("推迟到下午3点")).endswith("好的，6月18日（周四）15:00 再提醒你：拿快递。")
+    pending = [r.remind_at for r in await bot.rows(ReminderRow) if r.status == "pending"]
+    assert pending == [at(6, 18, 15)]
+    [item] = await bot.rows(ScheduleItemRow)
+    assert item.due_at == at(6, 18, 10, 30)  # the item itself stays where it was

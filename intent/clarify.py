@@ -8,11 +8,13 @@ from datetime import date
 from intent.model import Missing
 
 _WEEKDAY = "一二三四五六日"
+_EXAMPLE_HOUR = {"凌晨": "5点", "早上": "8点", "早晨": "8点", "上午": "10点", "中午": "12点", "下午": "3点",
+                 "傍晚": "6点", "晚上": "8点", "夜里": "10点"}
 
 
 def question(missing: Sequence[Missing], *, label: str = "", meeting: bool = False, target: str = "",
              remind_on: date | None = None, lead_minutes: int | None = None, remind_period: str | None = None,
-             recurring: bool = False) -> str:
+             recurring: bool = False, period: tuple[str, str] | None = None) -> str:
     """One question covering everything missing; rule 1's wording is exact.
     `remind_on`: the day a 提前N天 reminder falls on, when only its clock time is missing;
     `lead_minutes`: a shorter lead (提前半小时), which needs the item's own clock time."""
@@ -38,6 +40,10 @@ def question(missing: Sequence[Missing], *, label: str = "", meeting: bool = Fal
         return "可以。每天几点发给你？比如“每天早上7点”。"
     if "snooze_duration" in need:
         return "好的，多久之后再提醒你？10 分钟、1 小时，还是明早？"
+    if "changes" in need and period:
+        name = f"“{target}”" if target else "它"
+        said, part = period
+        return f"要把{name}改到{said}几点？比如“改到{said}{_EXAMPLE_HOUR.get(part, '9点')}”。"
     if "changes" in need:
         name = f"“{target}”" if target else "它"
         return f"要把{name}改成什么？比如“改到明天下午三点”或“提前15分钟提醒”。"

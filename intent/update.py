@@ -56,7 +56,8 @@ def build(text: str, action: str, mentions: list[TimeMention], *, rule: str) -> 
         missing.append("changes")
     return UpdateIntent(
         target_text=target or None, target_date=target_date, changes=changes, needs_clarification=missing,
-        question=clarify.question(missing, target=target) if missing else None, rule=rule,
+        question=clarify.question(missing, target=target, period=_period_only(after)) if missing else None,
+        rule=rule,
         confidence=0.85 if not missing else 0.7,
     )
 
@@ -86,6 +87,8 @@ def _changes(
     if new is not None and new.start is not None:
         if new.has_clock:
             return Changes(start_at=_combine(new, old))
+        if new.period is not None:
+            return None  # 提前到上午 / 改到明天上午: which hour of it is still to say (never a guess)
         if _SAME_TIME.search(tail) and old is not None and old.has_clock and old.start is not None:
             moved = new.start.replace(hour=old.start.hour, minute=old.start.minute)
             return Changes(start_at=moved, date=moved.date())
@@ -111,3 +114,11 @@ def _combine(new: TimeMention, old: TimeMention | None) -> datetime:
     elif new.period is None and 18 <= hour <= 23 and base.hour < 12 and old.has_clock:
         hour -= 12  # 上午9点的会改到10点: the engine's "next 10 o'clock" may be 22:00; keep the morning
     return base.replace(hour=hour, minute=at.minute, second=0, microsecond=0)
+
+
+def _period_only(after: list[TimeMention]) -> tuple[str, str] | None:
+    """改到上午 / 改到明天晚上: the words for the new time and its part of the day, said without a clock."""
+    first = next((m for m in after if m.start is not None), None)
+    if first is None or first.has_clock or first.period is None:
+        return None
+    return first.text, first.period

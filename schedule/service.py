@@ -358,11 +358,22 @@ class ScheduleService:
             row.updated_at = stamp
             reminders = await _reminders_of(session, [row.id])
             if old_anchor is not None and new_anchor is not None and new_anchor != old_anchor:
+                def moved(rem: ReminderRow) -> int:
+                    return (new_anchor - rem.offset_minutes * 60_000 if rem.offset_minutes is not None
+                            else rem.remind_at + (new_anchor - old_anchor))
+
                 for rem in reminders:
-                    if rem.status in OPEN_REMINDER:
-                        rem.remind_at = (new_anchor - rem.offset_minutes * 60_000 if rem.offset_minutes is not None
-                                         else rem.remind_at + (new_anchor - old_anchor))
-                        rem.updated_at = stamp
+                    if rem.status == "pending":
+                        rem.remind_at, rem.updated_at = moved(rem), stamp
+                if not any(rem.status == "pending" for rem in reminders) and not recurrence_of(row):
+                    # Its reminder went out (or is going out) for the old time: the new time gets one again,
+                    # offset kept. One in flight keeps its row, so its delivery stays fenced and counted.
+                    again = {(moved(rem), rem.offset_minutes, rem.channel) for rem in reminders
+                             if rem.status in ("sent", "locked") and moved(rem) > stamp}
+                    for remind_at, offset, channel in sorted(again):
+                        await _insert_reminder(session, row, NewReminder(remind_at=remind_at, offset_minutes=offset,
+                                                                         channel=channel), stamp)
+                    reminders = await _reminders_of(session, [row.id]) if again else reminders
             await session.flush()
             return item_of(row, reminders)
 

@@ -76,3 +76,22 @@ async def test_put_off_right_after_a_reminder_reminds_again_then(bot: Bot) -> No
     assert pending == [at(6, 18, 15)]
     [item] = await bot.rows(ScheduleItemRow)
     assert item.due_at == at(6, 18, 10, 30)  # the item itself stays where it was
+
+
+async def test_moving_an_item_whose_reminder_went_out_reminds_again_for_the_new_time(bot: Bot) -> None:
+    chat = bot.chat()
+    await chat.say("今天上午10点半开会")  # the 09:30 reminder is already due: it goes out at once
+    await bot.deliver(2)
+    assert [r.status for r in await bot.rows(ReminderRow)] == ["locked"]  # in the in-app queue, not yet shown
+    reply = await chat.say("开会改到明天上午10点")
+    assert reply.endswith("改到 6月19日（周五）10:00。我会提前 1 小时，也就是 09:00 提醒你。")
+    pending = [r.remind_at for r in await bot.rows(ReminderRow) if r.status == "pending"]
+    assert pending == [at(6, 19, 9)]
+
+
+async def test_a_part_of_the_day_alone_asks_the_hour_instead_of_moving_to_today(bot: Bot) -> None:
+    chat = bot.chat()
+    await chat.say("周五下午3点开会")
+    assert await chat.say("周五的会提前到上午") == "要把“会”改到上午几点？比如“改到上午10点”。"
+    [item] = await bot.rows(ScheduleItemRow)
+    assert item.start_at == at(6, 19, 15)

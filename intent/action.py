@@ -177,7 +177,12 @@ _AGENDA_ONLY = re.compile(
 def _lead_for_existing(text: str, slots: Slots) -> bool:
     """明天的会提前一小时提醒我: 的 after a date names an item already there; only the lead is new."""
     when = slots.when
-    if slots.lead_minutes is None or when is None or when.has_clock or slots.recur is not None:
+    if slots.lead_minutes is None or slots.recur is not None or slots.relative is not None:
+        return False
+    if when is None:  # 给爸爸打电话提前半小时提醒: no time of its own, so the item is one already there
+        return "提醒" in text and not re.search(r"有个|有一个|要|新|记", text) \
+            and not re.match(r"[,.!? ]*(?:提醒|叫|喊|通知)", text)  # 提醒我提前一小时出发: a clause of a request
+    if when.has_clock:
         return False
     return text[when.span[1]:].startswith("的") and not re.search(r"有个|有一个|要|新", text)
 

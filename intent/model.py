@@ -49,6 +49,7 @@ class Changes(_Value):
     offset_minutes: int | None = None
     title: str | None = None
     shift_minutes: int | None = None  # 推迟半小时: move by this much (not in §5; null otherwise)
+    location: str | None = None  # 地点改成人民医院 (not in §5; null otherwise)
 
 
 class Pending(_Value):

@@ -20,6 +20,7 @@ _RENAME = re.compile(r"(?:名字|标题|名称|叫法)(?:改成|改为|换成)(.
 # 都/全部/所有 said of the targets: every match is meant ("明天的会都取消"); 成都/首都/京都 are places.
 _EVERY = re.compile(
     r"所有|全部|统统|通通|一律|(?<![成首京])都(?:给我|帮我|先)?(?:取消|删|去掉|不|完成|做完|搞定|弄完|结束)")
+_RELOCATE = re.compile(r"(?:地点|地址|位置|地方)(?:改成|改为|换成|改到|换到|挪到)(?:在)?([^,!?]+)")
 _SHIFT = re.compile(r"(推迟|延后|往后推|往后挪|顺延|提前|往前挪|往前推)")
 
 
@@ -74,6 +75,9 @@ def _verb_spans(verb: re.Match[str]) -> list[tuple[int, int]]:
 def _changes(
     text: str, tail: str, before: list[TimeMention], after: list[TimeMention], verb: str
 ) -> Changes | None:
+    moved_to = _RELOCATE.search(text)
+    if moved_to is not None and moved_to.group(1).strip(" ,.\"'"):
+        return Changes(location=moved_to.group(1).strip(" ,.\"'")[:60])
     renamed = _RENAME.search(text)
     if renamed is not None:
         return Changes(title=(renamed.group(1) or renamed.group(2) or "").strip(" ,.\"'") or None)

@@ -162,6 +162,8 @@ def changed(x: o.Changed) -> str:
                f"{moment_label(item.anchor_at or 0, item.timezone, all_day=item.all_day)}。"
     else:
         text = f"已改好：{label}。"
+    if item.location and (before is None or before.location != item.location):
+        text = text.removesuffix("。") + f"，地点：{item.location}。"
     reminder = _open_reminder(item)
     if reminder is not None:
         text += _reminder_sentence(item, reminder, due_now=False)

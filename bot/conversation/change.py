@@ -213,15 +213,16 @@ async def _apply(intent: Targeted, item: Item, ctx: Context) -> Outcome:
     updated = item
     stored = await service.get_item(uid, item.id)  # the series as stored, not the occurrence shown
     if stored.recurrence is not None and intent.target_date is not None and stored.anchor_at is not None \
-            and not changes.title and changes.offset_minutes is None:
+            and not changes.title and not changes.location and changes.offset_minutes is None:
         moved = await _move_one_occurrence(stored, intent.target_date, changes, ctx)
         if moved is not None:
             return moved
     move = _moved_anchor(changes, stored, ctx)
     title = changes.title.strip()[:200] if changes.title else None
-    if move is not None or title:
+    if move is not None or title or changes.location:
         event = stored.kind == "event"
-        update = ItemChanges(title=title, start_at=move if event else None, due_at=None if event else move)
+        update = ItemChanges(title=title, start_at=move if event else None, due_at=None if event else move,
+                             location=changes.location)
         if move is not None and stored.all_day and changes.start_at is not None:
             update = replace(update, all_day=False)
         updated = await service.update_item(uid, item.id, update)

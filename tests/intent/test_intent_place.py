@@ -41,3 +41,10 @@ def test_the_place_ends_at_a_space_before_chinese() -> None:
     assert it.reminder is not None and it.reminder.offset_minutes == 60
     [it] = parse_all("明天下午三点开会 地点 望京SOHO T3", now=NOW, tz=TZ)
     assert isinstance(it, CreateIntent) and it.location == "望京SOHO T3"
+
+
+@pytest.mark.parametrize(("text", "place"), [("体检地点改成人民医院", "人民医院"), ("体检的地址换成市一院门诊楼", "市一院门诊楼")])
+def test_a_new_place_for_an_item(text: str, place: str) -> None:
+    [it] = parse_all(text, now=NOW, tz=TZ)
+    assert it.action == "update" and getattr(it, "changes", None) is not None
+    assert it.changes.location == place  # type: ignore[attr-defined]

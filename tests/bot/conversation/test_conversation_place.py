@@ -30,3 +30,19 @@ async def test_an_hourly_series_is_refused_plainly_and_nothing_stored(bot: Bot) 
     reply = await bot.chat().say("每隔两小时提醒我喝水")
     assert reply.startswith("按小时或分钟重复的提醒暂时不支持，没有记录。")
     assert await bot.rows(ScheduleItemRow) == []
+
+
+async def test_the_place_can_be_changed_and_the_reply_says_it(bot: Bot) -> None:
+    chat = bot.chat()
+    await chat.say("明天上午9点体检")
+    assert await chat.say("体检地点改成人民医院") == "已改好：6月19日（周五）09:00 体检，地点：人民医院。"
+    [item] = await bot.rows(ScheduleItemRow)
+    assert (item.title, item.location, item.start_at) == ("体检", "人民医院", at(6, 19, 9))
+
+
+async def test_a_lead_for_an_item_already_there(bot: Bot) -> None:
+    chat = bot.chat()
+    await chat.say("明天晚上8点提醒我给爸爸打电话")
+    reply = await chat.say("给爸爸打电话提前半小时提醒")
+    assert reply == "已改好：6月19日（周五）20:00 给爸爸打电话。我会提前 30 分钟，也就是 19:30 提醒你。"
+    assert len(await bot.rows(ScheduleItemRow)) == 1

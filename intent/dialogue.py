@@ -10,6 +10,7 @@ from intent.digest import snooze, subscribe
 from intent.lexicon import NO_REMINDER
 from intent.model import (
     CancelIntent,
+    Changes,
     CompleteIntent,
     CreateIntent,
     Intent,
@@ -80,6 +81,16 @@ def merge(pending: Intent, text: str, slots: Slots, *, now: datetime, meeting_of
                                        "digest_kind": pending.digest_kind, "rule": "merge.digest_time"})
     if isinstance(pending, CreateIntent):
         return _merge_create(pending, text, slots, meeting_offset)
+    if isinstance(pending, UpdateIntent) and pending.new_period is not None and slots.when is not None \
+            and slots.when.has_clock and slots.when.start is not None and not slots.when.has_date:
+        # 周五的会提前到上午 → "10点": that hour in the part of the day said (the day: as said, or the item's)
+        day = datetime.combine(pending.new_day or pending.target_date or now.date(), time(), tzinfo=now.tzinfo)
+        moved = on_day(slots.when, day, pending.new_period)
+        still = [m for m in pending.needs_clarification if m != "changes"]
+        return pending.model_copy(update={
+            "changes": Changes(start_at=moved, date=pending.new_day),  # a date only when one was said
+            "needs_clarification": still, "question": pending.question if still else None,
+            "rule": "merge.changes"})
     return None
 
 

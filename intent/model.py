@@ -124,6 +124,8 @@ class _Targeted(Intent):
 class UpdateIntent(_Targeted):
     action: Literal["update"] = "update"
     changes: Changes | None = None
+    new_day: dt.date | None = None  # 改到上午 / 改到明天上午 asked 几点: the day and part said so far
+    new_period: str | None = None
 
 
 class CancelIntent(_Targeted):

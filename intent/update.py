@@ -55,11 +55,15 @@ def build(text: str, action: str, mentions: list[TimeMention], *, rule: str) -> 
         changes = _changes(text, text[verb.end():], before, after, verb.group(0))
     if changes is None:
         missing.append("changes")
+    part = _period_only(after)
+    said = next((m for m in after if m.start is not None), None) if part is not None else None
     return UpdateIntent(
         target_text=target or None, target_date=target_date, changes=changes, needs_clarification=missing,
-        question=clarify.question(missing, target=target, period=_period_only(after)) if missing else None,
-        rule=rule,
-        confidence=0.85 if not missing else 0.7,
+        question=clarify.question(missing, target=target, period=part) if missing else None,
+        rule=rule, confidence=0.85 if not missing else 0.7,
+        new_period=part[1] if part is not None and changes is None else None,
+        new_day=said.start.date() if said is not None and said.start is not None and said.has_date and changes is None
+        else None,
     )
 
 

@@ -268,7 +268,7 @@ def _moved_anchor(changes: Changes, item: Item, ctx: Context) -> int | None:
     new = changes.start_at or changes.due_at
     if new is not None:
         new = new.astimezone(ctx.tz)
-        if current is not None and not _DATE_WORDS.search(ctx.text):  # "改到四点": same day, new time
+        if current is not None and not _DATE_WORDS.search(ctx.text) and changes.date is None:  # 改到四点: same day
             clock = new.time().replace(tzinfo=None)
             hour = _bare_hour(ctx)
             if hour is not None:

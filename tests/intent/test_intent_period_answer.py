@@ -3,11 +3,13 @@ until midnight; an hour written as 18:30 is never moved to the morning."""
 
 from __future__ import annotations
 
+from datetime import date
+
 import pytest
 from intent_helpers import NOW, TZ, at
 
 from intent import parse_all
-from intent.model import CreateIntent
+from intent.model import CreateIntent, UpdateIntent
 
 
 def answered(text: str, answer: str) -> CreateIntent:
@@ -46,3 +48,16 @@ def test_a_part_of_the_day_narrows_the_question_and_reads_the_next_answer(text: 
     assert isinstance(done, CreateIntent) and done.needs_clarification == []
     when = done.start_at or done.due_at
     assert when is not None and (when.date().day, when.hour) == (19, hour)
+
+
+@pytest.mark.parametrize(("text", "answer", "start", "day_said"), [
+    ("周五的会提前到上午", "10点", (19, 10), None), ("开会改到明天晚上", "8点", (19, 20), (2026, 6, 19)),
+])
+def test_a_change_to_a_part_of_the_day_then_the_hour(text: str, answer: str, start: tuple[int, int],
+                                                    day_said: tuple[int, int, int] | None) -> None:
+    [asked] = parse_all(text, now=NOW, tz=TZ)
+    assert isinstance(asked, UpdateIntent) and asked.needs_clarification == ["changes"]
+    [done] = parse_all(answer, now=NOW, tz=TZ, pending=asked)
+    assert isinstance(done, UpdateIntent) and done.needs_clarification == [] and done.changes is not None
+    assert done.changes.start_at == at(2026, 6, *start)
+    assert done.changes.date == (date(*day_said) if day_said else None)

@@ -95,3 +95,13 @@ async def test_a_part_of_the_day_alone_asks_the_hour_instead_of_moving_to_today(
     assert await chat.say("周五的会提前到上午") == "要把“会”改到上午几点？比如“改到上午10点”。"
     [item] = await bot.rows(ScheduleItemRow)
     assert item.start_at == at(6, 19, 15)
+
+
+async def test_the_hour_answered_moves_the_item_within_the_part_of_the_day_asked(bot: Bot) -> None:
+    chat = bot.chat()
+    await chat.say("周五下午3点开会")
+    await chat.say("周五的会提前到上午")
+    reply = await chat.say("10点")
+    assert reply.startswith("已改好：“开会”从 6月19日（周五）15:00 改到 6月19日（周五）10:00。")
+    [item] = await bot.rows(ScheduleItemRow)
+    assert item.start_at == at(6, 19, 10)

@@ -233,12 +233,17 @@ def on_day(clock: TimeMention, day: datetime, period: str | None = None) -> date
 _HOUR = re.compile(r"([0-9]{1,2}|[零一二两三四五六七八九十]{1,3})(?=[:点时])")
 
 
-def _written_24h(text: str) -> bool:
-    """20:00 / 二十点: the hour itself says afternoon or evening."""
+def hour_said(text: str) -> int | None:
+    """The hour as written in a clock mention's text (九点 → 9, 20:00 → 20), None if none is written."""
     from intent.timex.numerals import cn_int
 
     m = _HOUR.search(text)
-    hour = cn_int(m.group(1)) if m is not None else None
+    return cn_int(m.group(1)) if m is not None else None
+
+
+def _written_24h(text: str) -> bool:
+    """20:00 / 二十点: the hour itself says afternoon or evening."""
+    hour = hour_said(text)
     return hour is not None and hour >= 13
 
 

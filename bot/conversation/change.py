@@ -11,9 +11,9 @@ from bot.conversation.context import Context
 from bot.conversation.snooze import RECENT_MS
 from intent.dialogue import EVERY_PICKED
 from intent.model import CancelIntent, Changes, CompleteIntent, Reminder, SnoozeIntent, UpdateIntent
+from intent.slots import hour_said
 from intent.target import Candidate, learn, rank
 from intent.timex import extract
-from intent.timex.numerals import cn_int
 from render.outcome import Ambiguous, Asked, Changed, ChangedAll, Failed, NoMatch, Outcome
 from schedule.clock import from_ms, to_ms
 from schedule.domain import Item, ItemChanges, NewItem, NewReminder
@@ -25,7 +25,6 @@ from schedule.recurrence import localize, next_occurrence
 Targeted = UpdateIntent | CancelIntent | CompleteIntent
 MAX_CHOICES = 9
 _CHANGE_VERB = re.compile(r"改到|改成|改为|改在|挪到|换到|推迟|推到|延后|延期|提前|调到|调整")
-_HOUR_SAID = re.compile(r"([0-9]{1,2}|[零〇一二两三四五六七八九十]{1,3})\s*(?:点|时|[:：])")
 _DATE_WORDS = re.compile(
     r"[今明后]天|明早|今晚|明晚|周|星期|礼拜|号|[0-9一二三四五六七八九十]+月|[0-9]+[./-][0-9]+|下个?月")
 
@@ -198,8 +197,7 @@ def _candidate(item: Item, ctx: Context) -> Candidate:
 async def _apply(intent: Targeted, item: Item, ctx: Context) -> Outcome:
     service, uid = ctx.service, ctx.user.id
     if isinstance(intent, CompleteIntent):
-        day = intent.target_date if item.recurrence is not None else None
-        day = day or (await _occurrence_due(item, ctx) if item.recurrence is not None else None)
+        day = (intent.target_date or await _occurrence_due(item, ctx)) if item.recurrence is not None else None
         if day is not None:  # 吃药那个完成了: today's pill, not the whole daily series
             await service.skip_occurrence(uid, item.id, day)
             return Changed("complete", item, before=item, occurrence_on=day.isoformat())
@@ -293,8 +291,7 @@ def _bare_hour(ctx: Context) -> int | None:
             continue
         if mention.has_date or mention.period is not None or mention.relative:
             return None
-        said = _HOUR_SAID.search(mention.text)
-        hour = cn_int(said.group(1)) if said is not None else None
+        hour = hour_said(mention.text)
         return hour if hour is not None and 1 <= hour <= 11 else None
     return None
 

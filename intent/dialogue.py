@@ -19,6 +19,7 @@ from intent.model import (
     SubscribeDigestIntent,
     UpdateIntent,
 )
+from intent.reminder import at_before
 from intent.reminder import lead_day as lead_day_of
 from intent.slots import Slots, minus, on_day
 from intent.title import clean, remove_spans
@@ -134,16 +135,14 @@ def _merge_create(pending: CreateIntent, text: str, slots: Slots, meeting_offset
     asked_when = "reminder_time" in pending.needs_clarification and start is not None
     clock_only = at is not None and not at.has_date and slots.relative is None  # "上午9点", no day of its own
     lead_day = lead_day_of(anchor, info.lead_minutes if info else None, all_day=pending.all_day)
-    on_lead_day = asked_when and clock_only and lead_day is not None
     # A day of its own unlike the item's ("下周三还信用卡，提前一天提醒" → "明天上午10点") is when to remind.
     elsewhen = asked_when and (not clock_only or (info is not None and info.remind_on is not None)) \
         and info is not None and info.on_date is not None and start is not None and start.date() != info.on_date
-    on_lead_day = on_lead_day and not elsewhen
-    if on_lead_day and lead_day is not None and anchor is not None and start is not None:
+    on_lead_day = asked_when and clock_only and lead_day is not None and not elsewhen
+    if on_lead_day and at is not None and lead_day is not None and anchor is not None and start is not None:
         # 下周五交方案，提前两天提醒我 → "上午9点": Wednesday 09:00; the task keeps its whole day.
-        at_lead = on_day(at, datetime.combine(lead_day, time(), tzinfo=start.tzinfo),
-                         info.lead_period if info is not None else None) if at is not None else start
-        reminder = Reminder(remind_at=at_lead, offset_minutes=int((anchor - at_lead).total_seconds() // 60))
+        day = datetime.combine(lead_day, time(), tzinfo=start.tzinfo)
+        reminder = at_before(anchor, on_day(at, day, info.lead_period if info is not None else None))
     elif asked_when and clock_only and not elsewhen and info is not None and info.lead_minutes and start is not None:
         # 明天交报告，提前半小时提醒我 → "下午5点": due 17:00, reminded 16:30.
         reminder = Reminder(remind_at=minus(start, info.lead_minutes), offset_minutes=info.lead_minutes)
@@ -151,8 +150,7 @@ def _merge_create(pending: CreateIntent, text: str, slots: Slots, meeting_offset
         reminder = Reminder(remind_at=start)
     elif pending.reminder is not None and base is not None and has_clock:
         # its own clock on the lead's day (提前一天晚上8点提醒我), kept while the event's time was asked
-        reminder = pending.reminder.model_copy(update={
-            "offset_minutes": int((base - pending.reminder.remind_at).total_seconds() // 60)})
+        reminder = at_before(base, pending.reminder.remind_at)
     elif base is not None and has_clock and lead is not None:
         reminder = Reminder(remind_at=minus(base, lead), offset_minutes=lead)
     elif base is not None and has_clock and info is not None and info.is_meeting:

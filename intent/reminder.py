@@ -97,5 +97,10 @@ def lead_day_reminder(slots: Slots, start: datetime | None, *, all_day: bool) ->
     day = lead_day(start, lead, all_day=all_day)
     if clock is None or day is None or start is None:
         return None
-    at = on_day(clock, datetime.combine(day, time(), tzinfo=start.tzinfo))
-    return Reminder(remind_at=at, offset_minutes=int((start - at).total_seconds() // 60))
+    return at_before(start, on_day(clock, datetime.combine(day, time(), tzinfo=start.tzinfo)))
+
+
+def at_before(anchor: datetime, at: datetime) -> Reminder:
+    """A reminder at `at` for an item at `anchor`; its offset, the wall-clock minutes between, is kept when the
+    item moves."""
+    return Reminder(remind_at=at, offset_minutes=int((anchor - at).total_seconds() // 60))

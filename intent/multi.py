@@ -33,6 +33,7 @@ from zoneinfo import ZoneInfo
 from intent.model import CreateIntent, Intent
 from intent.normalise import normalise
 from intent.pipeline import analyse, parse, parse_prepared
+from intent.slots import DAY_BEFORE
 
 if TYPE_CHECKING:
     from intent.slots import Slots
@@ -54,7 +55,7 @@ _ALSO = re.compile(r"也|同样|一样|照旧|照样|再(?:叫|提醒|喊|通知
 # 明早8点叫我起床，8点半再叫一次: another reminder for the same thing, not a snooze of one delivered
 _AGAIN = re.compile(r"再(?:叫|提醒|喊|通知)我?(?:一次|一遍|一下)?")
 # 下周四体检，头一天晚上8点提醒我: a reminder clause counted from the previous item's day belongs to it.
-_DAY_BEFORE = re.compile(r"^(?:要|请|记得)?(?:(?:提前|前|头)[一两二三四五六七1-7]天|(?:前|头)一?晚)")
+_DAY_BEFORE = re.compile(rf"^(?:要|请|记得)?(?:提前[一两二三四五六七1-7]天|{DAY_BEFORE})")
 
 
 @dataclass(slots=True)

@@ -81,11 +81,7 @@ def _starting_from(mentions: list[TimeMention], text: str) -> list[TimeMention]:
     begin = rec.start.replace(year=first.start.year, month=first.start.month, day=first.start.day)
     if begin <= rec.start:
         return mentions
-    days = _weekdays(replace(rec, has_clock=False))
-    for _ in range(7):
-        if not days or begin.weekday() in days:
-            break
-        begin += timedelta(days=1)
+    begin = _on_weekday(begin, _weekdays(replace(rec, has_clock=False)))
     moved = replace(rec, start=begin, rule=f"{rec.rule}+starting_from")
     return [moved if m is rec else m for m in mentions]
 
@@ -142,7 +138,8 @@ def collect(mentions: list[TimeMention], text: str) -> Slots:
     return s
 
 
-_DAY_BEFORE = re.compile(r"(?<![0-9零一二两三四五六七八九十提])(?:前|头)([一两二三四五六七1-7])天|(?:前|头)一?晚")
+DAY_BEFORE = r"(?:前|头)([一两二三四五六七1-7])天|(?:前|头)一?晚"  # 前一天 / 头两天 / 前一晚: a lead in days
+_DAY_BEFORE = re.compile(rf"(?<![0-9零一二两三四五六七八九十提])(?:{DAY_BEFORE})")
 _REMIND_AFTER = re.compile(r"[^,!?]{0,10}?(?:提醒|叫我|喊我|通知我)")
 
 
@@ -265,11 +262,7 @@ def _bounded_set(mentions: list[TimeMention]) -> list[TimeMention]:
     begin = rec.start
     if days.start > begin:
         begin = begin.replace(year=days.start.year, month=days.start.month, day=days.start.day)
-    wanted = _weekdays(replace(rec, has_clock=False)) or list(range(7))
-    for _ in range(7):
-        if begin.weekday() in wanted:
-            break
-        begin += timedelta(days=1)
+    begin = _on_weekday(begin, _weekdays(replace(rec, has_clock=False)))
     if begin >= days.end:
         return mentions  # no such day left in the range: keep the plain set rather than an empty series
     until = (days.end - timedelta(seconds=1)).strftime("%Y%m%dT%H%M%S")
@@ -286,17 +279,22 @@ def _weekday_span_set(mentions: list[TimeMention]) -> list[TimeMention]:
     if daily is None or days is None or daily.start is None:
         return mentions
     wanted = _weekdays(days)
-    first = daily.start
-    for _ in range(7):
-        if first.weekday() in wanted:
-            break
-        first += timedelta(days=1)
+    first = _on_weekday(daily.start, wanted)
     byday = ",".join(_BYDAY[d] for d in sorted(wanted))
     particular = _PARTICULAR.search(days.text) is not None
     merged = replace(daily, span=(daily.span[0] if particular else min(days.span[0], daily.span[0]),
                                   max(days.span[1], daily.span[1])),
                      rrule=f"FREQ=WEEKLY;BYDAY={byday}", start=first, rule=f"{daily.rule}+weekday_range")
     return [merged if m is daily else m for m in mentions if m is not days or particular]
+
+
+def _on_weekday(at: datetime, weekdays: list[int]) -> datetime:
+    """`at`, or the first later day (same clock) on one of `weekdays` (Monday = 0); any day when none given."""
+    for _ in range(7):
+        if not weekdays or at.weekday() in weekdays:
+            break
+        at += timedelta(days=1)
+    return at
 
 
 def _weekdays(m: TimeMention) -> list[int]:

@@ -60,9 +60,11 @@ class ChangedAll:
 
 @dataclass(frozen=True, slots=True)
 class Restored:
-    """撤销: the items the last cancel or complete closed, active again (empty: nothing to undo)."""
+    """撤销: the items the last cancel or complete closed, active again (empty: nothing to undo), and how many
+    series it touched by one occurrence, which stay as they are."""
 
     items: tuple[Item, ...]
+    series_left: int = 0
 
 
 @dataclass(frozen=True, slots=True)

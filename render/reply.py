@@ -191,12 +191,16 @@ def changed_all(x: o.ChangedAll) -> str:
 
 def restored(x: o.Restored) -> str:
     """撤销: what is back, and whether its reminders are; or plainly that there was nothing to take back."""
+    series = f"系列中某一次的取消或完成（{x.series_left} 条）撤销不了，需要的话请重新记一下。" if x.series_left else ""
     if not x.items:
-        return "没有可以撤销的：只能撤销 10 分钟内刚做的取消或完成，没有做任何改动。"
+        return f"{series}没有做任何改动。" if series else \
+            "没有可以撤销的：只能撤销 10 分钟内刚做的取消或完成，没有做任何改动。"
     lines = [f"已恢复：{_changed_line(x.items[0])}。"] if len(x.items) == 1 else \
         [f"已恢复 {len(x.items)} 条："] + [f"{i}. {_changed_line(item)}" for i, item in enumerate(x.items, 1)]
     if any(_open_reminder(item) is not None for item in x.items):
         lines.append("还没到的提醒也恢复了。")
+    if series:
+        lines.append("另外，" + series)
     return "\n".join(lines) if len(x.items) > 1 else "".join(lines)
 
 

@@ -400,20 +400,23 @@ class ScheduleService:
             shown = SimpleNamespace(**{**row._asdict(), "status": status, "updated_at": stamp})
             return item_of(shown, reminders.all())  # type: ignore[arg-type]
 
-    async def restore_recent(self, user_id: int, *, since_ms: int) -> list[Item]:
+    async def restore_recent(self, user_id: int, *, since_ms: int) -> tuple[list[Item], int]:
         """Undo the user's last cancel or complete (撤销), if it is their latest change and not older than
-        `since_ms`: the items it closed are active again, and their reminders still ahead are pending again."""
+        `since_ms`: the items it closed are active again, and their reminders still ahead are pending again.
+        Also returns how many series that change touched (one occurrence skipped): those are not undone."""
         stamp = now_ms(self._clock)
         async with self._orm_tx() as session:
             latest = await session.scalar(select(func.max(ScheduleItemRow.updated_at))
                                           .where(ScheduleItemRow.user_id == user_id))
             if latest is None or latest < since_ms:
-                return []
-            rows = list(await session.scalars(select(ScheduleItemRow).where(
-                ScheduleItemRow.user_id == user_id, ScheduleItemRow.updated_at == latest,
-                ScheduleItemRow.status.in_(("cancelled", "completed")))))
+                return [], 0
+            touched = list(await session.scalars(select(ScheduleItemRow).where(
+                ScheduleItemRow.user_id == user_id, ScheduleItemRow.updated_at == latest)))
+            rows = [row for row in touched if row.status in ("cancelled", "completed")]
+            series = sum(1 for row in touched if row.status == "active" and recurrence_of(row) is not None
+                         and (row.metadata_json or {}).get("skipped"))
             if not rows:
-                return []  # the latest change was something else (a create, a move): nothing to undo
+                return [], series  # the latest change was something else (a create, a move, a skipped day)
             ids = [row.id for row in rows]
             reminders = await session.scalars(select(ReminderRow).where(
                 ReminderRow.item_id.in_(ids), ReminderRow.user_id == user_id, ReminderRow.status == "cancelled",
@@ -425,7 +428,7 @@ class ScheduleService:
             await session.flush()
             found = await _reminders_of(session, ids)
             items = [item_of(row, [r for r in found if r.item_id == row.id]) for row in rows]
-            return sorted(items, key=lambda i: (i.anchor_at is None, i.anchor_at or 0, i.id))
+            return sorted(items, key=lambda i: (i.anchor_at is None, i.anchor_at or 0, i.id)), series
 
     async def skip_occurrence(self, user_id: int, item_id: int, on: date) -> Item:
         """Cancel one occurrence of a series (an EXDATE): the series itself goes on, and a reminder

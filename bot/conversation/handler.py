@@ -137,7 +137,8 @@ class ConversationHandler:
             return [o.Said(CAPABILITIES)], False
         if shortcut.undoes(text):
             since = to_ms(ctx.now) - UNDO_WINDOW_MS
-            return [o.Restored(tuple(await ctx.service.restore_recent(ctx.user.id, since_ms=since)))], False
+            items, series = await ctx.service.restore_recent(ctx.user.id, since_ms=since)
+            return [o.Restored(tuple(items), series_left=series)], False
         link = shortcut.link_request(text)
         if link is not None:
             return [o.Linked(link, done=False)], False  # made after the transaction (`_links_for`)

@@ -417,11 +417,12 @@ async def test_restore_recent_takes_back_the_last_cancel_with_its_future_reminde
     await service.cancel_item(user.id, meeting.id)
     await service.cancel_item(user.id, bank.id)  # the same instant: one message's cancels
     clock.advance(timedelta(minutes=1))  # 10:02: 去银行's 10:01 reminder is past
-    back = await service.restore_recent(user.id, since_ms=to_ms(clock.now()) - 600_000)
+    back, series = await service.restore_recent(user.id, since_ms=to_ms(clock.now()) - 600_000)
+    assert series == 0
     assert [(i.title, i.status) for i in back] == [("去银行", "active"), ("开会", "active")]
     reminders = {r.item_id: r.status for i in back for r in i.reminders}
     assert reminders == {meeting.id: "pending", bank.id: "cancelled"}  # a reminder whose time passed stays off
-    assert await service.restore_recent(user.id, since_ms=to_ms(clock.now()) - 600_000) == []  # once
+    assert await service.restore_recent(user.id, since_ms=to_ms(clock.now()) - 600_000) == ([], 0)  # once
 
 
 async def test_restore_recent_leaves_older_or_other_changes_alone(service: ScheduleService, clock: FrozenClock) -> None:
@@ -429,7 +430,7 @@ async def test_restore_recent_leaves_older_or_other_changes_alone(service: Sched
     first = await service.create_item(user.id, event("开会", ms(2026, 6, 19, 9, 0)))
     await service.complete_item(user.id, first.id)
     clock.advance(timedelta(minutes=11))
-    assert await service.restore_recent(user.id, since_ms=to_ms(clock.now()) - 600_000) == []  # too old
+    assert await service.restore_recent(user.id, since_ms=to_ms(clock.now()) - 600_000) == ([], 0)  # too old
     await service.create_item(user.id, event("体检", ms(2026, 6, 20, 9, 0)))  # the latest change is a create
-    assert await service.restore_recent(user.id, since_ms=to_ms(clock.now()) - 600_000) == []
+    assert await service.restore_recent(user.id, since_ms=to_ms(clock.now()) - 600_000) == ([], 0)
     assert (await service.get_item(user.id, first.id)).status == "completed"

@@ -113,3 +113,17 @@ async def test_undo_takes_back_the_last_cancel_within_ten_minutes(bot: Bot) -> N
     bot.clock.advance(minutes=11)
     assert (await chat.say("刚才取消错了")).startswith("没有可以撤销的")
     assert (await statuses(bot))["体检"] == "cancelled"
+
+
+async def test_undo_says_a_skipped_day_of_a_series_stays_skipped(bot: Bot) -> None:
+    chat = bot.chat()
+    await chat.say("明天早上八点跑步")
+    await chat.say("每天晚上10点提醒我吃药")
+    await chat.say("把明天的事都取消")  # 跑步 cancelled, tomorrow's 吃药 skipped
+    reply = await chat.say("撤销")
+    assert reply == ("已恢复：6月19日（周五）08:00 跑步。"
+                     "另外，系列中某一次的取消或完成（1 条）撤销不了，需要的话请重新记一下。")
+    items = {i.title: i for i in await bot.rows(ScheduleItemRow)}
+    assert items["跑步"].status == "active" and items["吃药"].metadata_json["skipped"] == ["2026-06-19"]
+    await chat.say("吃药那个完成了")  # only a day of a series: nothing to reopen
+    assert (await chat.say("撤销")) == "系列中某一次的取消或完成（1 条）撤销不了，需要的话请重新记一下。没有做任何改动。"

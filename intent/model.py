@@ -50,6 +50,11 @@ class Changes(_Value):
     title: str | None = None
     shift_minutes: int | None = None  # 推迟半小时: move by this much (not in §5; null otherwise)
     location: str | None = None  # 地点改成人民医院 (not in §5; null otherwise)
+    # Follow-ups about the item in focus (rule 17; not in §5): 四点结束 / 大概两个小时 / 备注… / 以后每周都这样
+    end_at: datetime | None = None
+    duration_minutes: int | None = None
+    note: str | None = None
+    recurrence: Recurrence | None = None
 
 
 class Pending(_Value):

@@ -30,6 +30,7 @@ from datetime import date, datetime
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
+from intent.followup import FocusHint, corrects, with_that_day
 from intent.model import CreateIntent, Intent
 from intent.normalise import normalise
 from intent.pipeline import analyse, parse, parse_prepared
@@ -71,26 +72,31 @@ class _Clause:
 
 def parse_all(
     text: str, *, now: datetime, tz: ZoneInfo | str = "Asia/Shanghai", pending: Intent | None = None,
-    meeting_offset_minutes: int = 60,
+    meeting_offset_minutes: int = 60, focus: FocusHint | None = None,
 ) -> list[Intent]:
-    """Every request of `text` in order (see the module docstring); one request → `[parse(text, …)]`."""
+    """Every request of `text` in order (see the module docstring); one request → `[parse(text, …)]`.
+    `focus` describes the item the conversation is about (`intent.followup`)."""
     try:
         zone = tz if isinstance(tz, ZoneInfo) else ZoneInfo(tz)
         local = now.astimezone(zone)
-        norm = normalise(text if isinstance(text, str) else str(text))
+        norm = with_that_day(normalise(text if isinstance(text, str) else str(text)), focus)
         listed = (_todo_list(norm) or _clock_list(norm)) if pending is None else None
         if listed is not None:
             return [parse(line, now=now, tz=tz, meeting_offset_minutes=meeting_offset_minutes) for line in listed]
         parts = _split(norm)
         mentions, degraded = analyse(norm, local, zone, None) if norm else ([], False)
+        if corrects(norm):  # 不是后天,是大后天: one correction, however many time words it holds
+            return [parse_prepared(norm, mentions, degraded, now=local, tz=zone, pending=pending,
+                                   meeting_offset_minutes=meeting_offset_minutes, focus=focus)]
         several = len(parts) >= 2 and sum(1 for b, e in parts if _CUE.search(norm, b, e)) >= 2
         groups = _group(norm, parts, mentions, local.date(), pending) if several and not degraded else []
         if len(groups) < 2:
             return [parse_prepared(norm, mentions, degraded, now=local, tz=zone, pending=pending,
-                                   meeting_offset_minutes=meeting_offset_minutes)]
+                                   meeting_offset_minutes=meeting_offset_minutes, focus=focus)]
         return _each(groups, norm, local, zone, pending, meeting_offset_minutes)
     except Exception:  # the contract is: never raise; the whole text as one request is the safe reading
-        return [parse(text, now=now, tz=tz, pending=pending, meeting_offset_minutes=meeting_offset_minutes)]
+        return [parse(text, now=now, tz=tz, pending=pending, meeting_offset_minutes=meeting_offset_minutes,
+                      focus=focus)]
 
 
 # 明天要做的事：买菜、取快递、交电费 / 周五要办:续签合同,交社保 — a day, a colon, then several things to do.

@@ -69,8 +69,15 @@ def word(x: o.Outcome) -> str:
         return changed_all(x)
     if isinstance(x, o.Restored):
         return restored(x)
+    if isinstance(x, o.Withdrawn):
+        return withdrawn(x)
+    if isinstance(x, o.Repeated):
+        said = "；".join(_changed_line(item) for item in x.items)
+        return f"这条已经记过了：{said}。没有重复记录；确实要再记一条的话，回复“再记一条”。"
     if isinstance(x, o.Ambiguous):
-        lines = [f"找到 {len(x.candidates)} 条符合的，要{verb_word(x.verb)}哪一个？"]
+        head = f"要{verb_word(x.verb)}哪一项？最近的有这些：" if x.unnamed else \
+            f"找到 {len(x.candidates)} 条符合的，要{verb_word(x.verb)}哪一个？"
+        lines = [head]
         lines += [f"{i}. {entry_line(item)}" for i, item in enumerate(x.candidates, 1)]
         every = f"，都要{verb_word(x.verb)}就回“全部”" if x.verb != "update" else ""
         lines.append(f"回复序号就行（比如“2”或“第二个”）{every}。")
@@ -160,10 +167,16 @@ def changed(x: o.Changed) -> str:
         old = entry_line(before)
         text = f"已改好：“{item.title}”从 {old.removesuffix(' ' + before.title)} 改到 " \
                f"{moment_label(item.anchor_at or 0, item.timezone, all_day=item.all_day)}。"
+    elif before is not None and before.end_at != item.end_at and item.end_at is not None:
+        text = f"已改好：{_when(item)} {item.title}。"
+    elif item.recurrence is not None and (before is None or before.recurrence != item.recurrence):
+        text = f"已改好：{_changed_line(item)}，首次是{day_label(local(item.anchor_at or 0, item.timezone).date())}。"
     else:
         text = f"已改好：{label}。"
     if item.location and (before is None or before.location != item.location):
         text = text.removesuffix("。") + f"，地点：{item.location}。"
+    if item.description and (before is None or before.description != item.description):
+        text = text.removesuffix("。") + f"，备注：{item.description}。"
     reminder = _open_reminder(item)
     if reminder is not None:
         text += _reminder_sentence(item, reminder, due_now=False)
@@ -202,6 +215,15 @@ def restored(x: o.Restored) -> str:
     if series:
         lines.append("另外，" + series)
     return "\n".join(lines) if len(x.items) > 1 else "".join(lines)
+
+
+def withdrawn(x: o.Withdrawn) -> str:
+    """刚才那条删掉: what the last create stored is gone again, reminders with it."""
+    if not x.items:
+        return "刚才记录的已经不在了，没有做任何改动。"
+    lines = "；".join(_changed_line(item) for item in x.items)
+    reminders = "相关提醒也一并取消了。" if any(_had_open(item) for item in x.items) else ""
+    return f"好的，刚才记录的已删除：{lines}。{reminders}"
 
 
 def _changed_line(item: Item) -> str:

@@ -51,5 +51,28 @@ def link_request(text: str) -> Literal["share", "unshare", "feed"] | None:
 
 
 def undoes(text: str) -> bool:
-    """撤销 / 刚才取消错了: take back the last cancel or complete."""
-    return bool(_UNDO.match(text.strip()))
+    """撤销 / 刚才取消错了: take back the last cancel or complete (or, right after a create, the create)."""
+    return bool(_UNDO.match(_plain(text)))
+
+
+_WITHDRAW = re.compile(
+    r"^(?:刚才|刚刚|上一)?(?:的|那|这)?(?:条|个|项|一条|一个)?(?:我)?(?:记错了|写错了|弄错了|搞错了|说错了|记错|写错)?"
+    r"(?:了)?[,，]?(?:帮我)?(?:把它|把那条|把刚才那条)?(?:删掉|删了|删除|去掉|不要了|作废|不算|撤掉)(?:吧|它|一下|掉)?[。.!！~～]*$"
+    r"|^(?:刚才|刚刚)?(?:的|那|这)?(?:条|个)?(?:我)?(?:记错了|写错了|弄错了)[。.!！~～]*$")
+_AGAIN = re.compile(r"^(?:再记一条|再记一次|再加一条|再添一条|还要再记一条|确实要再记一条|重复记一条)[吧。.!！~～]*$")
+
+
+def withdraws(text: str) -> bool:
+    """刚才那条删掉 / 记错了: take back what was just recorded (the item in focus)."""
+    return bool(_WITHDRAW.match(_plain(text)))
+
+
+def again(text: str) -> bool:
+    """再记一条: the request refused as a repeat (rule 19) is wanted twice after all."""
+    return bool(_AGAIN.match(_plain(text)))
+
+
+def _plain(text: str) -> str:
+    from intent.filler import strip
+
+    return strip(text.strip())

@@ -22,7 +22,7 @@ from bot.settings import Settings
 from bot.testing import event_message, sign_request, text_message
 from schedule.clock import to_ms
 from schedule.domain import User
-from schedule.model import Base
+from schedule.model import Base, DialogStateRow
 from schedule.testing import FrozenClock
 
 TOKEN = "convtoken"
@@ -92,6 +92,10 @@ class Bot:
         worker = delivery_worker(self.app.state.settings, self.sessions, self.clock, None)
         for _ in range(passes):
             await worker.run_once()
+
+    async def questions(self) -> list[DialogStateRow]:
+        """The open questions (a `dialog_states` row also keeps the focus when no question is open)."""
+        return [row for row in await self.rows(DialogStateRow) if isinstance(row, DialogStateRow) and row.pending_intent]
 
     async def rows(self, model: type[Base], **where: object) -> list[object]:
         async with self.sessions() as session:

@@ -16,7 +16,7 @@ from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from intent import clarify
-from intent.model import Changes, Intent, Missing, Recurrence, UpdateIntent
+from intent.model import CancelIntent, Changes, CompleteIntent, Intent, Missing, Recurrence, UpdateIntent
 from intent.slots import collect, hour_said
 from intent.title import clean
 
@@ -38,16 +38,31 @@ _CORRECTION = re.compile(
 )
 _IS = re.compile(r"(?:其实|应该|实际上|准确地?说)?(?:是|在|改成|改为|改到|换成|挪到)")
 # 在3楼 / 地点在国贸 / 地址是… : the place of the focus
-_PLACE = re.compile(r"^(?:地点|地址|位置|地方)(?:就)?(?:在|是|为|:|改成|改为|换成)?[: ]*(?P<a>[^,!?]{1,30})$"
+_PLACE = re.compile(r"^(?P<who>[^\d,!?]{0,4}?)(?:地点|地址|位置|地方)(?:就)?"
+                    r"(?:在|是|为|:|改成|改为|换成|改到|换到)?[: ]*(?P<a>[^,!?]{1,30})$"
                     r"|^(?:就)?在(?P<b>[^,!?吗呢嘛]{1,20}?)(?:吧|哈|哦|啊)?$")
-_NOTE = re.compile(r"^(?:备注|补充|附注|说明|注意)(?:一下)?[: ]*(?P<n>.{1,200})$")
-_LENGTH_WORDS = re.compile(r"^(?:大概|大约|预计|估计|差不多|应该)?(?:要|会|得)?(?:开|持续|进行|弄|忙)?(?:个)?$")
+_NOTE = re.compile(r"^(?:记得|帮我|再)?(?:备注|补充|附注|说明|注意)(?:一下)?[: ]*(?P<n>.{1,200})$")
+_PLACE_WORD = re.compile(
+    r"(?:会议室|号楼|楼|室|厅|门|口|店|馆|中心|大厦|广场|公园|医院|学校|酒店|餐厅|座|层|站|路|街|号院)$")
+# A phone number or a link said about the item: its note (never a time)
+_CONTACT = re.compile(r"(?:https?://|www\.)\S+|(?<!\d)(?:1[3-9]\d{9}|0\d{2,3}-?\d{7,8}|\d{3,4}-\d{7,8})(?!\d)")
+_CONTACT_WORDS = re.compile(
+    r"^(?:[^,!?]{0,8}?)(?:电话|手机|手机号|号码|联系方式|微信|链接|网址|地址|会议链接|会议号)?(?:是|:)?$")
+_DONE = re.compile(
+    r"^(?:我)?(?:已经)?[\u4e00-\u9fff](?:完|好|掉|过|上)?(?:了|啦|咯|喽)$|^(?:已经)?(?:弄|做|搞|办)完了?$")
+_NOT_NEEDED = re.compile(r"^(?:那就|就)?(?:不用了|不需要了|不要了|不去了|不做了|不办了|取消了?吧?|免了)(?:吧|哈|啊)?$")
+_ON_TIME = re.compile(r"^(?:到点|到时候?|准时|按时)(?:了)?(?:再)?(?:提醒|叫|喊|通知)(?:我)?(?:一下|一声)?$")
+_DAILY = re.compile(r"(?:以后|之后|往后|今后)?(?:也)?(?:天天|每日)(?:都|也)?(?:这样|这个时间|如此|一样|照旧|要|去|来)")
+_LENGTH_WORDS = re.compile(
+    r"^(?:大概|大约|预计|估计|差不多|应该|一共|总共|全程|前后)?(?:要|会|得)?(?:开|持续|进行|弄|忙|[\u4e00-\u9fff])?(?:个)?$")
 _END_WORDS = re.compile(
     r"^(?:大概|大约|预计|估计|差不多)?(?:开到|到|持续到|弄到|忙到|一直到)?$|^(?:结束|散会|完事|开完)$")
 _TRAILING = re.compile(r"(?:左右|吧|哈|哦|啊|呀|就行|就好|好了|的样子|结束|散会|完事|开完)+$")
 _REPEAT = re.compile(
     r"(?:以后|之后|往后|今后|从此)?(?:也)?(?:每.{1,6}?)(?:都|也)?(?:这样|这个时间|如此|一样|照旧|照此|重复|要|来一次|一次)"
+    r"|(?:以后|之后|往后|今后|从此)(?:也)?每.{1,6}?(?:都|也)[\u4e00-\u9fff]?(?:吧|的)?$"
     r"|^(?:改成|变成|设成|设为)?每.{1,6}?(?:重复)?(?:吧)?$")
+_LEAD_WORDS = re.compile(r"提醒|提前|叫|喊|通知|我|改成|改为|换成|设成|设为|的")
 _FILLER = re.compile(r"[吧啊呀哈哦了的呢嘛,.!~ ]|就|那就|好")
 _THAT_DAY = re.compile(r"那天|当天|那一天|同一天|同一天的")
 
@@ -77,10 +92,22 @@ def read(norm: str, mentions: list[TimeMention], focus: FocusHint | None) -> Int
         if changes is None and norm.startswith("不是"):
             return None  # 不是很急,明天交就行: 不是 alone does not make a correction
         return _update(changes, "followup.correction")
+    if _DONE.match(norm) and not mentions:  # 交了 / 浇好了: done, about the focus or the reminder just sent
+        return CompleteIntent(needs_clarification=["target"], rule="followup.done", confidence=0.7,
+                              question=clarify.question(["target"]))
     if focus is None:
         return None
+    if _NOT_NEEDED.match(norm):
+        return CancelIntent(needs_clarification=["target"], rule="followup.not_needed", confidence=0.7,
+                            question=clarify.question(["target"]))
     changes = _bare(norm, mentions, focus)
-    return _update(changes, "followup.bare") if changes is not None else None
+    if changes is None:
+        return None
+    place = _PLACE.match(norm)
+    named = place.group("who") if place is not None and changes.location else ""
+    if named:  # 体检地点改成人民医院: the item named, or else the one in focus (集合地点改成… about it)
+        return UpdateIntent(target_text=named, changes=changes, or_focus=True, rule="followup.place", confidence=0.8)
+    return _update(changes, "followup.bare")
 
 
 def _update(changes: Changes | None, rule: str) -> UpdateIntent:
@@ -122,9 +149,18 @@ def _shifted(m: TimeMention, offset: int) -> TimeMention:
 def _bare(text: str, mentions: list[TimeMention], focus: FocusHint) -> Changes | None:
     """A time, day, lead, place, length, note or repeat said with no item words."""
     place = _PLACE.match(text)
-    if place is not None and not mentions:
+    if place is not None:
         where = (place.group("a") or place.group("b") or "").strip(" ,.\"'")
-        return Changes(location=where[:60]) if where else None
+        if where and (not mentions or _PLACE_WORD.search(where)):  # 在2号会议室: a room, not the 2nd
+            return Changes(location=where[:60])
+    contact = _CONTACT.search(text)
+    if contact is not None and _CONTACT_WORDS.match(text[:contact.start()].strip()) \
+            and not text[contact.end():].strip(" ,.!~吧哦"):
+        return Changes(note=text.strip()[:500])
+    if _ON_TIME.match(text):
+        return Changes(offset_minutes=0)
+    if _DAILY.search(text):
+        return Changes(recurrence=Recurrence(rrule="FREQ=DAILY"))
     note = _NOTE.match(text)
     if note is not None:
         return Changes(note=note.group("n").strip()[:500])
@@ -134,8 +170,7 @@ def _bare(text: str, mentions: list[TimeMention], focus: FocusHint) -> Changes |
         m = slots.recur
         workdays = "cn" if m.workdays == "cn" else None
         return Changes(recurrence=Recurrence(rrule=m.rrule, workdays=workdays))
-    if slots.lead_minutes is not None and not _FILLER.sub("", rest.replace("提醒", "").replace("我", "")
-                                                          .replace("提前", "")):
+    if slots.lead_minutes is not None and not _FILLER.sub("", _LEAD_WORDS.sub("", rest)):
         return Changes(offset_minutes=slots.lead_minutes)
     durations = [m for m in mentions if m.type == "duration" and m.seconds and not m.lead and not m.relative]
     if durations and not slots.when and _LENGTH_WORDS.match(_TRAILING.sub("", rest)):

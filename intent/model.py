@@ -131,6 +131,7 @@ class UpdateIntent(_Targeted):
     changes: Changes | None = None
     new_day: dt.date | None = None  # 改到上午 / 改到明天上午 asked 几点: the day and part said so far
     new_period: str | None = None
+    or_focus: bool = False  # the words may name no item (集合地点改成…): then the item in focus is meant
 
 
 class CancelIntent(_Targeted):

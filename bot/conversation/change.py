@@ -55,6 +55,10 @@ async def run(intent: Targeted, ctx: Context) -> Outcome:
                 m for m in intent.needs_clarification if m != "target"]})
     if items is None:
         items = await _matches(intent, ctx)
+    if not items and isinstance(intent, UpdateIntent) and intent.or_focus:
+        focused = await _in_focus(intent, ctx)
+        if focused is not None:
+            intent, items = focused
     if not items:
         return NoMatch(intent.action, intent.target_text or "")
     if intent.every and not isinstance(intent, UpdateIntent) and len(items) > 1:

@@ -143,7 +143,7 @@ class ConversationHandler:
             return [o.Dropped(label)], False
         if shortcut.asks_help(text):
             return [o.Said(CAPABILITIES)], False
-        undo, withdraw = shortcut.undoes(text), shortcut.withdraws(text)
+        undo, withdraw = shortcut.undoes(text) or shortcut.reverts(text), shortcut.withdraws(text)
         if undo or withdraw:
             just_created = ctx.focus.created_just_now(ctx.now_ms)
             if just_created:  # 刚才那条删掉 / 记错了 / 撤销 right after a create: take the create back

@@ -30,6 +30,7 @@ class FocusHint:
 
     on: date | None = None
     at: datetime | None = None
+    digest: bool = False  # the conversation is about the digest subscription (rule 22), not an item
 
 
 _CORRECTION = re.compile(
@@ -51,6 +52,8 @@ _CONTACT_WORDS = re.compile(
 _DONE = re.compile(
     r"^(?:我)?(?:已经)?[\u4e00-\u9fff](?:完|好|掉|过|上)?(?:了|啦|咯|喽)$|^(?:已经)?(?:弄|做|搞|办)完了?$")
 _NOT_NEEDED = re.compile(r"^(?:那就|就)?(?:不用了|不需要了|不要了|不去了|不做了|不办了|取消了?吧?|免了)(?:吧|哈|啊)?$")
+# 再加一个提前10分钟的提醒: a second reminder, the first one kept
+_ANOTHER = re.compile(r"^(?:再|还|另外|也)(?:帮我)?(?:加|添|设|定|来)(?:上)?(?:一个|一条|个|条)")
 _ON_TIME = re.compile(r"^(?:到点|到时候?|准时|按时)(?:了)?(?:再)?(?:提醒|叫|喊|通知)(?:我)?(?:一下|一声)?$")
 _DAILY = re.compile(r"(?:以后|之后|往后|今后)?(?:也)?(?:天天|每日)(?:都|也)?(?:这样|这个时间|如此|一样|照旧|要|去|来)")
 _LENGTH_WORDS = re.compile(
@@ -95,7 +98,10 @@ def read(norm: str, mentions: list[TimeMention], focus: FocusHint | None) -> Int
     if _DONE.match(norm) and not mentions:  # 交了 / 浇好了: done, about the focus or the reminder just sent
         return CompleteIntent(needs_clarification=["target"], rule="followup.done", confidence=0.7,
                               question=clarify.question(["target"]))
-    if focus is None:
+    if focus is None:  # a place or a note said about nothing in focus: ask which item (never a new one)
+        place = _PLACE.match(norm)
+        if (place is not None and place.group("a") and not place.group("who")) or _NOTE.match(norm):
+            return _update(_bare(norm, mentions, FocusHint()), "followup.unfocused")
         return None
     if _NOT_NEEDED.match(norm):
         return CancelIntent(needs_clarification=["target"], rule="followup.not_needed", confidence=0.7,
@@ -170,8 +176,10 @@ def _bare(text: str, mentions: list[TimeMention], focus: FocusHint) -> Changes |
         m = slots.recur
         workdays = "cn" if m.workdays == "cn" else None
         return Changes(recurrence=Recurrence(rrule=m.rrule, workdays=workdays))
-    if slots.lead_minutes is not None and not _FILLER.sub("", _LEAD_WORDS.sub("", rest)):
-        return Changes(offset_minutes=slots.lead_minutes)
+    another = _ANOTHER.match(rest)
+    bare_lead = rest[another.end():] if another is not None else rest
+    if slots.lead_minutes is not None and not _FILLER.sub("", _LEAD_WORDS.sub("", bare_lead)):
+        return Changes(offset_minutes=slots.lead_minutes, another_reminder=another is not None)
     durations = [m for m in mentions if m.type == "duration" and m.seconds and not m.lead and not m.relative]
     if durations and not slots.when and _LENGTH_WORDS.match(_TRAILING.sub("", rest)):
         return Changes(duration_minutes=durations[0].seconds // 60)  # type: ignore[operator]

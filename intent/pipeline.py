@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo
 
 from intent.action import classify
 from intent.followup import FocusHint, read, with_that_day
-from intent.model import Intent, NoneIntent
+from intent.model import Intent, NoneIntent, SubscribeDigestIntent
 from intent.normalise import normalise
 from intent.slots import Slots, collect, refine
 
@@ -84,6 +84,16 @@ def _parse(
         merged = merge(pending, norm, slots, now=now, meeting_offset=offset)
         if merged is not None:
             return merged
+    if focus is not None and focus.digest:  # right after a digest reply: 改到晚上9点半 re-times the push
+        from intent.digest import after_digest
+
+        changed = after_digest(norm, slots)
+        fresh = _fresh(norm, slots, mentions, now, tz, offset)
+        if isinstance(fresh, SubscribeDigestIntent) and not fresh.retime:
+            return fresh  # 每晚9点发第二天的安排: a subscription of its own, not a change of the one just set
+        if changed is not None:
+            return changed
+        focus = None  # no item in focus
     follow = read(norm, mentions, focus)
     if follow is not None:
         return follow

@@ -23,7 +23,8 @@ _LEAD = re.compile(
 )
 _TRAIL = re.compile(
     r"(?:[,.:!?\"'()~\- ]|提前|大概|大约|差不多|了|吧|哦|啊|呀|哈|呢|嘛|吗|一下|的|提醒|提醒我|"
-    r"一声|一次|一遍|(?<![成首京])都|全部|全都|那个|那件事|这件事|的事|事情|那场|这场|来着|好吗|行吗|可以吗|谢谢|哈哈|[\U0001F300-\U0001FAFF\u2600-\u27BF])+$"
+    r"一声|一次|一遍|(?<![成首京])都|全部|全都|那个|那件事|这件事|的事|事情|那场|这场|来着|好吗|行吗|可以吗|谢谢|哈哈|"
+    r"别忘了?|不要忘了?|别忘记了?|千万别忘了?|记住了?)+$"
 )
 _SEP = re.compile(r"[,:!?;]")
 
@@ -48,8 +49,11 @@ _BA = re.compile(r"^(?:之前|以前|前)?(?:要|得|先)?把(.{1,10}?)"
                  r"(?:了|完|好|掉|一下|上)?$")
 
 
+_EACH_ONCE = re.compile(r"各(?:提醒我?)?([\u4e00-\u9fff]{1,2}?)一次")  # 早晚各吃一次药 → 吃药
+
+
 def clean(segment: str) -> str:
-    seg = _ANYWHERE.sub(",", segment)
+    seg = _ANYWHERE.sub(",", _EACH_ONCE.sub(r"\1", segment))
     parts = [p for p in (_strip(_BA.sub(r"\2\1", p.strip()) if "把" in p else p) for p in _SEP.split(seg)) if p]
     if len(parts) > 1:  # 家长会，提醒我提前一小时出发: setting off is what the reminder is for, not the item
         parts = [p for p in parts if p not in _SETTING_OFF] or parts

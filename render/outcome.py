@@ -39,6 +39,7 @@ class Listed:
     today: date | None = None  # the user's local date when asked (marks 今天/明天/已过期)
     page_url: str | None = None  # rule 9: a page link with a short summary instead of the full list
     page_wanted: bool = False  # rule 9 applies; the link is made after the message's transaction
+    rest: tuple[Item, ...] = ()  # rule 21: the range is part of one day (or one kind): what else that day holds
 
 
 @dataclass(frozen=True, slots=True)

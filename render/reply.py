@@ -12,7 +12,7 @@ from render import outcome as o
 from render.agenda import entry_line, listing
 from render.timefmt import clock_label, day_label, local, moment_label
 from render.wording import lead_label, recurrence_label, recurrence_until, verb_word
-from schedule.domain import Item, Reminder
+from schedule.domain import Item, Recurrence, Reminder
 
 MAX_BYTES = 2048
 _UNSENT = "你有 {n} 条未送达的{what}："
@@ -22,16 +22,19 @@ def reply(turn: o.Turn) -> str:
     """The whole reply for one message, within MAX_BYTES."""
     parts = [_notices(turn)] if turn.notices else []
     listed = [x for x in turn.outcomes if isinstance(x, o.Listed)]
-    others = [word(x) for x in turn.outcomes if not isinstance(x, o.Listed)]
+    # Rule 16: with a listing in the same reply, the open question still comes last (after the listing).
+    asked = [x for x in turn.outcomes if isinstance(x, o.Asked)] if listed else []
+    others = [word(x) for x in turn.outcomes if not isinstance(x, o.Listed) and x not in asked]
     if len([x for x in turn.outcomes if isinstance(x, o.Created)]) > 1:
         others = [f"{i}. {text}" for i, text in enumerate(others, 1)]
     parts += others
     head = "\n".join(p for p in parts if p)
+    tail = "".join(f"\n\n{word(x)}" for x in asked)
     for item in listed:
-        budget = MAX_BYTES - len(head.encode("utf-8")) - 2
+        budget = MAX_BYTES - len(head.encode("utf-8")) - 2 - len(tail.encode("utf-8"))
         text = listing(item, budget=budget)
         head = f"{head}\n\n{text}" if head else text
-    return fit(head)
+    return fit(head + tail)
 
 
 def fit(text: str, limit: int = MAX_BYTES) -> str:
@@ -87,7 +90,7 @@ def word(x: o.Outcome) -> str:
         return f"没找到{what}相关的日程或待办，没有做任何改动。可以说得具体一点吗？比如带上日期。"
     if isinstance(x, o.Subscribed):
         d = x.digest
-        every = "每个工作日" if d.workdays == "cn" else "每天"
+        every = recurrence_label(Recurrence(rrule=d.rrule or "FREQ=DAILY", workdays=d.workdays))  # 每周一到周五
         nxt = f"下一次：{moment_label(d.next_run_at, d.timezone)}。" if d.next_run_at is not None else ""
         what = "第二天的安排" if d.kind == "todo_next_day" else "当天的待办"
         return f"好的，{every} {d.local_time} 给你发{what}。{nxt}说“取消每日待办推送”可以随时停。"
@@ -178,7 +181,13 @@ def changed(x: o.Changed) -> str:
     if item.description and (before is None or before.description != item.description):
         text = text.removesuffix("。") + f"，备注：{item.description}。"
     reminder = _open_reminder(item)
-    if reminder is not None:
+    several = sorted(r.remind_at for r in item.reminders if r.status in ("pending", "locked"))
+    if len(several) > 1:
+        day = local(item.anchor_at or several[0], item.timezone).date()
+        times = "、".join(clock_label(local(at, item.timezone)) if local(at, item.timezone).date() == day
+                         else moment_label(at, item.timezone) for at in several)
+        text += f"我会在 {times} 各提醒你一次。"
+    elif reminder is not None:
         text += _reminder_sentence(item, reminder, due_now=False)
     elif _had_open(before):
         text += "原来的提醒已取消。"

@@ -6,6 +6,7 @@ import re
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
+from bot.agent.port import Conversation
 from render.timefmt import clock_label, day_label
 from schedule.domain import User
 
@@ -28,15 +29,16 @@ _WHAT_TIME = re.compile(r"^(?:现在)?(?:几点了?|什么时间|几点钟)[?？
 _OFFSET = {"昨天": -1, "今天": 0, "明天": 1, "后天": 2}
 # 你是谁 / 你能干嘛 / 你叫什么: questions about the bot itself, which the responder can answer.
 _ABOUT_ME = re.compile(
-    r"^(?:请问)?(?:你|您)(?:是谁|是什么|是啥|叫什么(?:名字)?|是机器人吗|是人吗|是真人吗|是ai吗|是做什么的|是干什么的|是干嘛的|"
-    r"能(?:干|做)(?:嘛|啥|什么)|会(?:干|做)?(?:嘛|啥|什么)|可以(?:干|做|帮我做)?(?:嘛|啥|什么)|有(?:什么|啥)(?:用|功能)|都?能帮我(?:干|做)?(?:嘛|啥|什么))"
+    r"^(?:这个|这)?(?:怎么用|怎么使用|如何使用|咋用)[?？!！。.~～]*$"
+    r"|^(?:请问)?(?:你|您)(?:都|还)?(?:是谁|是什么|是啥|叫什么(?:名字)?|是机器人吗|是人吗|是真人吗|是ai吗|是做什么的|是干什么的|是干嘛的|"
+    r"能(?:干|做)(?:些)?(?:嘛|啥|什么)|会(?:干|做)?(?:些)?(?:嘛|啥|什么)|可以(?:干|做|帮我做)?(?:些)?(?:嘛|啥|什么)|有(?:什么|啥)(?:用|功能)|都?能帮我(?:干|做)?(?:嘛|啥|什么))"
     r"(?:呀|啊|呢|吗|嘛|事|事情|功能)?[?？!！。.~～]*$")
 
 
 class BuiltinResponder:
     """No model behind it: a greeting, a thank-you, or the capability list."""
 
-    async def answer(self, user: User, text: str, *, now: datetime) -> str:
+    async def answer(self, user: User, text: str, *, now: datetime, context: Conversation | None = None) -> str:
         said = text.strip().lower()
         local = now.astimezone(ZoneInfo(user.timezone))
         which = _WHICH_DAY.match(said)

@@ -9,8 +9,8 @@ from datetime import date, datetime, time, timedelta
 from bot.conversation import snooze
 from bot.conversation.context import Context
 from bot.conversation.snooze import RECENT_MS
-from intent.dialogue import EVERY_PICKED
-from intent.model import CancelIntent, Changes, CompleteIntent, Reminder, SnoozeIntent, UpdateIntent
+from intent.dialogue import EVERY_PICKED, LEAD_CLOCK
+from intent.model import CancelIntent, Changes, CompleteIntent, Pending, Reminder, SnoozeIntent, UpdateIntent
 from intent.slots import hour_said
 from intent.target import Candidate, learn, rank
 from intent.timex import extract
@@ -270,7 +270,15 @@ async def _apply(intent: Targeted, item: Item, ctx: Context) -> Outcome:
         if move is not None and stored.all_day and changes.start_at is not None:
             update = replace(update, all_day=False)
         updated = await service.update_item(uid, item.id, update)
-    if changes.offset_minutes is not None:
+    if changes.offset_minutes is not None and stored.all_day and changes.offset_minutes % 1440 == 0 \
+            and changes.offset_minutes > 0 and intent.rule != LEAD_CLOCK and updated is item:
+        return _ask_lead_clock(intent, stored, changes.offset_minutes, ctx)  # SPEC §4: which hour of that day?
+    if changes.offset_minutes is not None and changes.another_reminder and stored.anchor_at is not None:
+        at_ms = stored.anchor_at - changes.offset_minutes * 60_000
+        await service.create_reminder(uid, item.id, NewReminder(remind_at=max(at_ms, to_ms(ctx.now)),
+                                                                offset_minutes=changes.offset_minutes))
+        updated = await service.get_item(uid, item.id)
+    elif changes.offset_minutes is not None:
         updated = await service.set_reminder_lead(uid, item.id, changes.offset_minutes)
     if updated is item:
         return Failed("没听出要改成什么，没有做任何改动。可以说“改到明天下午四点”或“提前15分钟提醒”。")
@@ -301,6 +309,17 @@ async def _move_one_occurrence(series: Item, on: date, changes: Changes, ctx: Co
         reminders=tuple(NewReminder(remind_at=max(move - lead * 60_000, to_ms(ctx.now)), offset_minutes=lead)
                         for lead in leads)))
     return Changed("update", copy, before=occurrence, occurrence_on=on.isoformat())
+
+
+def _ask_lead_clock(intent: UpdateIntent, item: Item, lead: int, ctx: Context) -> Outcome:
+    """An all-day item reminded N days ahead needs a clock time: ask it, keeping the item and the lead."""
+    day = from_ms(item.anchor_at or 0).astimezone(ctx.tz).date()
+    days = "一天" if lead == 1440 else f"{lead // 1440} 天"
+    ask = intent.model_copy(update={"needs_clarification": ["reminder_time"], "choice": 1, "target_date": None,
+                                    "pending": Pending(label=item.title, on_date=day, lead_minutes=lead),
+                                    "question": f"好的，提前{days}几点提醒你？"})
+    ctx.ask(ask, candidates=(item.id,))
+    return Asked(f"好的，“{item.title}”提前{days}几点提醒你？比如“晚上8点”。")
 
 
 def _new_end(changes: Changes, item: Item, move: int | None) -> int | None:

@@ -37,7 +37,7 @@ async def run(intent: CreateIntent, ctx: Context) -> Outcome:
         kind=intent.kind, title=(intent.title or "待办")[:200], timezone=ctx.user.timezone,
         start_at=_ms(intent.start_at), end_at=_ms(intent.end_at) if intent.kind == "event" else None,
         due_at=_ms(intent.due_at), all_day=intent.all_day, recurrence=_recurrence(intent),
-        location=intent.location,
+        location=intent.location, description=intent.note,
         source_channel="wechat", source_message_id=ctx.message_id, source_text=ctx.text[:2000],
         reminders=reminders,
     ))

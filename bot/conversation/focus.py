@@ -58,6 +58,8 @@ class Focus:
 
     def hint(self, now_ms: int, tz: ZoneInfo) -> FocusHint | None:
         """What the parser may know of the focus (its day, and its time of day when it has one)."""
+        if self.op == "digest" and now_ms - self.at < TTL_MS:
+            return FocusHint(digest=True)  # rule 22: 改到晚上9点半 is about the push just set
         day = self.day(now_ms)
         if day is None:
             return None
@@ -117,6 +119,8 @@ def after(focus: Focus, outcomes: list[o.Outcome], *, text: str, now_ms: int, tz
             new = _on(new, (x.item,), _OPS[x.verb], x.occurrence_on, now_ms, tz)
         elif isinstance(x, o.ChangedAll) and x.changes:
             new = _on(new, tuple(c.item for c in x.changes), _OPS[x.verb], None, now_ms, tz)
+        elif isinstance(x, o.Subscribed):  # the conversation is about the digest now (rule 22)
+            new = replace(new, ids=(), op="digest", on=None, clock=None, at=now_ms)
         elif isinstance(x, o.Snoozed):
             new = _on(new, (x.item,), "snoozed", None, now_ms, tz)
         elif isinstance(x, o.Restored) and x.items:

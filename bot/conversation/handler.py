@@ -17,7 +17,7 @@ from dataclasses import replace
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from bot.agent.port import Agent
+from bot.agent.port import Agent, Conversation
 from bot.conversation import change, create, dialog, digest, query, shortcut, snooze
 from bot.conversation import focus as focusing
 from bot.conversation.context import Context, PageLinks
@@ -86,7 +86,7 @@ class ConversationHandler:
             return None
         for attempt in range(3):
             try:
-                turn, user, to_agent, final = await self._turn(message, text)
+                turn, user, to_agent, final, context = await self._turn(message, text)
                 break
             except Exception as exc:
                 if is_retryable(exc) and attempt < 2:
@@ -98,11 +98,12 @@ class ConversationHandler:
         turn = await self._links_for(turn, user)
         if to_agent:
             AGENT_FALLBACKS.inc()
-            answer = await self._agent.answer(user, text, now=self._clock.now())
+            answer = await self._agent.answer(user, text, now=self._clock.now(), context=context)
             turn = replace(turn, outcomes=(*turn.outcomes, o.Said(answer)))
         return reply(turn)
 
-    async def _turn(self, message: InboundMessage, text: str) -> tuple[o.Turn, User, bool, str | None]:
+    async def _turn(self, message: InboundMessage, text: str
+                    ) -> tuple[o.Turn, User, bool, str | None, Conversation | None]:
         """One unit of work: the steps' writes, the dialogue and the notices commit together, and with them
         the reply when it is final already (no agent and no page link still to make: `final`)."""
         async with self._service.unit_of_work() as session:
@@ -135,7 +136,8 @@ class ConversationHandler:
                 await dialog.keep_question(session, user.id, opening, focus=focus)
             if final is not None:
                 await store_reply_in(session, final)
-        return turn, user, to_agent, final
+            context = await _conversation(ctx, focus) if to_agent else None
+        return turn, user, to_agent, final, context
 
     async def _steps(self, ctx: Context, pending: dialog.Pending | None, text: str) -> tuple[list[o.Outcome], bool]:
         if pending is not None and shortcut.drops(text):
@@ -170,7 +172,7 @@ class ConversationHandler:
                                 meeting_offset_minutes=self._offset, focus=ctx.focus.hint(ctx.now_ms, ctx.tz))
         if repeat_checked and intents and all(isinstance(i, CreateIntent) and not i.needs_clarification
                                               for i in intents):
-            repeated = await _repeat(ctx, text)
+            repeated = await _repeat(ctx, text, intents)
             if repeated is not None:
                 return [repeated], False
         outcomes = [await STEPS[type(intent)](intent, ctx) for intent in intents if not isinstance(intent, NoneIntent)]
@@ -216,6 +218,17 @@ class ConversationHandler:
         return await self._service.get_or_create_user(message.openid)
 
 
+async def _conversation(ctx: Context, focus: focusing.Focus) -> Conversation:
+    """What the agent gets to see of the chat (rule 23): the recent turns and the items in focus."""
+    items = []
+    for item_id in focus.live_ids(ctx.now_ms):
+        try:
+            items.append(await ctx.service.get_item(ctx.user.id, item_id))
+        except NotFound:
+            continue
+    return Conversation(turns=focus.turns, focus=tuple(i for i in items if i.status == "active"))
+
+
 async def _withdraw(ctx: Context, ids: tuple[int, ...]) -> o.Outcome:
     """The items the last create stored, deleted again (reminders with them); those already gone are left out."""
     gone = []
@@ -230,10 +243,11 @@ async def _withdraw(ctx: Context, ids: tuple[int, ...]) -> o.Outcome:
     return o.Withdrawn(tuple(gone))
 
 
-async def _repeat(ctx: Context, text: str) -> o.Outcome | None:
-    """Rule 19: the same request within minutes, while what it stored is still there, is not stored again."""
+async def _repeat(ctx: Context, text: str, intents: list[Intent]) -> o.Outcome | None:
+    """Rule 19: the same request within minutes, while what it stored is still there and would be stored the
+    same again (明天 said after midnight is another day), is not stored again."""
     sent = ctx.focus.repeat_of(text, ctx.now_ms)
-    if sent is None:
+    if sent is None or len(sent.ids) != len(intents):
         return None
     items = []
     for item_id in sent.ids:
@@ -244,6 +258,11 @@ async def _repeat(ctx: Context, text: str) -> o.Outcome | None:
         if item.status != "active":
             return None
         items.append(item)
+    for intent, item in zip(intents, items, strict=True):
+        assert isinstance(intent, CreateIntent)
+        anchor = intent.start_at if intent.kind == "event" else intent.due_at
+        if item.recurrence is None and (to_ms(anchor) if anchor is not None else None) != item.anchor_at:
+            return None
     ctx.again = text
     return o.Repeated(tuple(items))
 

@@ -16,6 +16,7 @@ from fastapi import FastAPI
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
+from bot.agent.port import Conversation
 from bot.app import create_app
 from bot.runtime import delivery_worker
 from bot.settings import Settings
@@ -43,7 +44,7 @@ class RecordingAgent:
     answer_text: str = "（智能助手的回答）"
     asked: list[str] = field(default_factory=list)
 
-    async def answer(self, user: User, text: str, *, now: datetime) -> str:
+    async def answer(self, user: User, text: str, *, now: datetime, context: Conversation | None = None) -> str:
         self.asked.append(text)
         return self.answer_text
 

@@ -122,6 +122,8 @@ def created(x: o.Created) -> str:
         label += f"，到{day_label(until)}为止" if until is not None else ""
     if item.location:
         label += f"，地点：{item.location}"
+    if item.description:
+        label += f"，备注：{item.description}"
     if reminder is None:
         if item.kind == "task" or x.explicit_no_reminder:
             where = "待办列表" if item.kind == "task" else "日程"

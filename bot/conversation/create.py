@@ -44,7 +44,7 @@ async def run(intent: CreateIntent, ctx: Context) -> Outcome:
     anchor = intent.start_at if intent.kind == "event" else intent.due_at
     rolled = (anchor is not None and not intent.all_day and intent.recurrence is None
               and anchor.astimezone(ctx.tz).date() == ctx.now.date() + timedelta(days=1)
-              and not _DAY_WORDS.search(ctx.text))
+              and not _DAY_WORDS.search(ctx.text) and not intent.rule.startswith("merge"))  # an answer's day was said
     return Created(item=item, reminder_due_now=due_now,
                    hint_lead=intent.kind == "event" and not reminders and not intent.explicit_no_reminder
                    and not intent.all_day,

@@ -150,6 +150,8 @@ class ConversationHandler:
             just_created = ctx.focus.created_just_now(ctx.now_ms)
             if just_created:  # 刚才那条删掉 / 记错了 / 撤销 right after a create: take the create back
                 return [await _withdraw(ctx, just_created)], False
+        if withdraw and ctx.focus.op in ("cancelled", "completed") and ctx.focus.live_ids(ctx.now_ms):
+            undo = True  # 记错了 right after a cancel or complete: take that back
         if withdraw and not undo:  # 删掉吧 about an item in focus that was not just created: cancel it
             return [await change.run(CancelIntent(needs_clarification=["target"], rule="withdraw.focus"), ctx)], False
         if undo:

@@ -16,6 +16,7 @@ from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from intent import clarify
+from intent.contact import VALUE
 from intent.model import CancelIntent, Changes, CompleteIntent, Intent, Missing, Recurrence, UpdateIntent
 from intent.slots import collect, hour_said
 from intent.title import clean
@@ -46,7 +47,7 @@ _NOTE = re.compile(r"^(?:记得|帮我|再)?(?:备注|补充|附注|说明|注�
 _PLACE_WORD = re.compile(
     r"(?:会议室|号楼|楼|室|厅|门|口|店|馆|中心|大厦|广场|公园|医院|学校|酒店|餐厅|座|层|站|路|街|号院)$")
 # A phone number or a link said about the item: its note (never a time)
-_CONTACT = re.compile(r"(?:https?://|www\.)\S+|(?<!\d)(?:1[3-9]\d{9}|0\d{2,3}-?\d{7,8}|\d{3,4}-\d{7,8})(?!\d)")
+_CONTACT = VALUE
 _CONTACT_WORDS = re.compile(
     r"^(?:[^,!?]{0,8}?)(?:电话|手机|手机号|号码|联系方式|微信|链接|网址|地址|会议链接|会议号)?(?:是|:)?$")
 _DONE = re.compile(

@@ -38,7 +38,7 @@ _QUERY_LOOK = re.compile(
 _QUERY_NOUN = re.compile(r"行程|安排|日程|待办|计划|事情|事儿|任务|会议|会|提醒|清单")
 _QUERY_ASK = re.compile(
     r"(?:有什么|有啥|有哪些|还有什么|还有啥|有几个|有没有|哪些|什么)(?:事|会|安排|行程|日程|待办|任务|计划|活动|提醒|约)"
-    r"|(?:几点|什么时候)(?:开会|有会|的会|的航班|出发|面试)|有空吗|有空没|有(?:会|事|课|约|安排|活动)吗|有没有空|有空不|忙不忙|忙吗|空闲|闲吗|有安排吗|我的(?:行程|日程|安排|待办)|行程页|做成网页|(?:行程|日程|安排|待办)(?:表|列表|清单)"
+    r"|(?:几点|什么时候)(?:开会|有会|的会|的航班|出发|面试)|有空吗|有空没|空不空|闲不闲|有(?:会|事|课|约|安排|活动)吗|有没有(?:空|事|会|安排)|有空不|忙不忙|忙吗|空闲|闲吗|有安排吗|我的(?:行程|日程|安排|待办)|行程页|做成网页|(?:行程|日程|安排|待办)(?:表|列表|清单)"
     r"|^(?:今天|明天|后天|这周|本周|下周|这个月|下个月|周末)?的?(?:行程|安排|日程|待办)(?:计划|清单|列表)?\??$"
     r"|^(?:接下来|未来|最近|近|这)(?:[0-9一二两三四五六七八九十]+|几)(?:天|周|个?星期)(?:的|有)?(?:什么)?"
     r"(?:安排|行程|日程|事)?[?？]*$"  # 接下来一周 / 这几天
@@ -139,7 +139,8 @@ def classify(text: str, slots: Slots, today: date | None = None) -> Decision:
             if action == "update" and "提醒" in text and not _has_title_words(text[:m.start()], slots, m.start()):
                 return Decision("snooze", "snooze.shift")  # 推迟10分钟提醒: about the reminder just delivered
             return Decision(action, f"{action}.verb")
-    if slots.lead_minutes is not None and "提醒" not in text and slots.when is None and slots.recur is None:
+    if slots.lead_minutes is not None and not re.search(r"提醒|叫我|喊我|通知我", text) and slots.when is None \
+            and slots.recur is None:
         return Decision("update", "update.shift_earlier")  # 会议提前两小时: moves an existing item
     if SNOOZE.search(text) and not _has_title_words(text, slots):
         return Decision("snooze", "snooze.again")

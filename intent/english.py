@@ -19,7 +19,8 @@ _WORDS = re.compile(
     rf"{_W}{_PREP}(?:(?P<pre>next|this|coming)\s+)?{_WEEKDAY}\.?{_E}"
     rf"|{_W}{_PREP}(?P<clock>\d{{1,2}})(?::(?P<min>\d{{2}}))?\s*(?P<ampm>am|pm|a\.m\.|p\.m\.){_E}"
     rf"|{_W}(?P<word>day after tomorrow|tomorrow|tmrw?|tmw|tomo|today|tdy|tonight|next week|this week|"
-    rf"remind me(?: to)?|remind|ddl|deadline|due|noon|this morning|this afternoon|this evening){_E}\s*(?:我)?",
+    rf"remind me(?: to)?|remind|ddl|deadline|due|noon|this morning|this afternoon|this evening|cancel|done){_E}"
+    r"\s*(?:我)?",
     re.IGNORECASE,
 )
 _WORD_ZH = {
@@ -27,7 +28,7 @@ _WORD_ZH = {
     "today": "今天", "tdy": "今天", "tonight": "今晚", "next week": "下周", "this week": "这周", "noon": "中午",
     "this morning": "今天上午", "this afternoon": "今天下午", "this evening": "今晚",
     "remind me": "提醒我", "remind me to": "提醒我", "remind": "提醒我",
-    "ddl": "截止", "deadline": "截止", "due": "截止",
+    "ddl": "截止", "deadline": "截止", "due": "截止", "cancel": "取消", "done": "完成",
 }
 
 

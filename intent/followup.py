@@ -35,15 +35,16 @@ class FocusHint:
 
 
 _CORRECTION = re.compile(
-    r"^(?:不对+|不是的?|错了|搞错了|弄错了|说错了|打错了|写错了|我说错了|我搞错了|我记错了|更正(?:一下)?|纠正(?:一下)?|"
+    r"^(?:不对+|不是的?|(?:我)?(?:搞|弄|说|打|写|记)?错(?=了|啦|咯|喽)|更正(?:一下)?|纠正(?:一下)?|"
     r"应该是|准确地?说是|哦不|不不+)(?:了|啦|呀|哦)?(?:[,.!~ ]|(?=[^,.!~ ]))*"
 )
 _IS = re.compile(r"(?:其实|应该|实际上|准确地?说)?(?:是|在|改成|改为|改到|换成|挪到)")
 # 在3楼 / 地点在国贸 / 地址是… : the place of the focus
-_PLACE = re.compile(r"^(?P<who>[^\d,!?]{0,4}?)(?:地点|地址|位置|地方)(?:就)?"
+_PLACE = re.compile(r"^(?P<who>[^\d,!?]{0,4}?)(?:地点|地址|位置|地方|集合点|碰头点|见面点|会合点)(?:就)?"
                     r"(?:在|是|为|:|改成|改为|换成|改到|换到)?[: ]*(?P<a>[^,!?]{1,30})$"
-                    r"|^(?:就)?在(?P<b>[^,!?吗呢嘛]{1,20}?)(?:吧|哈|哦|啊)?$")
-_NOTE = re.compile(r"^(?:记得|帮我|再)?(?:备注|补充|附注|说明|注意)(?:一下)?[: ]*(?P<n>.{1,200})$")
+                    r"|^(?:就|改|换)?在(?P<b>[^,!?吗呢嘛]{1,20}?)(?:吧|哈|哦|啊)?$")
+_NOTE = re.compile(r"^(?:记得|帮我|再)?(?:加个|加一个|添个|加|写个)?(?:备注|补充|附注|说明|注意|备忘(?=:))"
+                   r"(?:一下)?[: ]*(?P<n>.{1,200})$")
 _PLACE_WORD = re.compile(
     r"(?:会议室|号楼|楼|室|厅|门|口|店|馆|中心|大厦|广场|公园|医院|学校|酒店|餐厅|座|层|站|路|街|号院)$")
 # A phone number or a link said about the item: its note (never a time)
@@ -51,14 +52,17 @@ _CONTACT = VALUE
 _CONTACT_WORDS = re.compile(
     r"^(?:[^,!?]{0,8}?)(?:电话|手机|手机号|号码|联系方式|微信|链接|网址|地址|会议链接|会议号)?(?:是|:)?$")
 _DONE = re.compile(
-    r"^(?:我)?(?:已经)?[\u4e00-\u9fff](?:完|好|掉|过|上)?(?:了|啦|咯|喽)$|^(?:已经)?(?:弄|做|搞|办)完了?$")
-_NOT_NEEDED = re.compile(r"^(?:那就|就)?(?:不用了|不需要了|不要了|不去了|不做了|不办了|取消了?吧?|免了)(?:吧|哈|啊)?$")
+    r"^(?:我)?(?:已经)?[\u4e00-\u9fff](?:完|好|掉|过|上)?(?:了|啦|咯|喽)$|^(?:已经)?(?:弄|做|搞|办)完了?$"
+    r"|^(?:搞定|搞掂|弄妥|办妥|做完|办完)(?:了|啦|咯|喽)?[!~✅✔]*$|^(?:ok|OK|done|完成)(?:了|啦|咯|喽)[!~✅✔]*$")
+_NOT_NEEDED = re.compile(r"^(?:那就|就|这个|那个)?(?:不用了|不需要了|不要了|不去了|不做了|不办了|取消了?吧?|取消掉|"
+                         r"免了|甭去了|甭弄了|甭了|不用了,?取消掉?)(?:吧|哈|啊)?$")
 # 再加一个提前10分钟的提醒: a second reminder, the first one kept
 _ANOTHER = re.compile(r"^(?:再|还|另外|也)(?:帮我)?(?:加|添|设|定|来)(?:上)?(?:一个|一条|个|条)")
 _ON_TIME = re.compile(r"^(?:到点|到时候?|准时|按时)(?:了)?(?:再)?(?:提醒|叫|喊|通知)(?:我)?(?:一下|一声)?$")
 _DAILY = re.compile(r"(?:以后|之后|往后|今后)?(?:也)?(?:天天|每日)(?:都|也)?(?:这样|这个时间|如此|一样|照旧|要|去|来)")
 _LENGTH_WORDS = re.compile(
-    r"^(?:大概|大约|预计|估计|差不多|应该|一共|总共|全程|前后)?(?:要|会|得)?(?:开|持续|进行|弄|忙|[\u4e00-\u9fff])?(?:个)?$")
+    r"^(?:大概|大约|预计|估计|差不多|应该|一共|总共|全程|前后)?(?:需要|要花|得花|要|会|得|花)?"
+    r"(?:开|持续|进行|弄|忙|[\u4e00-\u9fff])?(?:个)?$")
 _END_WORDS = re.compile(
     r"^(?:大概|大约|预计|估计|差不多)?(?:开到|到|持续到|弄到|忙到|一直到)?$|^(?:结束|散会|完事|开完)$")
 _TRAILING = re.compile(r"(?:左右|吧|哈|哦|啊|呀|就行|就好|好了|的样子|结束|散会|完事|开完)+$")
@@ -66,7 +70,8 @@ _REPEAT = re.compile(
     r"(?:以后|之后|往后|今后|从此)?(?:也)?(?:每.{1,6}?)(?:都|也)?(?:这样|这个时间|如此|一样|照旧|照此|重复|要|来一次|一次)"
     r"|(?:以后|之后|往后|今后|从此)(?:也)?每.{1,6}?(?:都|也)[\u4e00-\u9fff]?(?:吧|的)?$"
     r"|^(?:改成|变成|设成|设为)?每.{1,6}?(?:重复)?(?:吧)?$")
-_LEAD_WORDS = re.compile(r"提醒|提前|叫|喊|通知|我|改成|改为|换成|设成|设为|的")
+_LEAD_WORDS = re.compile(r"提醒|提前|叫|喊|通知|我|改成|改为|换成|设成|设为|的|一声|一下")
+_SHIFT = re.compile(r"^(?:再|往)?(?P<way>早|提早|晚|推迟|延后|往后|往前|挪后|挪前)(?:点|些|了)?$")
 _FILLER = re.compile(r"[吧啊呀哈哦了的呢嘛,.!~ ]|就|那就|好")
 _THAT_DAY = re.compile(r"那天|当天|那一天|同一天|同一天的")
 
@@ -101,7 +106,8 @@ def read(norm: str, mentions: list[TimeMention], focus: FocusHint | None) -> Int
                               question=clarify.question(["target"]))
     if focus is None:  # a place or a note said about nothing in focus: ask which item (never a new one)
         place = _PLACE.match(norm)
-        if (place is not None and place.group("a") and not place.group("who")) or _NOTE.match(norm):
+        if (place is not None and place.group("a") and not place.group("who")) \
+                or (_NOTE.match(norm) and not mentions and "备忘" not in norm):
             return _update(_bare(norm, mentions, FocusHint()), "followup.unfocused")
         return None
     if _NOT_NEEDED.match(norm):
@@ -169,7 +175,7 @@ def _bare(text: str, mentions: list[TimeMention], focus: FocusHint) -> Changes |
     if _DAILY.search(text):
         return Changes(recurrence=Recurrence(rrule="FREQ=DAILY"))
     note = _NOTE.match(text)
-    if note is not None:
+    if note is not None and not (mentions and "备忘" in text):  # 备忘：周五交周报 is a request of its own
         return Changes(note=note.group("n").strip()[:500])
     slots = collect(mentions, text)
     rest = _without(text, mentions)
@@ -182,6 +188,10 @@ def _bare(text: str, mentions: list[TimeMention], focus: FocusHint) -> Changes |
     if slots.lead_minutes is not None and not _FILLER.sub("", _LEAD_WORDS.sub("", bare_lead)):
         return Changes(offset_minutes=slots.lead_minutes, another_reminder=another is not None)
     durations = [m for m in mentions if m.type == "duration" and m.seconds and not m.lead and not m.relative]
+    shift = _SHIFT.match(_TRAILING.sub("", rest.strip(" ,")))
+    if durations and shift is not None and not slots.when:  # 早一个小时吧: the item moves, its length stays
+        sign = -1 if shift.group("way") in ("早", "提早", "往前", "挪前") else 1
+        return Changes(shift_minutes=sign * (durations[0].seconds or 0) // 60)
     if durations and not slots.when and _LENGTH_WORDS.match(_TRAILING.sub("", rest)):
         return Changes(duration_minutes=durations[0].seconds // 60)  # type: ignore[operator]
     when = slots.when

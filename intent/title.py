@@ -15,9 +15,9 @@ _ANYWHERE = re.compile(
     r"|【[^】]{0,8}】|召开|举行|举办|截[止至](?:时间|日期)?(?:是|为)?"  # forwarded notices: 【通知】定于…在…召开…
 )
 _LEAD = re.compile(
-    r"^(?:[,.:!?\"'()~\- ]|额|呃|嗯+|唔|emm+|就是说?|然后|兹?定于|将于|这次|这回|别忘了?|不要忘了?|别忘记|"
+    r"^(?:[,.:!?\"'()~\- ]|额|呃|嗯+|唔|emm+|就是说?|然后|兹?定于|将于|这次|这回|别忘了?|不要忘了?|别忘记|那天|当天|"
     r"好的|好吧|好嘞|收到|行吧|好(?=,|$)|大概|大约|差不多|"
-    r"我们|我|你|给我|一下|有个|有一个|有一场|有场|有|还(?=要|得|需要)|已经|要|得|需要|必须|先|的|"
+    r"我们|我|你|给我|一下|有个|有一个|有一场|有场|有|还(?=要|得|需要|有)|已经|要|得|需要|必须|先|的|"
     r"去(?=[取拿买办看开参接送交吃见做找打修剪领还寄])|从|开始|起(?!床|来|飞)|"
     r"是|在|再|把|将|一个|(?:设|定|订)个|个|之前|以前|前|也|就|那个|这个|那件|这件|准时|按时|记得|该|再次|到时|时候|左右|整(?![理顿改治])|开始)+"
 )
@@ -49,7 +49,7 @@ _BA = re.compile(r"^(?:之前|以前|前)?(?:要|得|先)?把(.{1,10}?)"
                  r"(?:了|完|好|掉|一下|上)?$")
 
 
-_EACH_ONCE = re.compile(r"各(?:提醒我?)?([\u4e00-\u9fff]{1,2}?)一次")  # 早晚各吃一次药 → 吃药
+_EACH_ONCE = re.compile(r"各(?:提醒我?)?([\u4e00-\u9fff]{0,2}?)一次")  # 早晚各吃一次药 → 吃药
 
 
 def clean(segment: str) -> str:
@@ -77,12 +77,16 @@ def title_of(text: str, spans: Iterable[tuple[int, int]]) -> str:
     return "会议" if title in ("会", "个会") else title
 
 
-_TARGET_TRAIL = re.compile(r"(?:的提醒|提醒|的?那个|的?时间|的事|的|我们|我|这件事|那件事)+$")
+_TARGET_TRAIL = re.compile(r"(?:的提醒|提醒|的?那个|的?时间|的事|的|我们|我|这件事|那件事|掉|吧)+$")
+
+
+_EMOJI = re.compile(r"[\U0001F300-\U0001FAFF\u2600-\u27BF\ufe0f]")
+_NOT_NEEDED = re.compile(r"不用了|不要了|不需要了|甭了")
 
 
 def target_of(text: str, spans: Iterable[tuple[int, int]]) -> str:
     """Words naming an existing item: 带材料那个已经完成了 → 带材料 (verb spans are passed in)."""
-    words = clean(remove_spans(text, spans))
+    words = clean(_NOT_NEEDED.sub(",", _EMOJI.sub("", remove_spans(text, spans))))
     words = _strip(_TARGET_TRAIL.sub("", _ALL_OF.sub("", words)))
     return "" if words in _NAMES_NOTHING else words[:60]
 

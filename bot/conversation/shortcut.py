@@ -86,7 +86,10 @@ def again(text: str) -> bool:
     return bool(_AGAIN.match(_plain(text)))
 
 
+_THANKS = re.compile(r"[,，。.!！ ]*(?:谢谢|多谢|谢啦|麻烦了|麻烦你了|辛苦了|thx|thanks)[。.!！~～]*$", re.IGNORECASE)
+
+
 def _plain(text: str) -> str:
     from intent.filler import strip
 
-    return strip(text.strip())
+    return strip(_THANKS.sub("", text.strip()))

@@ -64,8 +64,8 @@ def next_workday(m: re.Match[str], ctx: Ctx) -> Piece:
     return Piece("date", m.start(), m.end(), "next_workday", day=cal.next_workday(ctx.today))
 
 
-LDAY = (r"初[一二三四五六七八九十]|廿[一二三四五六七八九]?|三十|十[一二三四五六七八九]?|[一二三四五六七八九]"
-        r"|30|[12]\d|[1-9]")
+LDAY = (r"初[一二三四五六七八九十]|廿[一二三四五六七八九]?|二十[一二三四五六七八九]?|三十|十[一二三四五六七八九]?"
+        r"|[一二三四五六七八九]|30|[12]\d|[1-9]")
 HOL = "|".join(n for n in cal.NAMES if n not in ("十一", "六一", "七一", "八一", "三八"))
 def workdays_ahead(m: re.Match[str], ctx: Ctx) -> Piece | None:
     """N个工作日内 → [now, end of the Nth workday); N个工作日后 → that workday."""

@@ -14,6 +14,7 @@ Quick run: .venv/bin/python -m pytest tests/bot/conversation/test_dialogue_corpu
 
 from __future__ import annotations
 
+import os
 import re
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -28,7 +29,8 @@ from sqlalchemy import select
 from bot.agent.builtin import BuiltinResponder
 from schedule.model import DigestSubscriptionRow, ReminderRow, ScheduleItemRow, UserRow
 
-CORPUS = Path(__file__).parent / "dialogues"
+# SCHEDBOT_DIALOGUES=<dir> runs another set of dialogue files (e.g. a held-out set) instead of the corpus.
+CORPUS = Path(os.environ.get("SCHEDBOT_DIALOGUES") or Path(__file__).parent / "dialogues")
 CATEGORIES = sorted(p.stem for p in CORPUS.glob("*.yaml"))
 SCORES: dict[str, str] = {}
 WEEKDAYS_RRULE = "BYDAY=MO,TU,WE,TH,FR"

@@ -1,0 +1,141 @@
+"""Issue 28 (security review of the web surface) through the real app: rules that never occur, the item
+quota and pages of the item list, revocable links, masked paths, bounded dates, small forms, /healthz."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+import httpx
+import pytest
+from asgi_lifespan import LifespanManager
+from fastapi import FastAPI
+
+from bot.app import create_app
+from bot.settings import load_settings
+from schedule.clock import to_ms
+from schedule.errors import InvalidChange
+from schedule.model import ScheduleItemRow
+from schedule.testing import FrozenClock
+
+SH = ZoneInfo("Asia/Shanghai")
+KEY = "k" * 48
+
+
+def ms(*args: int) -> int:
+    return to_ms(datetime(*args, tzinfo=SH))  # type: ignore[misc]
+
+
+@pytest.fixture
+async def app(database_url: str, clock: FrozenClock) -> AsyncIterator[FastAPI]:
+    application = create_app(load_settings(DATABASE_URL=database_url, SECRET_KEY=KEY), clock=clock,
+                             run_worker=False)
+    async with LifespanManager(application):
+        yield application
+
+
+@pytest.fixture
+async def client(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://schedbot") as c:
+        yield c
+
+
+async def token_for(app: FastAPI, name: str) -> dict[str, str]:
+    _, token, _ = await app.state.service.issue_api_token(name)
+    return {"Authorization": f"Bearer {token}"}
+
+
+def yearly(rule: str, **extra: object) -> dict[str, object]:
+    return {"kind": "task", "title": "交年费", "due_at": ms(2026, 6, 19, 9, 0), "recurrence": {"rrule": rule},
+            **extra}
+
+
+async def store_legacy_series(app: FastAPI, user_id: int, rule: str, count: int) -> None:
+    """Rows as they could be stored before the check: written straight to the table."""
+    stamp = ms(2026, 6, 1, 0, 0)
+    async with app.state.sessions.begin() as session:
+        session.add_all([ScheduleItemRow(
+            user_id=user_id, kind="task", title=f"永不发生{i}", status="active", due_at=ms(2026, 6, 1, 9, 0),
+            all_day=False, timezone="Asia/Shanghai", rrule=rule, source_channel="api", created_at=stamp,
+            updated_at=stamp) for i in range(count)])
+
+
+# ------------------------------------------------------------------ item 1: rules that never occur
+@pytest.mark.parametrize("rule", ["FREQ=DAILY;BYMONTH=2;BYMONTHDAY=30", "FREQ=YEARLY;BYMONTH=4;BYMONTHDAY=31",
+                                  "FREQ=DAILY;BYWEEKNO=1;BYMONTH=6"])
+async def test_a_rule_that_never_occurs_is_refused_at_submission(app: FastAPI, client: httpx.AsyncClient,
+                                                                 rule: str) -> None:
+    auth = await token_for(app, "mallory")
+    started = time.perf_counter()
+    created = await client.post("/api/schedule/items", headers=auth, json=yearly(rule))
+    assert created.status_code == 422, created.text
+    assert "no occurrence" in created.text or "never meet" in created.text
+    assert time.perf_counter() - started < 1.0
+    patched_base = await client.post("/api/schedule/items", headers=auth, json=yearly("FREQ=YEARLY"))
+    assert patched_base.status_code == 201
+    patched = await client.patch(f"/api/schedule/items/{patched_base.json()['id']}", headers=auth,
+                                 json={"recurrence": {"rrule": rule}})
+    assert patched.status_code == 422
+    listed = await client.get("/api/schedule/items", headers=auth)
+    assert [i["recurrence"]["rrule"] for i in listed.json()["items"]] == ["FREQ=YEARLY"]
+
+
+async def test_a_listing_with_five_stored_never_rules_answers_at_once(app: FastAPI, client: httpx.AsyncClient,
+                                                                      clock: FrozenClock) -> None:
+    auth = await token_for(app, "mallory")
+    user = await app.state.service.get_or_create_user("mallory")
+    await store_legacy_series(app, user.id, "FREQ=DAILY;BYMONTH=2;BYMONTHDAY=30", 5)
+    await store_legacy_series(app, user.id, "FREQ=DAILY;BYWEEKNO=1;BYMONTH=6", 5)
+    await client.get("/api/schedule/items", headers=auth)  # a process's first look at a rule may scan (bounded)
+    took = []
+    for _ in range(3):  # the best of three: the machine running the tests is shared
+        started = time.perf_counter()
+        listed = await client.get("/api/schedule/items", headers=auth,
+                                  params={"from": ms(2026, 6, 18, 0, 0), "to": ms(2026, 6, 25, 0, 0)})
+        took.append(time.perf_counter() - started)
+        assert listed.status_code == 200 and listed.json()["items"] == []
+    assert min(took) < 0.1, took
+
+
+async def test_the_item_quota_refuses_one_more_and_stores_nothing(database_url: str, clock: FrozenClock) -> None:
+    from schedule.db import create_engine, session_factory
+    from schedule.domain import NewItem
+    from schedule.migrate import upgrade
+    from schedule.service import ScheduleService
+
+    engine = create_engine(database_url)
+    try:
+        await upgrade(engine)
+        service = ScheduleService(session_factory(engine), clock, max_active_items=3)
+        user = await service.get_or_create_user("q")
+        for n in range(3):
+            await service.create_item(user.id, NewItem(kind="task", title=f"t{n}", timezone="Asia/Shanghai"))
+        with pytest.raises(InvalidChange, match="too many active items"):
+            await service.create_item(user.id, NewItem(kind="task", title="t3", timezone="Asia/Shanghai"))
+        listed = await service.list_items(user.id, include_undated_tasks=True)
+        assert sorted(i.title for i in listed) == ["t0", "t1", "t2"]
+        await service.complete_item(user.id, listed[0].id)  # closing one makes room again
+        await service.create_item(user.id, NewItem(kind="task", title="t4", timezone="Asia/Shanghai"))
+    finally:
+        await engine.dispose()
+
+
+async def test_the_item_list_comes_in_pages(app: FastAPI, client: httpx.AsyncClient) -> None:
+    auth = await token_for(app, "alice")
+    ids = []
+    for hour in range(9, 14):
+        created = await client.post("/api/schedule/items", headers=auth, json={
+            "kind": "event", "title": f"会{hour}", "start_at": ms(2026, 6, 19, hour, 0)})
+        ids.append(created.json()["id"])
+    seen, offset, pages = [], 0, 0
+    while offset is not None:
+        page = (await client.get("/api/schedule/items", headers=auth,
+                                 params={"limit": 2, "offset": offset})).json()
+        assert len(page["items"]) <= 2
+        seen += [i["id"] for i in page["items"]]
+        offset, pages = page["next_offset"], pages + 1
+    assert seen == ids and pages == 3
+    too_many = await client.get("/api/schedule/items", headers=auth, params={"limit": 100_000})
+    assert too_many.status_code == 422

@@ -34,3 +34,18 @@ async def test_stored_series_that_never_occur_leave_the_webhook_responsive(bot: 
     reply = await chat.say("这周有什么安排")
     assert "开会" in reply and "永不" not in reply
     assert time.perf_counter() - started < 1.0  # before the fix: 18–20 s, and WeChat gives up after 5
+
+
+async def test_reset_links_in_chat_revokes_the_page_link_sent_before(bot: Bot) -> None:
+    chat = bot.chat()
+    await chat.say("明天上午10点开会")
+    answer = await chat.say("生成行程页")
+    link = answer[answer.index("/p/"):].split()[0].rstrip("。")
+    assert (await bot.client.get(link)).status_code == 200
+    reply = await chat.say("重置链接")
+    assert "已重置链接" in reply and "失效" in reply
+    gone = await bot.client.get(link)
+    assert gone.status_code == 410 and "开会" not in gone.text
+    answer = await chat.say("生成行程页")
+    fresh = answer[answer.index("/p/"):].split()[0].rstrip("。")
+    assert fresh != link and (await bot.client.get(fresh)).status_code == 200

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator
 from datetime import datetime
+from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import httpx
@@ -14,11 +15,12 @@ from asgi_lifespan import LifespanManager
 from fastapi import FastAPI
 
 from bot.app import create_app
-from bot.settings import load_settings
+from bot.settings import ConfigError, load_settings
 from schedule.clock import to_ms
 from schedule.errors import InvalidChange
 from schedule.model import ScheduleItemRow
 from schedule.testing import FrozenClock
+from tests.bot.test_cli import free_port, run
 
 SH = ZoneInfo("Asia/Shanghai")
 KEY = "k" * 48
@@ -139,3 +141,29 @@ async def test_the_item_list_comes_in_pages(app: FastAPI, client: httpx.AsyncCli
     assert seen == ids and pages == 3
     too_many = await client.get("/api/schedule/items", headers=auth, params={"limit": 100_000})
     assert too_many.status_code == 422
+
+
+# ------------------------------------------------------------------ item 3: weak SECRET_KEY
+@pytest.mark.parametrize("command", [["serve", "--port", "0"], ["doctor"], ["worker"]])
+def test_a_short_secret_key_stops_start_up_naming_the_variable(tmp_path: Path, command: list[str]) -> None:
+    result = run(command, tmp_path, SECRET_KEY="schedbot2026")
+    assert result.returncode == 2
+    assert "SECRET_KEY" in result.stderr and "at least 32 bytes" in result.stderr
+    assert "secrets.token_urlsafe(48)" in result.stderr
+
+
+def test_a_long_secret_key_and_none_at_all_are_accepted(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert load_settings(SECRET_KEY="x" * 32).SECRET_KEY == "x" * 32
+    assert load_settings(SECRET_KEY="").SECRET_KEY == ""
+    with pytest.raises(ConfigError, match="SECRET_KEY"):
+        load_settings(SECRET_KEY="秘" * 10)  # 30 bytes of UTF-8
+
+
+def test_doctor_says_how_links_are_signed(tmp_path: Path) -> None:
+    assert run(["migrate"], tmp_path).returncode == 0
+    port = f"http://127.0.0.1:{free_port()}"
+    strong = run(["doctor"], tmp_path, SECRET_KEY="s" * 48, PUBLIC_BASE_URL=port)
+    assert "✔ configuration:" in strong.stdout and "SECRET_KEY set (48 bytes)" in strong.stdout
+    unset = run(["doctor"], tmp_path, SECRET_KEY="", PUBLIC_BASE_URL=port)
+    assert "SECRET_KEY unset (one is generated and kept in the database" in unset.stdout

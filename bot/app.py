@@ -21,7 +21,7 @@ from bot import api, heap, home
 from bot.agent import build_agent
 from bot.conversation import ConversationHandler
 from bot.handler import Handler
-from bot.logging_setup import RequestLog
+from bot.logging_setup import RequestLog, loggable_path
 from bot.metrics import CONTENT_TYPE_LATEST, Metrics
 from bot.pages.links import PageLinks
 from bot.pages.routes import pages_router
@@ -137,7 +137,7 @@ def _install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
-        log.exception("unhandled error on %s %s", request.method, request.url.path)
+        log.exception("unhandled error on %s %s", request.method, loggable_path(request.url.path))
         return JSONResponse({"detail": "internal error"}, status_code=500)
 
 

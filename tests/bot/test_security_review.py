@@ -3,6 +3,8 @@ quota and pages of the item list, revocable links, masked paths, bounded dates, 
 
 from __future__ import annotations
 
+import io
+import logging
 import time
 from collections.abc import AsyncIterator
 from datetime import datetime
@@ -15,6 +17,7 @@ from asgi_lifespan import LifespanManager
 from fastapi import FastAPI
 
 from bot.app import create_app
+from bot.logging_setup import JsonFormatter, SecretPathFilter
 from bot.settings import ConfigError, load_settings
 from schedule.clock import to_ms
 from schedule.errors import InvalidChange
@@ -167,3 +170,56 @@ def test_doctor_says_how_links_are_signed(tmp_path: Path) -> None:
     assert "✔ configuration:" in strong.stdout and "SECRET_KEY set (48 bytes)" in strong.stdout
     unset = run(["doctor"], tmp_path, SECRET_KEY="", PUBLIC_BASE_URL=port)
     assert "SECRET_KEY unset (one is generated and kept in the database" in unset.stdout
+
+
+# ------------------------------------------------------------------ item 4: tokens in logs, owner-triggered 500s
+@pytest.mark.parametrize("query", [{"to": "9999-12-31"}, {"from": "0001-01-01"}, {"from": "2101-01-01"},
+                                   {"from": "1999-12-31", "to": "2000-01-02"}, {"to": "0001-01-01"}])
+async def test_page_dates_outside_2000_to_2100_are_a_400(app: FastAPI, client: httpx.AsyncClient,
+                                                         query: dict[str, str]) -> None:
+    user = await app.state.service.get_or_create_user("alice")
+    url = await app.state.page_links.itinerary_url(user.id)
+    response = await client.get(httpx.URL(url).path, params=query)
+    assert response.status_code == 400 and "2000–2100" in response.text
+    edge = await client.get(httpx.URL(url).path, params={"from": "2100-12-25", "to": "2100-12-31"})
+    assert edge.status_code == 200
+
+
+async def test_an_unhandled_error_logs_the_path_without_its_token(app: FastAPI,
+                                                                   caplog: pytest.LogCaptureFixture) -> None:
+    secret = "p.1.6a2b3c4d.0.SECRETSECRETSECRETSECRETSECRET"
+
+    @app.get("/p/{token}/boom")
+    async def boom(token: str) -> None:
+        raise RuntimeError("boom")
+
+    caplog.set_level(logging.ERROR, logger="schedbot")
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://schedbot") as client:
+        response = await client.get(f"/p/{secret}/boom")
+    assert response.status_code == 500
+    lines = [r.getMessage() for r in caplog.records if "unhandled error" in r.getMessage()]
+    assert lines == ["unhandled error on GET /p/…/boom"]
+
+
+def test_every_log_line_masks_page_and_feed_tokens_tracebacks_included() -> None:
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.addFilter(SecretPathFilter())
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    logger = logging.getLogger("test.masking")
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        try:
+            raise ValueError("bad link https://bot.example.com/ics/c.1.abc.0.TOKENTOKEN.ics")
+        except ValueError:
+            logger.exception("failed on %s", "/p/p.1.abc.0.TOKENTOKEN?from=2026-06-01")
+        handler.setFormatter(JsonFormatter())
+        logger.warning("uvicorn-style line for GET /ics/c.1.abc.0.TOKENTOKEN.ics HTTP/1.1")
+    finally:
+        logger.removeHandler(handler)
+    text = stream.getvalue()
+    assert "TOKENTOKEN" not in text
+    assert "failed on /p/…?from=2026-06-01" in text and "bad link https://bot.example.com/ics/…" in text
+    assert "GET /ics/… HTTP/1.1" in text and "Traceback" in text

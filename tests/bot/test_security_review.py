@@ -223,3 +223,18 @@ def test_every_log_line_masks_page_and_feed_tokens_tracebacks_included() -> None
     assert "TOKENTOKEN" not in text
     assert "failed on /p/…?from=2026-06-01" in text and "bad link https://bot.example.com/ics/…" in text
     assert "GET /ics/… HTTP/1.1" in text and "Traceback" in text
+
+
+# ------------------------------------------------------------------ item 5: form floods before the token check
+async def test_a_form_with_too_many_fields_is_a_4xx_and_logs_no_error(app: FastAPI, client: httpx.AsyncClient,
+                                                                      caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING)
+    flood = "&".join(f"f{i}=x" for i in range(21))
+    headers = {"content-type": "application/x-www-form-urlencoded"}
+    forged = await client.post("/p/x.y", content=flood, headers=headers)
+    assert forged.status_code == 404 and "找不到这个行程页" in forged.text
+    user = await app.state.service.get_or_create_user("alice")
+    page = httpx.URL(await app.state.page_links.itinerary_url(user.id)).path
+    owned = await client.post(page, content=flood, headers=headers)
+    assert owned.status_code == 400
+    assert [r for r in caplog.records if r.levelno >= logging.ERROR] == []

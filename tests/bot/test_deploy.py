@@ -110,3 +110,29 @@ def test_nginx_accepts_the_site(tmp_path: Path) -> None:
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert "warn" not in result.stderr, result.stderr
+
+
+def location(site: str, prefix: str) -> str:
+    """A location block of the HTTPS server (the port-80 one only redirects)."""
+    block = re.search(rf"location {re.escape(prefix)} \{{(.*?)\}}", site.split("listen 443", 1)[1], re.S)
+    assert block is not None, prefix
+    return block.group(1)
+
+
+def test_nginx_site_rate_limits_per_address_but_not_wechat() -> None:
+    """Issue 28 item 5: a flood of pages, feeds or API calls from one address stops at nginx (429)."""
+    site = (DEPLOY / "nginx-schedbot.conf").read_text(encoding="utf-8")
+    zone = re.search(r"^limit_req_zone \$binary_remote_addr zone=(\w+):\d+m rate=(\d+)r/s;", site, re.M)
+    assert zone is not None and int(zone.group(2)) <= 20
+    assert "limit_req_status 429;" in site
+    for prefix in ("/p/", "/ics/", "/"):
+        assert f"limit_req zone={zone.group(1)} " in location(site, prefix), prefix
+    assert "limit_req" not in location(site, "= /wechat")  # Tencent's few addresses speak for every user
+
+
+def test_nginx_site_serves_metrics_to_an_allow_list_only() -> None:
+    """Issue 27 item 10: /metrics is not public (each scrape reads the outbox)."""
+    site = (DEPLOY / "nginx-schedbot.conf").read_text(encoding="utf-8")
+    rules = re.findall(r"^\s*(allow|deny) (\S+);", location(site, "= /metrics"), re.M)
+    assert rules[-1] == ("deny", "all") and ("allow", "127.0.0.1") in rules
+    assert all(kind == "allow" for kind, _ in rules[:-1])

@@ -238,3 +238,27 @@ async def test_a_form_with_too_many_fields_is_a_4xx_and_logs_no_error(app: FastA
     owned = await client.post(page, content=flood, headers=headers)
     assert owned.status_code == 400
     assert [r for r in caplog.records if r.levelno >= logging.ERROR] == []
+
+
+# ------------------------------------------------------------------ item 6: a public /healthz says little
+async def test_public_healthz_says_degraded_without_the_wechat_error_or_the_ip(database_url: str,
+                                                                                clock: FrozenClock) -> None:
+    from bot.settings import Settings
+    from bot.testing import FakeWeChatAPI
+    from bot.wechat.errors import WeChatError
+
+    async with FakeWeChatAPI() as api:
+        api.script("stable_token", 40164)
+        config = Settings(_env_file=None, WECHAT_API_BASE=api.base_url,  # type: ignore[call-arg]
+                          WECHAT_APP_ID=api.app_id, WECHAT_APP_SECRET=api.app_secret, WECHAT_TOKEN="t",
+                          DATABASE_URL=database_url)
+        app = create_app(config, clock=clock, run_worker=False)
+        async with LifespanManager(app), httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
+                                                           base_url="http://t") as http:
+            assert (await http.get("/healthz")).json() == {"status": "ok", "database": "ok"}
+            with pytest.raises(WeChatError):  # refused: 40164, this server's IP is not on the whitelist
+                await app.state.wechat_client.access_token()
+            assert app.state.wechat_client.misconfigured is not None
+            answer = await http.get("/healthz")
+    assert answer.status_code == 200 and answer.json() == {"status": "degraded", "database": "ok"}
+    assert "127.0.0.1" not in answer.text and "40164" not in answer.text and "whitelist" not in answer.text

@@ -262,3 +262,55 @@ async def test_public_healthz_says_degraded_without_the_wechat_error_or_the_ip(d
             answer = await http.get("/healthz")
     assert answer.status_code == 200 and answer.json() == {"status": "degraded", "database": "ok"}
     assert "127.0.0.1" not in answer.text and "40164" not in answer.text and "whitelist" not in answer.text
+
+
+# ------------------------------------------------------------------ item 7: secrets on disk
+def modes_of(directory: Path, prefix: str) -> dict[str, int]:
+    import stat
+
+    return {p.name: stat.S_IMODE(p.stat().st_mode) for p in directory.iterdir() if p.name.startswith(prefix)}
+
+
+async def test_the_sqlite_files_are_readable_by_their_owner_only(tmp_path: Path) -> None:
+    import os
+
+    from schedule.db import create_engine
+    from schedule.migrate import upgrade
+
+    old_umask = os.umask(0o022)  # a usual login umask: files would be 0644
+    try:
+        fresh, existing = tmp_path / "fresh.db", tmp_path / "existing.db"
+        existing.write_bytes(b"")
+        existing.chmod(0o644)
+        for path in (fresh, existing):
+            engine = create_engine(f"sqlite+aiosqlite:///{path}")
+            try:
+                await upgrade(engine)
+                async with engine.connect() as conn:  # a write while connected: -wal/-shm/-journal exist now
+                    await conn.exec_driver_sql("CREATE TABLE probe (x INTEGER)")
+                    await conn.commit()
+                    modes = modes_of(tmp_path, path.name)
+            finally:
+                await engine.dispose()
+            assert modes[path.name] == 0o600 and set(modes.values()) == {0o600}, modes
+    finally:
+        os.umask(old_umask)
+
+
+# ------------------------------------------------------------------ item 8: headers of the API, front page, docs
+async def test_api_answers_are_never_cached_and_the_front_page_and_docs_cannot_be_framed(
+        app: FastAPI, client: httpx.AsyncClient) -> None:
+    auth = await token_for(app, "alice")
+    for response in (await client.get("/api/schedule/items", headers=auth),
+                     await client.get("/api/schedule/items"),  # 401 too
+                     await client.post("/api/schedule/items", headers=auth, json={"kind": "task", "title": "x"})):
+        assert response.headers["cache-control"] == "no-store", response.status_code
+    for path in ("/", "/docs", "/redoc"):
+        response = await client.get(path)
+        assert response.status_code == 200
+        policy = response.headers["content-security-policy"]
+        assert "frame-ancestors 'none'" in policy and response.headers["x-frame-options"] == "DENY", path
+    page = await client.get(httpx.URL(await app.state.page_links.itinerary_url(
+        (await app.state.service.get_or_create_user("alice")).id)).path)
+    assert page.headers["cache-control"] == "private, no-store"  # the pages keep their own, stricter set
+    assert page.headers["content-security-policy"].startswith("default-src 'none'")

@@ -21,6 +21,7 @@ from bot import api, heap, home
 from bot.agent import build_agent
 from bot.conversation import ConversationHandler
 from bot.handler import Handler
+from bot.headers import SecurityHeaders
 from bot.logging_setup import RequestLog, loggable_path
 from bot.metrics import CONTENT_TYPE_LATEST, Metrics
 from bot.pages.links import PageLinks
@@ -249,6 +250,7 @@ def create_app(
 
     if router is not None:
         app.serve_wechat_first(router)
+    app.add_middleware(SecurityHeaders)  # innermost: no-store on the API, CSP on / and the docs
     app.add_middleware(BodyLimit)
     app.add_middleware(RequestLog)  # outermost: every answer, 413s included, gets an id and an access line
     return app

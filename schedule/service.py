@@ -289,7 +289,7 @@ class ScheduleService:
                 item_id = _new_id(item_row)
                 rem_ids = [_new_id(await _INSERT_REMINDER.run(session, _prefixed({**rem, "item_id": item_id})))
                            for rem in wanted]
-            if count.first()[0] >= self._max_active_items:  # raising rolls the insert back with the rest
+            if (count.first() or (0,))[0] >= self._max_active_items:  # raising rolls the insert back with the rest
                 raise InvalidChange(f"too many active items (at most {self._max_active_items}): "
                                     "complete or cancel some first")
             reminders = [SimpleNamespace(id=rem_id, sent_at=None, item_id=item_id, **rem)

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import and_, bindparam, func, insert, or_, select, update
+from sqlalchemy import and_, bindparam, delete, func, insert, or_, select, update
 from sqlalchemy.dialects.mysql import insert as mysql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
@@ -60,6 +60,10 @@ _USER = Fast(select(UserRow.id, UserRow.wechat_openid, UserRow.timezone, UserRow
 _ACTIVE_COUNT = Fast(select(func.count()).select_from(ITEMS).where(ITEMS.c.user_id == bindparam("p_uid"),
                                                                   ITEMS.c.status == "active"))
 MAX_ACTIVE_ITEMS = 2000
+# … and what takes back the item that went over it (its reminders first), in the same transaction: a caller
+# that catches the error and goes on (a unit of work that commits other changes) never keeps the item.
+_UNDO_ITEM = [Fast(delete(REMINDERS).where(REMINDERS.c.item_id == bindparam("p_id"))),
+              Fast(delete(ITEMS).where(ITEMS.c.id == bindparam("p_id")))]
 _USER_EXISTS = Fast(select(UserRow.id).where(UserRow.id == bindparam("p_uid")))
 _ITEMS_OF = (select(*ITEM_COLUMNS).where(ITEMS.c.user_id == bindparam("p_uid"),
                                          ITEMS.c.status.in_(bindparam("p_statuses", expanding=True)))
@@ -289,7 +293,8 @@ class ScheduleService:
                 item_id = _new_id(item_row)
                 rem_ids = [_new_id(await _INSERT_REMINDER.run(session, _prefixed({**rem, "item_id": item_id})))
                            for rem in wanted]
-            if (count.first() or (0,))[0] >= self._max_active_items:  # raising rolls the insert back with the rest
+            if (count.first() or (0,))[0] >= self._max_active_items:
+                await run_all(session, [(undo, {"p_id": item_id}) for undo in _UNDO_ITEM])
                 raise InvalidChange(f"too many active items (at most {self._max_active_items}): "
                                     "complete or cancel some first")
             reminders = [SimpleNamespace(id=rem_id, sent_at=None, item_id=item_id, **rem)

@@ -106,7 +106,7 @@ async def test_a_listing_with_five_stored_never_rules_answers_at_once(app: FastA
 
 async def test_the_item_quota_refuses_one_more_and_stores_nothing(database_url: str, clock: FrozenClock) -> None:
     from schedule.db import create_engine, session_factory
-    from schedule.domain import NewItem
+    from schedule.domain import ItemChanges, NewItem, NewReminder
     from schedule.migrate import upgrade
     from schedule.service import ScheduleService
 
@@ -119,8 +119,16 @@ async def test_the_item_quota_refuses_one_more_and_stores_nothing(database_url: 
             await service.create_item(user.id, NewItem(kind="task", title=f"t{n}", timezone="Asia/Shanghai"))
         with pytest.raises(InvalidChange, match="too many active items"):
             await service.create_item(user.id, NewItem(kind="task", title="t3", timezone="Asia/Shanghai"))
-        listed = await service.list_items(user.id, include_undated_tasks=True)
-        assert sorted(i.title for i in listed) == ["t0", "t1", "t2"]
+        async with service.unit_of_work():  # a chat message: the error is caught and the unit commits the rest
+            with pytest.raises(InvalidChange):
+                await service.create_item(user.id, NewItem(kind="task", title="t3", timezone="Asia/Shanghai",
+                                                           reminders=(NewReminder(remind_at=ms(2026, 6, 19, 9, 0)),)))
+            await service.update_item(user.id, (await service.list_items(
+                user.id, include_undated_tasks=True))[0].id, ItemChanges(title="t0 改"))
+        listed = await service.list_items(user.id, include_undated_tasks=True, include_reminders=True)
+        assert sorted(i.title for i in listed) == ["t0 改", "t1", "t2"]
+        async with engine.connect() as conn:  # nor the reminder that came with it
+            assert (await conn.exec_driver_sql("SELECT COUNT(*) FROM schedule_reminders")).scalar() == 0
         await service.complete_item(user.id, listed[0].id)  # closing one makes room again
         await service.create_item(user.id, NewItem(kind="task", title="t4", timezone="Asia/Shanghai"))
     finally:

@@ -50,6 +50,7 @@ def json_body(request: Request) -> None:
 Caller = Annotated[User, Depends(current_user)]
 Service = Annotated[ScheduleService, Depends(service_of)]
 Now = Annotated[Timing, Depends(timing_of)]
+DEFAULT_PAGE, MAX_PAGE = 200, 1000  # items per page of GET /items (`limit`, then `offset` = next_offset)
 RowId = Annotated[int, Path(ge=1, lt=1 << 62)]
 
 # strict_content_type=False: curl without -H content-type still works. The API authenticates with bearer
@@ -88,12 +89,16 @@ async def list_items(
     kind: Literal["task", "event"] | None = None,
     include_reminders: Annotated[bool, Query()] = False,
     include_undated: Annotated[bool, Query()] = True,
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = DEFAULT_PAGE,
+    offset: Annotated[int, Query(ge=0, le=1 << 31)] = 0,
 ) -> ItemList:
     if from_ is not None and to is not None and to < from_:
         raise HTTPException(422, "'to' is before 'from'")
     items = await service.list_items(user.id, start_ms=from_, end_ms=to, kind=kind,
                                      include_undated_tasks=include_undated, include_reminders=include_reminders)
-    return ItemList(items=[ItemOut.of(i, with_reminders=include_reminders, timing=timing) for i in items])
+    page = items[offset:offset + limit]
+    return ItemList(items=[ItemOut.of(i, with_reminders=include_reminders, timing=timing) for i in page],
+                    next_offset=offset + limit if offset + limit < len(items) else None)
 
 
 @router.get("/items/{item_id}")

@@ -191,3 +191,4 @@ class ItemOut(BaseModel):
 
 class ItemList(BaseModel):
     items: list[ItemOut]
+    next_offset: int | None = Field(None, description="pass as `offset` for the next page; null on the last page")

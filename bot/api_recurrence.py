@@ -12,6 +12,7 @@ from dateutil.rrule import rrulestr
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from schedule.domain import Lunar, Recurrence
+from schedule.rrule import impossible
 
 FREQS = ("DAILY", "WEEKLY", "MONTHLY", "YEARLY")  # finer ones are not schedule items
 KEYS = {"FREQ", "INTERVAL", "COUNT", "UNTIL", "BYDAY", "BYMONTHDAY", "BYMONTH", "BYYEARDAY", "BYWEEKNO",
@@ -53,6 +54,9 @@ def check_rrule(value: str) -> str:
         rrulestr(";".join(parts), dtstart=_PROBE_START)
     except (ValueError, TypeError, KeyError, IndexError) as exc:
         raise ValueError(f"rrule is invalid ({str(exc)[:80] or type(exc).__name__})") from None
+    reason = impossible(";".join(parts))
+    if reason is not None:
+        raise ValueError(reason)
     return ";".join(parts)
 
 

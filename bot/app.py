@@ -22,7 +22,8 @@ from bot import api, heap, home
 from bot.agent import build_agent
 from bot.conversation import ConversationHandler
 from bot.handler import Handler
-from bot.logging_setup import RequestLog
+from bot.headers import SecurityHeaders
+from bot.logging_setup import RequestLog, loggable_path
 from bot.metrics import CONTENT_TYPE_LATEST, Metrics
 from bot.pages.links import PageLinks
 from bot.pages.routes import pages_router
@@ -139,7 +140,7 @@ def _install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
-        log.exception("unhandled error on %s %s", request.method, request.url.path)
+        log.exception("unhandled error on %s %s", request.method, loggable_path(request.url.path))
         return JSONResponse({"detail": "internal error"}, status_code=500)
 
 
@@ -238,10 +239,10 @@ def create_app(
         except Exception:
             log.warning("health check: database unreachable")
             return JSONResponse({"status": "degraded", "database": "unreachable"}, status_code=503)
-        health = {"status": "ok", "database": "ok"}
-        if client is not None and client.misconfigured:  # bad AppID/secret, IP not whitelisted (issue 11)
-            health["wechat"] = f"misconfigured: {client.misconfigured}"
-        return JSONResponse(health)
+        # Public: ok or degraded, nothing more. What is wrong with WeChat (bad AppID/secret, the server's IP
+        # missing from the whitelist) is for the operator: the ERROR line the client logs, and `doctor`.
+        degraded = client is not None and client.misconfigured is not None
+        return JSONResponse({"status": "degraded" if degraded else "ok", "database": "ok"})
 
     metrics = Metrics(sessions, clock)
 
@@ -252,6 +253,7 @@ def create_app(
 
     if router is not None:
         app.serve_wechat_first(router)
+    app.add_middleware(SecurityHeaders)  # innermost: no-store on the API, CSP on / and the docs
     app.add_middleware(BodyLimit)
     app.add_middleware(RequestLog)  # outermost: every answer, 413s included, gets an id and an access line
     return app

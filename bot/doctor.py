@@ -36,7 +36,7 @@ class Check:
 async def run(settings: Settings, out: TextIO, *, clock: Clock | None = None) -> int:
     clock = clock or SystemClock()
     checks = [Check(PASS, "configuration", f"DATABASE_URL={masked(settings.DATABASE_URL)}, "
-                                           f"H5_DEFAULT_TIMEZONE={settings.H5_DEFAULT_TIMEZONE}")]
+                                           f"H5_DEFAULT_TIMEZONE={settings.H5_DEFAULT_TIMEZONE}, {_secret(settings)}")]
     for check in (await _database(settings), *await _wechat(settings, clock), await _agent(settings),
                   await _public_url(settings)):
         checks.append(check)
@@ -45,6 +45,13 @@ async def run(settings: Settings, out: TextIO, *, clock: Clock | None = None) ->
     failed = [c for c in checks if c.mark == FAIL]
     out.write(f"{len(failed)} problem(s)\n" if failed else "all checks passed\n")
     return 1 if failed else 0
+
+
+def _secret(settings: Settings) -> str:
+    """How links are signed (a SECRET_KEY shorter than 32 bytes never gets this far: start-up refuses it)."""
+    if settings.SECRET_KEY:
+        return f"SECRET_KEY set ({len(settings.SECRET_KEY.encode('utf-8'))} bytes)"
+    return "SECRET_KEY unset (one is generated and kept in the database, table app_secrets)"
 
 
 async def _database(settings: Settings) -> Check:

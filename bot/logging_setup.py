@@ -26,6 +26,7 @@ from schedule.channel import Channel, DeliveryFailure, Outgoing, Receipt
 request_id: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="-")
 _SAFE_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 _SECRET_PATH = re.compile(r"^/(p|ics)/[^/]+")
+_SECRET_ANYWHERE = re.compile(r"/(p|ics)/[A-Za-z0-9._~%-]+")  # a page or feed token inside any text
 _FIELDS = ("request_id", "method", "path", "status", "ms", "client", "channel", "outbox_id", "user_id", "kind",
            "outcome", "failure", "code")
 access_log = logging.getLogger("schedbot.request")
@@ -37,6 +38,26 @@ class _RequestIdFilter(logging.Filter):
         if not hasattr(record, "request_id"):
             record.request_id = request_id.get()
         return True
+
+
+class SecretPathFilter(logging.Filter):
+    """Masks page and feed tokens (`/p/<token>`, `/ics/<token>.ics`) in every line, its traceback included,
+    whoever logged it (our handlers, uvicorn, a library's exception message)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        masked = mask_secret_paths(message)
+        if masked != message:
+            record.msg, record.args = masked, None
+        if record.exc_info and record.exc_text is None:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = mask_secret_paths(record.exc_text)
+        return True
+
+
+def mask_secret_paths(text: str) -> str:
+    return _SECRET_ANYWHERE.sub(lambda m: f"/{m.group(1)}/…", text)
 
 
 class JsonFormatter(logging.Formatter):
@@ -51,8 +72,8 @@ class JsonFormatter(logging.Formatter):
             value = getattr(record, name, None)
             if value is not None and value != "-":
                 line[name] = value
-        if record.exc_info:
-            line["exc"] = self.formatException(record.exc_info)
+        if record.exc_info:  # the text SecretPathFilter masked, when it ran
+            line["exc"] = record.exc_text or self.formatException(record.exc_info)
         return json.dumps(line, ensure_ascii=False)
 
 
@@ -60,6 +81,7 @@ def configure_logging(log_format: str = "text", *, level: int = logging.INFO) ->
     """Route every logger (uvicorn's too) through one stderr handler in the chosen format."""
     handler = logging.StreamHandler(sys.stderr)
     handler.addFilter(_RequestIdFilter())
+    handler.addFilter(SecretPathFilter())
     if log_format == "json":
         formatter: logging.Formatter = JsonFormatter()
         formatter.converter = time.gmtime

@@ -10,6 +10,9 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from schedule.db import DEFAULT_DATABASE_URL
 
+MIN_SECRET_BYTES = 32
+MAKE_SECRET = "python -c 'import secrets;print(secrets.token_urlsafe(48))'"
+
 
 class ConfigError(Exception):
     """A bad configuration value; the message names the variable."""
@@ -57,6 +60,16 @@ class Settings(BaseSettings):
             ZoneInfo(value)
         except (ZoneInfoNotFoundError, ValueError) as exc:
             raise ValueError(f"unknown IANA timezone {value!r}") from exc
+        return value
+
+    @field_validator("SECRET_KEY")
+    @classmethod
+    def _strong_secret(cls, value: str) -> str:
+        # It signs every page and feed link: a short one is found by a plain loop over one's own link.
+        if value and len(value.encode("utf-8")) < MIN_SECRET_BYTES:
+            raise ValueError(f"must be at least {MIN_SECRET_BYTES} bytes (got {len(value.encode('utf-8'))}); make "
+                             f"one with {MAKE_SECRET}, or leave it unset to have one generated and kept in the "
+                             "database")
         return value
 
     @field_validator("WECHAT_ENCODING_AES_KEY", "WECHAT_PREVIOUS_ENCODING_AES_KEY")

@@ -245,6 +245,9 @@ def _changed_line(item: Item) -> str:
 
 
 def linked(x: o.Linked) -> str:
+    if x.what == "reset":
+        return ("已重置链接：之前发出的行程页、分享和日历订阅链接都已失效。需要时说“生成行程页”或“订阅日历”拿新的。"
+                if x.done else "链接暂时无法重置，请稍后再试。")
     if x.what == "unshare":
         return "已关闭公开分享链接，之前发出去的链接打不开了。" if x.done else "你目前没有公开的分享链接。"
     if x.url is None:

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
 import random
+import stat
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from functools import partial
@@ -21,6 +24,19 @@ from schedule.clock import SystemClock
 
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///./schedbot.db"
 T = TypeVar("T")
+
+
+def private_file(path: str) -> None:
+    """The SQLite file readable by its owner only (0600), created so if missing and tightened if not: it holds
+    `app_secrets.secret_key`, the cached access token and every schedule. SQLite gives its -wal, -shm and
+    -journal files the database file's mode. A path that cannot be touched is left for the connection to
+    report."""
+    with contextlib.suppress(OSError):
+        try:
+            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+        except FileExistsError:
+            if stat.S_IMODE(os.stat(path).st_mode) & 0o077:
+                os.chmod(path, stat.S_IMODE(os.stat(path).st_mode) & 0o700)
 
 
 def is_sqlite(url: str) -> bool:
@@ -42,6 +58,8 @@ def create_engine(url: str = DEFAULT_DATABASE_URL, **kwargs: Any) -> AsyncEngine
             # meet the busy timeout.
             kwargs.setdefault("pool_size", 1)
             kwargs.setdefault("max_overflow", 0)
+            if not parsed.database.startswith("file:"):
+                private_file(parsed.database)
         # sqlite3 is called from the event loop's thread too (see `sqlite_cursor`), one caller at a time
         engine = create_async_engine(url, connect_args={"timeout": sqlite_cursor.BUSY_TIMEOUT_MS / 1000,
                                                         "check_same_thread": False}, **kwargs)

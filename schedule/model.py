@@ -54,6 +54,8 @@ class UserRow(Base):
     window_sent_count: Mapped[int] = mapped_column(Integer, default=0)
     api_token_hash: Mapped[str | None] = mapped_column(String(64), unique=True)
     created_at: Mapped[int] = mapped_column(BigInteger)
+    # Generation of the user's page and calendar links (signed into them); bumping it revokes them all.
+    link_epoch: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
 
 class ScheduleItemRow(Base):

@@ -10,10 +10,10 @@ from __future__ import annotations
 from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from dateutil.rrule import rrulestr
 from lunardate import LunarDate
 
 from schedule.domain import Lunar, Recurrence
+from schedule.rrule import BoundedRule, never_occurs, refusal
 
 _MAX_SCAN = 800  # occurrences examined before giving up (workday filtering skips some)
 
@@ -85,10 +85,12 @@ def _next_unskipped(recurrence: Recurrence, *, dtstart: datetime, after: datetim
     body = recurrence.rrule or ("FREQ=DAILY" if recurrence.workdays else None)
     if body is None:
         return None
-    rule = rrulestr(body, dtstart=start_local, forceset=False)
+    if never_occurs(body, start_local):  # a rule stored before submissions were checked: no scan at all
+        return None
+    rule = BoundedRule(body, start_local, around=after_local)  # each scan stops within ~12–40 years
     cursor = after_local
     for _ in range(_MAX_SCAN):
-        candidate = rule.after(cursor, inc=False)
+        candidate = rule.after(cursor)
         if candidate is None:
             return None
         if recurrence.workdays == "cn" and not is_cn_workday(candidate.date()):
@@ -104,3 +106,14 @@ def _next_unskipped(recurrence: Recurrence, *, dtstart: datetime, after: datetim
 def first_occurrence(recurrence: Recurrence, *, dtstart: datetime, tz: ZoneInfo) -> datetime | None:
     """The first occurrence at or after dtstart (dtstart itself when it matches the rule)."""
     return next_occurrence(recurrence, dtstart=dtstart, after=dtstart - timedelta(seconds=1), tz=tz)
+
+
+def refused(rrule_body: str | None, *, anchor_ms: int | None, tz: str) -> str | None:
+    """Why a series with this RRULE and first day cannot be stored (it never occurs), or None."""
+    if not rrule_body or anchor_ms is None:
+        return None
+    start_local = datetime.fromtimestamp(anchor_ms / 1000, ZoneInfo(tz)).replace(tzinfo=None)
+    try:
+        return refusal(rrule_body, start_local)
+    except (ValueError, TypeError, KeyError, IndexError, OverflowError) as exc:
+        return f"rrule is invalid ({str(exc)[:80] or type(exc).__name__})"

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import and_, bindparam, func, insert, or_, select, update
+from sqlalchemy import and_, bindparam, delete, func, insert, or_, select, update
 from sqlalchemy.dialects.mysql import insert as mysql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
@@ -48,7 +48,7 @@ from schedule.fastsql import Executor, Fast, Rows, orm, run_all, transaction
 from schedule.handoff import take_offered
 from schedule.model import DigestSubscriptionRow, ReminderRow, ScheduleItemRow, UserRow
 from schedule.occurrence import at_occurrence, in_range
-from schedule.recurrence import localize, next_occurrence
+from schedule.recurrence import localize, next_occurrence, refused
 
 OPEN_REMINDER = ("pending", "locked")
 _USERS_READ = "schedule_users_read"  # session.info: users this transaction has read (id → timezone)
@@ -56,6 +56,14 @@ _USERS_READ = "schedule_users_read"  # session.info: users this transaction has 
 # `user_of` and `item_of` read, so a message costs no ORM objects and no wide rows (source_text stays put).
 _USER = Fast(select(UserRow.id, UserRow.wechat_openid, UserRow.timezone, UserRow.subscribed).where(
     UserRow.id == bindparam("p_uid")))
+# The per-user quota of active items, counted in the trip that inserts the next one.
+_ACTIVE_COUNT = Fast(select(func.count()).select_from(ITEMS).where(ITEMS.c.user_id == bindparam("p_uid"),
+                                                                  ITEMS.c.status == "active"))
+MAX_ACTIVE_ITEMS = 2000
+# … and what takes back the item that went over it (its reminders first), in the same transaction: a caller
+# that catches the error and goes on (a unit of work that commits other changes) never keeps the item.
+_UNDO_ITEM = [Fast(delete(REMINDERS).where(REMINDERS.c.item_id == bindparam("p_id"))),
+              Fast(delete(ITEMS).where(ITEMS.c.id == bindparam("p_id")))]
 _USER_EXISTS = Fast(select(UserRow.id).where(UserRow.id == bindparam("p_uid")))
 _ITEMS_OF = (select(*ITEM_COLUMNS).where(ITEMS.c.user_id == bindparam("p_uid"),
                                          ITEMS.c.status.in_(bindparam("p_statuses", expanding=True)))
@@ -135,8 +143,9 @@ _UNIT: ContextVar[Executor | None] = ContextVar("schedule_unit_of_work", default
 
 class ScheduleService:
     def __init__(self, sessions: async_sessionmaker[AsyncSession], clock: Clock, *,
-                 default_timezone: str = "Asia/Shanghai") -> None:
+                 default_timezone: str = "Asia/Shanghai", max_active_items: int = MAX_ACTIVE_ITEMS) -> None:
         self._sessions = sessions
+        self._max_active_items = max_active_items
         self._clock = clock
         self._default_tz = default_timezone
 
@@ -246,6 +255,9 @@ class ScheduleService:
         if new.all_day and new.kind == "event" and new.start_at is not None and end_at is None:
             end_at = _next_local_midnight(new.start_at, new.timezone)
         recurrence = new.recurrence
+        refusal = refused(recurrence.rrule if recurrence else None, anchor_ms=anchor, tz=new.timezone)
+        if refusal is not None:
+            raise InvalidChange(refusal)
         values = {
             "user_id": user_id, "kind": new.kind, "title": new.title, "description": new.description,
             "status": "active", "start_at": new.start_at, "end_at": end_at, "due_at": new.due_at,
@@ -270,15 +282,21 @@ class ScheduleService:
                        "created_at": stamp, "updated_at": stamp}
                       for r in {(r.remind_at, r.channel): r for r in new.reminders}.values()]
             item_params = _prefixed(values)
-            if len(wanted) == 1:  # the usual case: item and reminder in one round trip
-                item_row, rem_row = await run_all(session, [(_INSERT_ITEM, item_params),
-                                                            (_INSERT_ITS_REMINDER, _prefixed(wanted[0]))])
+            counted: list[tuple[Fast, Mapping[str, Any] | None]] = [(_ACTIVE_COUNT, {"p_uid": user_id})]
+            if len(wanted) == 1:  # the usual case: item and reminder in one round trip (with the quota count)
+                count, item_row, rem_row = await run_all(session, [*counted, (_INSERT_ITEM, item_params),
+                                                                   (_INSERT_ITS_REMINDER, _prefixed(wanted[0]))])
                 item_id = _new_id(item_row)
                 rem_ids = [_new_id(rem_row)]
             else:
-                item_id = _new_id(await _INSERT_ITEM.run(session, item_params))
+                count, item_row = await run_all(session, [*counted, (_INSERT_ITEM, item_params)])
+                item_id = _new_id(item_row)
                 rem_ids = [_new_id(await _INSERT_REMINDER.run(session, _prefixed({**rem, "item_id": item_id})))
                            for rem in wanted]
+            if (count.first() or (0,))[0] >= self._max_active_items:
+                await run_all(session, [(undo, {"p_id": item_id}) for undo in _UNDO_ITEM])
+                raise InvalidChange(f"too many active items (at most {self._max_active_items}): "
+                                    "complete or cancel some first")
             reminders = [SimpleNamespace(id=rem_id, sent_at=None, item_id=item_id, **rem)
                          for rem_id, rem in zip(rem_ids, wanted, strict=True)]
             return item_of(SimpleNamespace(id=item_id, **values), reminders)  # type: ignore[arg-type]
@@ -336,6 +354,7 @@ class ScheduleService:
         async with self._orm_tx() as session:
             row = await _owned_item(session, user_id, item_id, include_deleted=False)
             old_anchor = row.start_at if row.kind == "event" else row.due_at
+            _check_series(row, changes)  # before any change to the row: a refused change leaves it as it was
             for name in ("title", "description", "location", "start_at", "end_at", "due_at", "all_day", "timezone"):
                 value = getattr(changes, name)
                 if value is not None:
@@ -555,6 +574,18 @@ class ScheduleService:
 
 
 # ---------------------------------------------------------------------- helpers
+def _check_series(row: ScheduleItemRow, changes: ItemChanges) -> None:
+    """A series whose rule or first day changes must still occur (a rule that never does is refused)."""
+    rule = row.rrule
+    if changes.recurrence is not None or changes.clear_recurrence:
+        rule = changes.recurrence.rrule if changes.recurrence else None
+    anchor = (changes.start_at or row.start_at) if row.kind == "event" else (changes.due_at or row.due_at)
+    if rule is not None and (rule != row.rrule or changes.start_at or changes.due_at or changes.timezone):
+        refusal = refused(rule, anchor_ms=anchor, tz=changes.timezone or row.timezone)
+        if refusal is not None:
+            raise InvalidChange(refusal)
+
+
 def _check_times(start_at: int | None, end_at: int | None) -> None:
     if start_at is not None and end_at is not None and end_at < start_at:
         raise InvalidChange("end_at is before start_at")

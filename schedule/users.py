@@ -82,5 +82,6 @@ async def forget(session: AsyncSession, user_id: int, *, now_ms: int) -> None:
     await session.execute(delete(DeliveryLogRow).where(DeliveryLogRow.user_id == user_id))
     await session.execute(update(InboundMessageRow).where(InboundMessageRow.user_id == user_id).values(reply=None))
     await session.execute(
-        update(UserRow).where(UserRow.id == user_id).values(subscribed=False, api_token_hash=None)
+        update(UserRow).where(UserRow.id == user_id)
+        .values(subscribed=False, api_token_hash=None, link_epoch=UserRow.link_epoch + 1)  # old links answer 410
     )

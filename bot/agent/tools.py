@@ -12,6 +12,7 @@ from zoneinfo import ZoneInfo
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, model_validator
 
+from bot.api_models import Line, Title
 from schedule.recurrence import localize
 
 MAX_LIST_DAYS = 92
@@ -37,14 +38,16 @@ class _Args(BaseModel):
 
 class CreateItemArgs(_Args):
     kind: Literal["task", "event"] = Field(description="event：占用时间段的日程（开会、面试）；task：待办或截止事项")
-    title: str = Field(min_length=1, max_length=200, description="简短标题，如“会议”“交房租”")
+    # Title and Line blank control characters as the API and chat do (NUL, VT, bidi overrides never reach
+    # pages, ICS or pushes).
+    title: Title = Field(description="简短标题，如“会议”“交房租”")
     start_at: Instant | None = Field(None, description="event 的开始时间（event 必填）")
     end_at: Instant | None = Field(None, description="event 的结束时间（可选）")
     due_at: Instant | None = Field(None, description="task 的截止时间（可选）")
     all_day: bool = Field(False, description="只有日期没有具体时刻时为 true，时间取当天 00:00")
     remind_at: Instant | None = Field(None, description="提醒时间（可选，与 remind_offset_minutes 二选一）")
     remind_offset_minutes: int | None = Field(None, ge=0, le=10_080, description="提前多少分钟提醒（可选）")
-    location: str | None = Field(None, max_length=200)
+    location: Line | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> CreateItemArgs:
@@ -75,11 +78,11 @@ class ListItemsArgs(_Args):
 
 class UpdateItemArgs(_Args):
     item_id: ItemId
-    title: str | None = Field(None, min_length=1, max_length=200)
+    title: Title | None = None
     start_at: Instant | None = None
     end_at: Instant | None = None
     due_at: Instant | None = None
-    location: str | None = Field(None, max_length=200)
+    location: Line | None = None
 
     @model_validator(mode="after")
     def _some_change(self) -> UpdateItemArgs:

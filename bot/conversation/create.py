@@ -7,6 +7,7 @@ from datetime import datetime, timedelta
 
 from bot.conversation.context import Context
 from intent.model import CreateIntent
+from intent.nonexistent import missing_day
 from render.outcome import Asked, Created, Failed, Outcome
 from schedule.clock import to_ms
 from schedule.domain import Lunar, NewItem, NewReminder, Recurrence
@@ -22,6 +23,9 @@ async def run(intent: CreateIntent, ctx: Context) -> Outcome:
     if intent.recurrence is not None and _SUB_DAILY.search(intent.recurrence.rrule or ""):
         return Failed("按小时或分钟重复的提醒暂时不支持，没有记录。可以说具体几点，比如"
                       "“每天上午10点、下午3点提醒我喝水”。")
+    nonexistent = missing_day(intent.title or "") or missing_day(intent.pending.label if intent.pending else "")
+    if nonexistent is not None:  # 每年2月30号…: the time words could not read it, so it stayed in the title
+        return Failed(nonexistent.reply())
     if intent.needs_clarification:
         ctx.ask(intent)
         return Asked(intent.question or "这件事大概什么时候？")

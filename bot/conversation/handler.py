@@ -206,15 +206,18 @@ class ConversationHandler:
             if not isinstance(x, o.Linked) or x.done:
                 return x
             if links is None:
-                return o.Linked(x.what, None)
+                return o.Linked(x.what, None, done=False)
             if x.what == "share":
                 return o.Linked("share", await links.share_url(uid))
             if x.what == "unshare":
                 return o.Linked("unshare", done=await links.revoke_share(uid))
+            if x.what == "reset":
+                return o.Linked("reset", done=await links.reset_links(uid))
             return o.Linked("feed", await links.feed_url(uid))
         except Exception as exc:  # the list still answers; a link request says it failed
             log.warning("page link failed: %s", type(exc).__name__)
-            return x if isinstance(x, o.Listed) else o.Linked(x.what if isinstance(x, o.Linked) else "page", None)
+            return x if isinstance(x, o.Listed) else o.Linked(x.what if isinstance(x, o.Linked) else "page", None,
+                                                              done=False)
 
     async def _user(self, message: InboundMessage) -> User:
         return await self._service.get_or_create_user(message.openid)

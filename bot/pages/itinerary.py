@@ -19,10 +19,11 @@ DEFAULT_DAYS = 7
 MAX_DAYS = 92
 MAX_OVERDUE = 20
 FEED_HISTORY_MS = 180 * 86_400_000  # older one-off items leave the feed; series stay
+EARLIEST, LATEST = date(2000, 1, 1), date(2100, 12, 31)  # a page's dates (date arithmetic overflows at 1 and 9999)
 
 
 class BadRange(ValueError):
-    """?from=/?to= that is not a date, or a range longer than MAX_DAYS."""
+    """?from=/?to= that is not a date, is outside 2000–2100, or a range longer than MAX_DAYS."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +39,8 @@ def parse_range(raw_from: str | None, raw_to: str | None, *, today: date) -> Day
         last = date.fromisoformat(raw_to) if raw_to else None
     except ValueError as exc:
         raise BadRange("not a date") from exc
+    if any(day is not None and not EARLIEST <= day <= LATEST for day in (start, last)):
+        raise BadRange("out of bounds")
     if start is None:
         start = last - timedelta(days=DEFAULT_DAYS - 1) if last is not None and last < today else today
     end = last + timedelta(days=1) if last is not None else start + timedelta(days=DEFAULT_DAYS)

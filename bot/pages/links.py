@@ -2,6 +2,10 @@
 
 The signing secret is SECRET_KEY, or — when unset — one generated once and kept in the database
 (`app_secrets`), so every process signs and checks with the same key without any set-up.
+
+Private-page and feed links carry the user's link epoch (`users.link_epoch`, in the token's nonce field),
+checked against the database on every resolve: bumping it (`reset_links`, 重置链接; `user forget` and
+unfollowing) makes every such link issued before answer 410. Share links are rows, revoked one by one.
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ SHARE_TTL_MS = 30 * DAY_MS
 FEED_TTL_MS = 400 * DAY_MS
 CSRF_MAX_AGE_MS = DAY_MS
 SECRET_NAME = "secret_key"
+EPOCH_CACHE_MS = 60_000  # how long a link made without the database may use an epoch read before
+EPOCH_CACHE_SIZE = 10_000
 
 
 class PageLinks:
@@ -41,13 +47,15 @@ class PageLinks:
         self.uid_domain = urlsplit(self.base_url).hostname or "schedbot"
         self._keys: tuple[bytes, bytes] | None = None
         self._lock = asyncio.Lock()
+        self._epochs: dict[int, tuple[int, int]] = {}  # user id → (link epoch, when read): for links made now
 
     # ------------------------------------------------------------ link API for the bot
     async def itinerary_url(self, user_id: int, *, start_ms: int | None = None, end_ms: int | None = None,
                             tz: str | None = None) -> str:
         """The owner's private page, optionally for [start_ms, end_ms) (shown as whole local days in `tz`, the
         user's timezone, read from the database when not given)."""
-        token = await self._sign(Claims("p", user_id, self._expiry(PAGE_TTL_MS)))
+        epoch = await self._epoch(user_id)
+        token = await self._sign(Claims("p", user_id, self._expiry(PAGE_TTL_MS), _nonce(epoch)))
         if (start_ms is not None or end_ms is not None) and tz is None:
             tz = await self._timezone(user_id)
         return f"{self.base_url}/p/{token}{_range_query(start_ms, end_ms, tz)}"
@@ -55,9 +63,10 @@ class PageLinks:
     def itinerary_url_now(self, user_id: int, *, start_ms: int | None, end_ms: int | None, tz: str) -> str | None:
         """`itinerary_url` when making it needs no database (the signing keys are loaded already), else None:
         a chat message can then put the link in its answer inside its own transaction."""
-        if self._keys is None:
+        cached = self._epochs.get(user_id)
+        if self._keys is None or cached is None or now_ms(self._clock) - cached[1] > EPOCH_CACHE_MS:
             return None
-        token = tokens.sign(self._keys[0], Claims("p", user_id, self._expiry(PAGE_TTL_MS)))
+        token = tokens.sign(self._keys[0], Claims("p", user_id, self._expiry(PAGE_TTL_MS), _nonce(cached[0])))
         return f"{self.base_url}/p/{token}{_range_query(start_ms, end_ms, tz)}"
 
     async def share_url(self, user_id: int) -> str:
@@ -87,7 +96,21 @@ class PageLinks:
     async def feed_url(self, user_id: int) -> str:
         """The calendar feed; the expiry is rounded to a day so the URL is stable for a day."""
         expires = (now_ms(self._clock) + FEED_TTL_MS) // DAY_MS * DAY_MS + DAY_MS
-        return f"{self.base_url}/ics/{await self._sign(Claims('c', user_id, expires))}.ics"
+        claims = Claims("c", user_id, expires, _nonce(await self._epoch(user_id)))
+        return f"{self.base_url}/ics/{await self._sign(claims)}.ics"
+
+    async def reset_links(self, user_id: int) -> bool:
+        """Revoke every page, feed and share link of the user (重置链接): the next ones are new. False when
+        there is no such user."""
+        stamp = now_ms(self._clock)
+        async with self._sessions.begin() as session:
+            bumped = await session.execute(update(UserRow).where(UserRow.id == user_id)
+                                           .values(link_epoch=UserRow.link_epoch + 1))
+            await session.execute(update(PageShareRow)
+                                  .where(PageShareRow.user_id == user_id, PageShareRow.revoked_at.is_(None))
+                                  .values(revoked_at=stamp))
+        self._epochs.pop(user_id, None)
+        return bool(getattr(bumped, "rowcount", 0))
 
     # ------------------------------------------------------------ checks for the routes
     async def resolve(self, token: str, *, scopes: frozenset[str]) -> Claims:
@@ -98,10 +121,18 @@ class PageLinks:
         if claims.scope == "s":
             async with self._sessions.begin() as session:
                 row = await session.scalar(select(PageShareRow).where(PageShareRow.nonce == claims.nonce))
-            if row is None or row.user_id != claims.user_id:
+            if row is None:  # signed by us, so it existed: deleted when the user was forgotten
+                raise LinkError(410, "forgotten")
+            if row.user_id != claims.user_id:
                 raise LinkError(404, "unknown share")
             if row.revoked_at is not None or row.expires_at <= stamp:
                 raise LinkError(410, "revoked")
+            return claims
+        epoch = await self._epoch(claims.user_id)
+        if epoch is None:
+            raise LinkError(404, "unknown user")
+        if claims.nonce != _nonce(epoch):
+            raise LinkError(410, "revoked")
         return claims
 
     async def csrf_for(self, page_token: str) -> str:
@@ -126,6 +157,16 @@ class PageLinks:
     async def _sign(self, claims: Claims) -> str:
         key, _ = await self._load_keys()
         return tokens.sign(key, claims)
+
+    async def _epoch(self, user_id: int) -> int | None:
+        """The user's link epoch read now (None: no such user), remembered for `itinerary_url_now`."""
+        async with self._sessions.begin() as session:
+            epoch = await session.scalar(select(UserRow.link_epoch).where(UserRow.id == user_id))
+        if epoch is not None:
+            if len(self._epochs) >= EPOCH_CACHE_SIZE:
+                self._epochs.clear()
+            self._epochs[user_id] = (epoch, now_ms(self._clock))
+        return epoch
 
     async def _timezone(self, user_id: int) -> str:
         async with self._sessions.begin() as session:
@@ -167,6 +208,11 @@ async def _live_share(session: AsyncSession, user_id: int, stamp: int) -> PageSh
         .where(PageShareRow.user_id == user_id, PageShareRow.revoked_at.is_(None), PageShareRow.expires_at > stamp)
         .order_by(PageShareRow.id.desc())
         .limit(1))
+
+
+def _nonce(epoch: int | None) -> str:
+    """The link epoch as a token's nonce (epoch 0 is "0", what links carried before epochs existed)."""
+    return f"{epoch or 0:x}"
 
 
 def _range_query(start_ms: int | None, end_ms: int | None, tz: str | None) -> str:

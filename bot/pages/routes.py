@@ -26,6 +26,7 @@ from schedule.service import ScheduleService
 
 PRIVATE, SHARE, FEED = frozenset({"p"}), frozenset({"s"}), frozenset({"c"})
 ACTIONS = frozenset({"complete", "cancel", "snooze", "dismiss"})
+MAX_FORM_FIELDS = 20
 SECURITY_HEADERS = {
     "Cache-Control": "private, no-store",
     "Referrer-Policy": "no-referrer",
@@ -35,7 +36,7 @@ SECURITY_HEADERS = {
                                 "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"),
 }
 MESSAGES = {
-    400: ("日期不对", "链接里的日期看不懂，或者范围超过了 92 天。"),
+    400: ("日期不对", "链接里的日期看不懂、不在 2000–2100 年之间，或者范围超过了 92 天。"),
     403: ("页面已过时", "这个页面打开太久了，请刷新后再点一次。"),
     404: ("找不到这个行程页", "链接不完整或者不存在。"),
     410: ("链接已失效", "这个链接已过期或已被取消分享。"),
@@ -73,12 +74,15 @@ class Pages:
         html = self.renderer.itinerary(view, url=f"{self.links.base_url}/p/{token}", actions=context)
         return HTMLResponse(html, headers=SECURITY_HEADERS)
 
-    async def act(self, token: str, form: dict[str, str]) -> Response:
-        """One tap: `do` is action:id (snooze:id:delay); checked token, then CSRF, then ownership."""
+    async def act(self, token: str, form: dict[str, str] | None) -> Response:
+        """One tap: `do` is action:id (snooze:id:delay); checked token, then the form (None: not one of
+        ours, e.g. too many fields), then CSRF, then ownership."""
         try:
             claims = await self.links.resolve(token, scopes=PRIVATE)
         except LinkError as exc:
             return self.error(exc.status)
+        if form is None:
+            return self.error(400)
         if not await self.links.csrf_ok(token, form.get("csrf", "")):
             return self.error(403)
         action, _, rest = form.get("do", "").partition(":")
@@ -132,9 +136,13 @@ class Pages:
         )
 
 
-async def _form(request: Request) -> dict[str, str]:
+async def _form(request: Request) -> dict[str, str] | None:
+    """The posted form's first values, or None when it has more fields than any of our forms."""
     raw = (await request.body()).decode("utf-8", "replace")
-    parsed = parse_qs(raw, max_num_fields=20)
+    try:
+        parsed = parse_qs(raw, max_num_fields=MAX_FORM_FIELDS)
+    except ValueError:  # "Max number of fields exceeded": answered after the token check, never a 500
+        return None
     return {name: values[0] for name, values in parsed.items() if values}
 
 

@@ -110,3 +110,70 @@ def test_nginx_accepts_the_site(tmp_path: Path) -> None:
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert "warn" not in result.stderr, result.stderr
+
+
+def location(site: str, prefix: str) -> str:
+    """A location block of the HTTPS server (the port-80 one only redirects)."""
+    block = re.search(rf"location {re.escape(prefix)} \{{(.*?)\}}", site.split("listen 443", 1)[1], re.S)
+    assert block is not None, prefix
+    return block.group(1)
+
+
+def test_nginx_site_rate_limits_per_address_but_not_wechat() -> None:
+    """Issue 28 item 5: a flood of pages, feeds or API calls from one address stops at nginx (429)."""
+    site = (DEPLOY / "nginx-schedbot.conf").read_text(encoding="utf-8")
+    zone = re.search(r"^limit_req_zone \$binary_remote_addr zone=(\w+):\d+m rate=(\d+)r/s;", site, re.M)
+    assert zone is not None and int(zone.group(2)) <= 20
+    assert "limit_req_status 429;" in site
+    for prefix in ("/p/", "/ics/", "/"):
+        assert f"limit_req zone={zone.group(1)} " in location(site, prefix), prefix
+    assert "limit_req" not in location(site, "= /wechat")  # Tencent's few addresses speak for every user
+
+
+def test_nginx_site_serves_metrics_to_an_allow_list_only() -> None:
+    """Issue 27 item 10: /metrics is not public (each scrape reads the outbox)."""
+    site = (DEPLOY / "nginx-schedbot.conf").read_text(encoding="utf-8")
+    rules = re.findall(r"^\s*(allow|deny) (\S+);", location(site, "= /metrics"), re.M)
+    assert rules[-1] == ("deny", "all") and ("allow", "127.0.0.1") in rules
+    assert all(kind == "allow" for kind, _ in rules[:-1])
+
+
+HARDENING = ("UMask=0077", "CapabilityBoundingSet=", "ProtectKernelModules=yes", "ProtectKernelLogs=yes",
+             "ProtectClock=yes", "ProtectHostname=yes", "RestrictNamespaces=yes", "RestrictSUIDSGID=yes",
+             "RestrictRealtime=yes", "LockPersonality=yes", "SystemCallFilter=@system-service",
+             "SystemCallArchitectures=native")
+
+
+@pytest.mark.parametrize("name", UNITS)
+def test_units_are_hardened_and_create_private_files(name: str) -> None:
+    """Issue 28 items 7 and 8."""
+    lines = set((DEPLOY / name).read_text(encoding="utf-8").splitlines())
+    assert [key for key in HARDENING if key not in lines] == []
+
+
+@pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze not installed")
+@pytest.mark.parametrize("name", UNITS)
+def test_systemd_analyze_security_rates_the_units_ok(name: str) -> None:
+    """7.1 MEDIUM for both units before issue 28; 1.5 OK after."""
+    result = subprocess.run(["systemd-analyze", "security", "--offline=yes", str(DEPLOY / name)],
+                            capture_output=True, text=True, timeout=60)
+    level = re.search(r"Overall exposure level for \S+: (\d+\.\d+) (\w+)", result.stdout)
+    assert level is not None, result.stdout + result.stderr
+    assert float(level.group(1)) <= 2.0 and level.group(2) == "OK", level.group(0)
+
+
+def test_nginx_site_sends_hsts_on_https() -> None:
+    site = (DEPLOY / "nginx-schedbot.conf").read_text(encoding="utf-8").split("listen 443", 1)[1]
+    hsts = re.search(r'^    add_header Strict-Transport-Security "max-age=(\d+)[^"]*" always;', site, re.M)
+    assert hsts is not None and int(hsts.group(1)) >= 180 * 86_400
+    assert "add_header" not in "".join(re.findall(r"location [^{]*\{(.*?)\}", site, re.S))  # would drop it
+
+
+def test_env_file_mode_and_backups_are_private_in_the_docs() -> None:
+    example = (DEPLOY / ".env.example").read_text(encoding="utf-8")
+    readme = (DEPLOY / "README.md").read_text(encoding="utf-8")
+    installed = re.search(r"install -m (\d+) -g schedbot \S+/\.env\.example /etc/schedbot/schedbot\.env", readme)
+    assert installed is not None and f"mode 0{installed.group(1)}, owner root, group" in example
+    assert int(installed.group(1), 8) & 0o007 == 0  # nobody but root and the schedbot group
+    dumps = [line for line in readme.splitlines() if "mariadb-dump" in line]
+    assert dumps and all(line.startswith("(umask 077; ") for line in dumps)

@@ -1,4 +1,4 @@
-"""Revision 0007_link_epoch on both backends: users who exist keep epoch 0 (their links keep working), and
+"""Revision 0008 (link_epoch) on both backends: users who exist keep epoch 0 (their links keep working), and
 the revision goes down and up again."""
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from schedule.migrate import alembic_config
 def _through_the_revision(connection: Connection) -> list[tuple[str, int]]:
     config = alembic_config()
     config.attributes["connection"] = connection
-    command.upgrade(config, "0006")
+    command.upgrade(config, "0007")
     connection.exec_driver_sql("INSERT INTO users (wechat_openid, timezone, subscribed, window_sent_count, "
                                "created_at) VALUES ('o-before', 'Asia/Shanghai', 1, 0, 0)")
     command.upgrade(config, "head")
-    command.downgrade(config, "0006")
+    command.downgrade(config, "0007")
     command.upgrade(config, "head")
     connection.exec_driver_sql("INSERT INTO users (wechat_openid, timezone, subscribed, window_sent_count, "
                                "created_at) VALUES ('o-after', 'Asia/Shanghai', 1, 0, 0)")

@@ -1,8 +1,8 @@
 """users.link_epoch: a per-user generation of page and calendar links; bumping it revokes every link issued
 before (`schedbot user forget`, unfollowing, the chat command 重置链接)
 
-Revision ID: 0007_link_epoch
-Revises: 0006
+Revision ID: 0008
+Revises: 0007
 Create Date: 2026-12-02 19:30:00
 """
 
@@ -12,8 +12,8 @@ import sqlalchemy as sa
 from alembic import op
 
 
-revision: str = '0007_link_epoch'
-down_revision: str | None = '0006'
+revision: str = '0008'
+down_revision: str | None = '0007'
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -11,7 +11,9 @@ from intent.lexicon import NO_REMINDER, RECORD_WORD, REMIND_WORD, WEATHER, is_ac
 from intent.slots import Slots
 from intent.title import title_of
 
-_AGENDA = r"(?:待办|安排|行程|日程|计划|早报|日报|摘要|清单|事项|提醒|推送|todo|(?:要|该|需要)?(?:做|办)的事(?:情|儿)?)"
+_AGENDA = (r"(?:待办|安排|行程|日程|计划|早报|日报|摘要|清单|事项|提醒|推送|todo|"
+           r"(?:要|该|需要)?(?:做|办)的事(?:情|儿)?|"
+           r"(?:要|该|需要)(?:做|办)的(?=发|推|给))")
 _STOP_VERB = r"(?:取消|退订|关闭|关掉|停止|停掉|暂停|不要再?|不用再?|别再?)"
 _EVERY = r"(?:每日|每天|每早|每晚|每周|每个工作日|工作日)"
 UNSUBSCRIBE = re.compile(
@@ -52,7 +54,7 @@ _QUESTION = re.compile(
 _REQUEST = re.compile(r"帮我|请|麻烦|提醒我|记一下|给我|叫我|记得")
 # Completion: a verb with a result complement and 了 (交上去了, 买到了, 付过了, 搞掂了), 已(经) + verb, a tick.
 _DONE_VERB = (r"(?:交|提交|买|取|拿|领|办|做|弄|写|干|付|还|缴|续|签|修|洗|寄|发|送|递|打|填|报|搞|处理|整理|读|背|吃|"
-              r"带|订|预订|预约|回(?!到)|换|充|退)")
+              r"带|订|预订|预约|回(?!到)|换|充|退|改)")
 COMPLETE = re.compile(
     r"(?:搞定|完成|结束|交掉|搞掂|ok|OK|Ok|弄妥|办妥)(?:了|啦|咯|喽)|"
     rf"{_DONE_VERB}(?:完|好|掉|妥|到|过|上去|出去|过去|回来)(?:了|啦|咯|喽)|"

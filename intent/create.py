@@ -34,7 +34,8 @@ def build(text: str, slots: Slots, *, rule: str, meeting_offset: int, confidence
         slots = replace(slots, spans=[*slots.spans, *stated[1]])
         rest = remove_spans(text, slots.spans)
     occupies = has_clock and not asked and not RECORD_WORD.search(text) and slots.relative is None
-    kind = "event" if not DEADLINE.search(rest) and (meeting or is_activity(rest) or occupies) else "task"
+    noted = RECORD_WORD.search(text) is not None and start is None  # 记一下 想一下年会节目: a to-do, no time to ask
+    kind = "event" if not DEADLINE.search(rest) and not noted and (meeting or is_activity(rest) or occupies) else "task"
     if kind == "event" and not meeting and asked and reminder.remind_at_time(text, slots):
         kind = "task"  # 明早8点提醒我跑步: a bare "提醒我 X" is a task (SPEC §4)
     raw_title = clean(rest)

@@ -19,7 +19,8 @@ _WORDS = re.compile(
     rf"{_W}{_PREP}(?:(?P<pre>next|this|coming)\s+)?{_WEEKDAY}\.?{_E}"
     rf"|{_W}{_PREP}(?P<clock>\d{{1,2}})(?::(?P<min>\d{{2}}))?\s*(?P<ampm>am|pm|a\.m\.|p\.m\.){_E}"
     rf"|{_W}(?P<word>day after tomorrow|tomorrow|tmrw?|tmw|tomo|today|tdy|tonight|next week|this week|"
-    rf"remind me(?: to)?|remind|ddl|deadline|due|noon|this morning|this afternoon|this evening|cancel|done){_E}"
+    rf"remind me(?: to)?|remind|ddl|deadline|due|noon|this morning|this afternoon|this evening|cancel|done|"
+    rf"note){_E}"
     r"\s*(?:我)?",
     re.IGNORECASE,
 )
@@ -28,7 +29,7 @@ _WORD_ZH = {
     "today": "今天", "tdy": "今天", "tonight": "今晚", "next week": "下周", "this week": "这周", "noon": "中午",
     "this morning": "今天上午", "this afternoon": "今天下午", "this evening": "今晚",
     "remind me": "提醒我", "remind me to": "提醒我", "remind": "提醒我",
-    "ddl": "截止", "deadline": "截止", "due": "截止", "cancel": "取消", "done": "完成",
+    "ddl": "截止", "deadline": "截止", "due": "截止", "cancel": "取消", "done": "完成", "note": "备注",
 }
 
 
@@ -54,6 +55,11 @@ _CLOCK_THEN_DAY = re.compile(r"((?:凌晨|上午|中午|下午|晚上)\d{1,2}点
                              r"(明天|后天|今天|今晚|(?:下周|这周|周)[一二三四五六日])")
 
 
+_MINUTES = re.compile(r"(\d+)\s*(?:minutes|minute|mins|min)(?![A-Za-z])", re.IGNORECASE)
+_HOURS = re.compile(r"(\d+)\s*(?:hours|hour|hrs|hr)(?![A-Za-z])", re.IGNORECASE)
+
+
 def to_chinese(text: str) -> str:
     """Rewrite the English schedule words of `text`; text without Latin letters is returned as is."""
+    text = _HOURS.sub(r"\1小时", _MINUTES.sub(r"\1分钟", text))
     return _CLOCK_THEN_DAY.sub(r"\2\1", _WORDS.sub(_zh, text))

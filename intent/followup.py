@@ -36,14 +36,16 @@ class FocusHint:
 
 _CORRECTION = re.compile(
     r"^(?:不对+|不是的?|(?:我)?(?:搞|弄|说|打|写|记)?错(?=了|啦|咯|喽)|更正(?:一下)?|纠正(?:一下)?|"
-    r"应该是|准确地?说是|哦不|不不+)(?:了|啦|呀|哦)?(?:[,.!~ ]|(?=[^,.!~ ]))*"
+    r"应该是|准确地?说是|哦不|不不+|还是(?=那天|当天|[0-9零一二两三四五六七八九十]|[上下]午|晚上|早上|中午|明天|后天|周|星期|下周|改))"
+    r"(?:了|啦|呀|哦)?(?:[,.!~ ]|(?=[^,.!~ ]))*"
 )
 _IS = re.compile(r"(?:其实|应该|实际上|准确地?说)?(?:是|在|改成|改为|改到|换成|挪到)")
+_IS_INSIDE = re.compile(r"(?:而是|应该是|其实是|是|改成|改到|换成)")
 # 在3楼 / 地点在国贸 / 地址是… : the place of the focus
 _PLACE = re.compile(r"^(?P<who>[^\d,!?]{0,4}?)(?:地点|地址|位置|地方|集合点|碰头点|见面点|会合点)(?:就)?"
                     r"(?:在|是|为|:|改成|改为|换成|改到|换到)?[: ]*(?P<a>[^,!?]{1,30})$"
                     r"|^(?:就|改|换)?在(?P<b>[^,!?吗呢嘛]{1,20}?)(?:吧|哈|哦|啊)?$")
-_NOTE = re.compile(r"^(?:记得|帮我|再)?(?:加个|加一个|添个|加|写个)?(?:备注|补充|附注|说明|注意|备忘(?=:))"
+_NOTE = re.compile(r"^(?:记得|帮我|再)?(?:加个|加一个|添个|加|写个)?(?:备注|补充|附注|说明|注意|note|备忘(?=:))"
                    r"(?:一下)?[: ]*(?P<n>.{1,200})$")
 _PLACE_WORD = re.compile(
     r"(?:会议室|号楼|楼|室|厅|门|口|店|馆|中心|大厦|广场|公园|医院|学校|酒店|餐厅|座|层|站|路|街|号院)$")
@@ -58,6 +60,7 @@ _NOT_NEEDED = re.compile(r"^(?:那就|就|这个|那个)?(?:不用了|不需要�
                          r"免了|甭去了|甭弄了|甭了|不用了,?取消掉?)(?:吧|哈|啊)?$")
 # 再加一个提前10分钟的提醒: a second reminder, the first one kept
 _ANOTHER = re.compile(r"^(?:再|还|另外|也)(?:帮我)?(?:加|添|设|定|来)(?:上)?(?:一个|一条|个|条)")
+_ALSO_REMIND = re.compile(r"^再.{0,8}?也(?=提醒|叫|喊|通知)|^另外")
 _ON_TIME = re.compile(r"^(?:到点|到时候?|准时|按时)(?:了)?(?:再)?(?:提醒|叫|喊|通知)(?:我)?(?:一下|一声)?$")
 _DAILY = re.compile(r"(?:以后|之后|往后|今后)?(?:也)?(?:天天|每日)(?:都|也)?(?:这样|这个时间|如此|一样|照旧|要|去|来)")
 _LENGTH_WORDS = re.compile(
@@ -71,7 +74,12 @@ _REPEAT = re.compile(
     r"|(?:以后|之后|往后|今后|从此)(?:也)?每.{1,6}?(?:都|也)[\u4e00-\u9fff]?(?:吧|的)?$"
     r"|^(?:改成|变成|设成|设为)?每.{1,6}?(?:重复)?(?:吧)?$")
 _LEAD_WORDS = re.compile(r"提醒|提前|叫|喊|通知|我|改成|改为|换成|设成|设为|的|一声|一下")
-_SHIFT = re.compile(r"^(?:再|往)?(?P<way>早|提早|晚|推迟|延后|往后|往前|挪后|挪前)(?:点|些|了)?$")
+_SHIFT = re.compile(r"^(?:再)?(?P<way>早|提早|晚|推迟|延后|往后挪?|往前挪?|往后推|往前推|挪后|挪前|推后|后挪|前挪)"
+                    r"(?:点|些|了)?$")
+# 以后工作日都去 / 以后每天这个点都提醒我: from now on, the same thing on those days
+_FROM_NOW = re.compile(r"^(?:以后|之后|往后|今后|从此|从今天起)")
+_FROM_NOW_WORDS = re.compile(r"以后|之后|往后|今后|从此|从今天起|都|也|这个点|这个时间|同一时间|提醒|叫|我|一下|吧|"
+                             r"[去来要有的]|这样|照旧|一样|[,.!~ ]")
 _FILLER = re.compile(r"[吧啊呀哈哦了的呢嘛,.!~ ]|就|那就|好")
 _THAT_DAY = re.compile(r"那天|当天|那一天|同一天|同一天的")
 
@@ -106,7 +114,8 @@ def read(norm: str, mentions: list[TimeMention], focus: FocusHint | None) -> Int
                               question=clarify.question(["target"]))
     if focus is None:  # a place or a note said about nothing in focus: ask which item (never a new one)
         place = _PLACE.match(norm)
-        if (place is not None and place.group("a") and not place.group("who")) \
+        bare_place = place is not None and place.group("b") and _PLACE_WORD.search(place.group("b"))
+        if (place is not None and place.group("a") and not place.group("who")) or bare_place \
                 or (_NOTE.match(norm) and not mentions and "备忘" not in norm):
             return _update(_bare(norm, mentions, FocusHint()), "followup.unfocused")
         return None
@@ -132,11 +141,15 @@ def _update(changes: Changes | None, rule: str) -> UpdateIntent:
 
 
 def _last_clause(norm: str, start: int) -> int:
-    """Where what the user meant begins: after the last comma (不是后天,是大后天 → 大后天), past 是/改成."""
+    """Where what the user meant begins: after the last comma (不是后天,是大后天 → 大后天), past 是/改成; without a
+    comma, after the last 是 (不是周四是周六中午 → 周六中午)."""
     cut = max(norm.rfind(",", start), norm.rfind(" ", start))
     at = cut + 1 if cut >= start else start
     lead = _IS.match(norm, at)
-    return lead.end() if lead is not None else at
+    if lead is not None:
+        return lead.end()
+    inner = [m for m in _IS_INSIDE.finditer(norm, at) if norm[m.end():].strip()]
+    return inner[-1].end() if inner else at
 
 
 def _changes(rest: str, own: list[TimeMention], focus: FocusHint | None, offset: int) -> Changes | None:
@@ -179,18 +192,19 @@ def _bare(text: str, mentions: list[TimeMention], focus: FocusHint) -> Changes |
         return Changes(note=note.group("n").strip()[:500])
     slots = collect(mentions, text)
     rest = _without(text, mentions)
-    if slots.recur is not None and slots.recur.rrule and (_REPEAT.search(text) or not rest):
+    from_now = _FROM_NOW.match(text) is not None and not _FROM_NOW_WORDS.sub("", rest)
+    if slots.recur is not None and slots.recur.rrule and (_REPEAT.search(text) or not rest or from_now):
         m = slots.recur
         workdays = "cn" if m.workdays == "cn" else None
         return Changes(recurrence=Recurrence(rrule=m.rrule, workdays=workdays))
-    another = _ANOTHER.match(rest)
+    another = _ANOTHER.match(rest) or _ALSO_REMIND.match(rest)
     bare_lead = rest[another.end():] if another is not None else rest
     if slots.lead_minutes is not None and not _FILLER.sub("", _LEAD_WORDS.sub("", bare_lead)):
         return Changes(offset_minutes=slots.lead_minutes, another_reminder=another is not None)
     durations = [m for m in mentions if m.type == "duration" and m.seconds and not m.lead and not m.relative]
     shift = _SHIFT.match(_TRAILING.sub("", rest.strip(" ,")))
     if durations and shift is not None and not slots.when:  # 早一个小时吧: the item moves, its length stays
-        sign = -1 if shift.group("way") in ("早", "提早", "往前", "挪前") else 1
+        sign = -1 if shift.group("way").startswith(("早", "提早", "往前", "挪前", "前")) else 1
         return Changes(shift_minutes=sign * (durations[0].seconds or 0) // 60)
     if durations and not slots.when and _LENGTH_WORDS.match(_TRAILING.sub("", rest)):
         return Changes(duration_minutes=durations[0].seconds // 60)  # type: ignore[operator]
@@ -198,9 +212,10 @@ def _bare(text: str, mentions: list[TimeMention], focus: FocusHint) -> Changes |
     if when is None or when.start is None or slots.relative is not None:
         return None
     before, after = text[:when.span[0]], text[when.span[1]:]
-    if (_END_WORDS.match(_TRAILING.sub("", before.strip(" ,"))) and re.match(r"^\s*(?:结束|散会|完事|开完)", after)) \
-            or (re.match(r"^(?:开到|到|持续到|一直到)$", before.strip(" ,")) and when.has_clock):
-        return Changes(end_at=_near(when, focus)) if when.has_clock else None
+    lead_in = _TRAILING.sub("", before.strip(" ,"))
+    until = re.search(r"(?:开到|到|持续到|弄到|忙到|一直到)$", lead_in) is not None
+    if _END_WORDS.match(lead_in) and (until or re.match(r"^\s*(?:结束|散会|完事|开完)", after)):
+        return Changes(end_at=_after_start(_near(when, focus), focus)) if when.has_clock else None
     if _FILLER.sub("", rest):
         return None  # other words: a request of its own, not a bare time
     if when.has_clock:
@@ -217,6 +232,13 @@ def _without(text: str, mentions: list[TimeMention]) -> str:
     for m in sorted(mentions, key=lambda m: m.span, reverse=True):
         out = out[:m.span[0]] + out[m.span[1]:]
     return out
+
+
+def _after_start(end: datetime, focus: FocusHint) -> datetime:
+    """An end said as a bare hour is after the start (10:00 开到四点 → 16:00, not 04:00)."""
+    while focus.at is not None and end <= focus.at and end + timedelta(hours=12) > focus.at:
+        end += timedelta(hours=12)
+    return end
 
 
 def _near(when: TimeMention, focus: FocusHint) -> datetime:

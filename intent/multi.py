@@ -106,7 +106,7 @@ _WORDLESS = re.compile(r"[\W_]|电话|手机|号码|联系方式|链接|网址|�
 IMPERATIVE_OR_DEADLINE = re.compile(r"提醒|叫我|喊我|记一下|帮我记|记下|记得|别忘|帮我|之前|以前|截止|前把|前要|前交|"
                                     r"安排|预约|开会|会议|约了|有个|看看|查查|取消|完成")
 # 正事：… / 言归正传 … : what comes after such words is the request; what comes before is talk.
-_TO_BUSINESS = re.compile(r"(?:正事|说正经的|言归正传|回到正题|重点是|正题)(?:是|儿)?[:：,，]?")
+_TO_BUSINESS = re.compile(r"(?:正事|说正经的|言归正传|回到正题|重点是|正题|哦对了|对了)(?:是|儿)?[:：,，]?")
 # 老婆说“周末别忘了交燃气费”，帮我记一下…: a quoted sentence is what someone said, not a request of its own.
 _QUOTED = re.compile(r"[^，。,.!！?？\s]{0,6}(?:说|讲|提醒我说|问)?[:：]?[“\"「『][^”\"」』]{1,80}[”\"」』][，,]?")
 
@@ -117,9 +117,21 @@ def _request_in(text: str) -> str:
     for found in _TO_BUSINESS.finditer(text):
         marked = found  # the last such marker
     if marked is not None and len(text) > _LONG and text[marked.end():].strip():
-        return text[marked.end():]
+        return _first_request(text[marked.end():])
     unquoted = _QUOTED.sub("", text)
     return unquoted if unquoted != text and unquoted.strip() and _NOTE.search(unquoted) else text
+
+
+_CLAUSE_END = re.compile(r"[，。,.!！？?;；]|\s+(?=[\u4e00-\u9fff])")
+_GOES_WITH = re.compile(r"提醒|提前|叫我|地点|地址|记得|别忘")
+
+
+def _first_request(text: str) -> str:
+    """What follows 正事：/对了: its first clause, and the clauses after it that belong to it (提前一天提醒我),
+    not the talk that goes on after (不然又要被催 …)."""
+    parts = [p for p in _CLAUSE_END.split(text.strip()) if p and p.strip()]
+    kept = parts[:1] + [p for p in parts[1:] if _GOES_WITH.search(p)]
+    return "，".join(kept) if kept else text
 
 
 def _noted(text: str) -> Intent:
@@ -169,7 +181,7 @@ _LIST_HEAD = re.compile(r"^(?P<day>[^:,]{1,10}?)(?:的|要|需要|得)?"
 _LEAD_IN = re.compile(
     r"^(?P<head>[^:,]{0,12}?)的?(?:"
     r"(?:要|需要|得|该)(?P<verb>买|带|准备|拿|交|寄|还|取|做|办|处理|完成|搞定|弄)的?(?:几件|几样|这些)?(?:事情?|事项|东西|物品)?"
-    r"|(?P<noun>待办事项|待办清单|待办列表|待办|todo|购物清单|采购清单|购物单|任务清单|任务列表|任务)"
+    r"|(?P<noun>待办事项|待办清单|待办列表|待办|待做|待处理|todo|购物清单|采购清单|购物单|任务清单|任务列表|任务)"
     r")(?:有|是|如下)?:(?P<items>.+)$", re.IGNORECASE)
 _LIST_ITEM = re.compile(r"\s*(?:\d{1,2}[.)、]|[①-⑩])?\s*")  # 1. / 2) / ① numbering
 _LIST_CUT = re.compile(r"[,;]|\s+(?=\d{1,2}[.)])")

@@ -50,7 +50,7 @@ def normalise(text: str) -> str:
     """Return the text the rules and the time engine see (one line, ≤ MAX_CHARS, ASCII punctuation)."""
     head = text[: MAX_CHARS * 4]
     head = _CONTROL.sub(" ", head)
-    head = head.translate(_TRADITIONAL).replace("甭", "不用")
+    head = head.translate(_TRADITIONAL).replace("甭", "不用").replace("天天", "每天")
     head = _TYPO.sub(_fix, head)
     if _LATIN.search(head):
         from intent.english import to_chinese

@@ -104,12 +104,16 @@ _ADJ_BEFORE = frozenset("看快慢大小高低多少好短长轻重远近简详�
 
 
 # 3号楼 / 2号会议室 / 5号线 are places and 年终总结 a report: no date (SPEC §3 rule 20)
-_NUMBERED_PLACE = re.compile(r"(?:楼|会议室|室|厅|门|线|房|床|窗口|馆|院|口|车厢|站台|柜台|展位|包间)")
+_NUMBERED_PLACE = re.compile(
+    r"(?:楼|会议室|室|厅|门|线|房|床|窗口|馆|院|口|车厢|站台|柜台|展位|包间|电池|球场|场馆|通道|地铁)")
 _YEAR_NOUN = re.compile(r"(?:总结|奖|考核|评审|汇报|报告|盘点|大会|晚会|述职|复盘|规划|计划|目标|预算|体检|会员)")
 
 
 def _names_a_thing(m: TimeMention, text: str) -> bool:
     after = text[m.span[1]:]
+    if not m.has_clock and ((m.text.startswith("下") and text[max(0, m.span[0] - 1):m.span[0]] == "一")
+                            or (text[max(0, m.span[0] - 2):m.span[0]] == "一下" and "年" in m.text)):
+        return True  # 想一下年会节目 / 整理一下年中到年底的报销单: 下 belongs to 一下, and no date is said
     if m.text.endswith("号") and not m.has_clock and _NUMBERED_PLACE.match(after):
         return True
     if m.text.endswith("年") and after.startswith("度"):  # 一下年度复盘: 年度 is "annual", 下 belongs to 一下

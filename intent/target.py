@@ -43,7 +43,7 @@ _FRAGMENT_GAP = re.compile(rf"(?:{_GENERIC}|[\W_])+")
 _WORDLIKE = re.compile(r"[^\W_]")
 _PUNCTUATION = re.compile(r"[\W_]+")
 _MEETING_TERM = re.compile(
-    r"电话会议|视频会议|评审会|项目会|部门会|开会|会议|例会|周会|晨会|组会|早会|夕会|月会|站会|会"
+    r"电话会议|视频会议|评审会|项目会|部门会|开会|会议|例会|周会|晨会|组会|早会|夕会|月会|站会|会|meeting"
 )
 # Meals are one kind of thing too: 饭局 / 聚餐 / 吃饭 / 午饭 name the same lunch with 小王.
 _MEAL_TERM = re.compile(r"饭局|聚餐|吃饭|约饭|请客|宴请|午饭|晚饭|早饭|午餐|晚餐|早餐|便饭|饭|宴")

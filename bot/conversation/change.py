@@ -8,6 +8,7 @@ from datetime import date, datetime, time, timedelta
 
 from bot.conversation import snooze
 from bot.conversation.context import Context
+from bot.conversation.focus import TTL_MS as FOCUS_TTL_MS
 from bot.conversation.snooze import RECENT_MS
 from intent.dialogue import EVERY_PICKED, LEAD_CLOCK
 from intent.model import CancelIntent, Changes, CompleteIntent, Pending, Reminder, SnoozeIntent, UpdateIntent
@@ -81,12 +82,15 @@ async def run(intent: Targeted, ctx: Context) -> Outcome:
 async def _in_focus(intent: Targeted, ctx: Context) -> tuple[Targeted, list[Item]] | None:
     """The items in focus (rule 17) for a follow-up naming none, unless a reminder delivered since is newer."""
     ids = ctx.focus_ids
+    reminded = await _just_reminded_item(ctx) if not ids or not isinstance(intent, CancelIntent) else None
+    if reminded is not None and (reminded[0].sent_at or 0) > (ctx.focus.at if ids else 0) \
+            and to_ms(ctx.now) - (reminded[0].sent_at or 0) < FOCUS_TTL_MS:
+        # a reminder just delivered is the focus (rule 17); 搞定了 / 推迟到… keep their own reminder paths
+        if isinstance(intent, CompleteIntent) or (isinstance(intent, UpdateIntent) and _later(intent, ctx)):
+            return None
+        ids = (reminded[1].id,)
     if not ids:
         return None
-    if not isinstance(intent, CancelIntent):  # 搞定了 / 推迟到… right after a reminder are about that reminder
-        reminded = await _just_reminded_item(ctx)
-        if reminded is not None and (reminded[0].sent_at or 0) > ctx.focus.at:
-            return None
     items = [item for item in [await _still_there(ctx, i) for i in ids] if item is not None and item.status == "active"]
     if not items:
         return None

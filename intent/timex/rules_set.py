@@ -35,7 +35,7 @@ def every(m: re.Match[str], ctx: Ctx) -> Piece:
     if u.startswith(("周", "星期", "礼拜")) and len(days) >= 2:
         byday = ",".join(dict.fromkeys(BYDAY[WD_INDEX[c]] for c in days))
         return Piece("set", b, e, "every_weekdays", freq="WEEKLY", extra={"byday": byday})
-    if u.endswith("最后一天"):
+    if u.endswith("最后一天") or (u.startswith("月") and u.endswith(("底", "末"))):  # 每个月月底 / 每月末
         return Piece("set", b, e, "every_month_last_day", freq="MONTHLY", extra={"bymonthday": "-1"})
     if not u:
         return Piece("every", b, e, "every")
@@ -68,7 +68,7 @@ def every_nth_weekday(m: re.Match[str], ctx: Ctx) -> Piece:
 RULES: list[tuple[str, str, Handler]] = [
     ("every_nth_weekday", r"每(?:个|一个)?月的?(?:(?P<last>最后一个|倒数第一个)|第(?P<n>[一二三四1-4])个)"
                           r"(?:周|星期|礼拜)(?P<wd>[一二三四五六日天1-7])", every_nth_weekday),
-    ("every", rf"每(?:个|一个?)?(?P<u>{_DAY_LIST}|月的?最后一天|"
+    ("every", rf"每(?:个|一个?)?(?P<u>{_DAY_LIST}|月的?最后一天|月的?(?:月底|月末|底|末)|"
               r"工作日|非工作日|节假日|周末|天|日|晚上|早上|晚|早|小时|分钟|季度|"
               r"(?:周|星期|礼拜)(?![一二三四五六日天末1-7])|月|年)?", every),
     ("weekday_list", rf"(?<![每个上下这本])(?:周|星期|礼拜)(?P<days>(?:{_DAY}){{2,}})", weekday_list),

@@ -161,6 +161,8 @@ class Scheduler:
         if recurrence is None or anchor is None:
             return []
         lead = reminder.offset_minutes * 60_000 if reminder.offset_minutes is not None else anchor - reminder.remind_at
+        if lead < 0:  # after its occurrence began: a snooze of that occurrence (the page's), not the series' plan
+            return []
         occurrence = from_ms(reminder.remind_at + lead)
         nxt = next_occurrence(recurrence, dtstart=from_ms(anchor), after=occurrence, tz=ZoneInfo(row.timezone))
         if nxt is None:

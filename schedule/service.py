@@ -17,7 +17,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from schedule import tokens, users
+from schedule import occurrence, tokens, users
 from schedule.clock import Clock, from_ms, now_ms, to_ms
 from schedule.convert import (
     ITEM_COLUMNS,
@@ -47,7 +47,7 @@ from schedule.errors import InvalidChange, NotFound
 from schedule.fastsql import Executor, Fast, Rows, orm, run_all, transaction
 from schedule.handoff import take_offered
 from schedule.model import DigestSubscriptionRow, ReminderRow, ScheduleItemRow, UserRow
-from schedule.occurrence import at_occurrence, in_range
+from schedule.occurrence import at_occurrence, in_range, reminder_occurrence
 from schedule.recurrence import localize, next_occurrence
 
 OPEN_REMINDER = ("pending", "locked")
@@ -295,10 +295,13 @@ class ScheduleService:
     async def list_items(
         self, user_id: int, *, start_ms: int | None = None, end_ms: int | None = None,
         kind: ItemKind | None = None, statuses: Sequence[str] = ("active",),
-        include_undated_tasks: bool = False, include_reminders: bool = True,
+        include_undated_tasks: bool = False, include_reminders: bool = True, expand: bool = False,
     ) -> list[Item]:
         """Items in [start_ms, end_ms): events overlapping it, tasks due in it, recurring items
-        with an occurrence in it (reported at that occurrence). Ordered by time."""
+        with an occurrence in it (reported at that occurrence). Ordered by time.
+
+        With `expand`, a series is listed at every occurrence in the range (`occurrence.expand`: done days
+        as completed, each with its own reminders): what chat, the page and the API list."""
         async with self._tx() as session:
             params: dict[str, object] = {"p_uid": user_id, "p_statuses": list(statuses)}
             if kind is not None:
@@ -319,14 +322,19 @@ class ScheduleService:
                     _ITEMS_OF if kind is None else _ITEMS_OF_KIND, params)).all())
                 read = None
             found = [item for row in rows
-                     if (item := in_range(row, start_ms, end_ms, include_undated_tasks)) is not None]
+                     if (item := ((row, None) if expand and recurrence_of(row) is not None
+                                  else in_range(row, start_ms, end_ms, include_undated_tasks))) is not None]
+            by_item: dict[int, list[ReminderRow]] = {}
             if include_reminders and found:
-                by_item: dict[int, list[ReminderRow]] = {}
                 for rem in read if read is not None else await _reminder_rows(session, [r.id for r, _ in found]):
                     by_item.setdefault(rem.item_id, []).append(rem)
-                items = [at_occurrence(item_of(row, by_item.get(row.id, [])), occ) for row, occ in found]
-            else:
-                items = [at_occurrence(item_of(row), occ) for row, occ in found]
+            items = []
+            for row, occ in found:
+                item = item_of(row, by_item.get(row.id, []) if include_reminders else None)
+                if expand and item.recurrence is not None:
+                    items += occurrence.expand(item, start_ms, end_ms)
+                else:
+                    items.append(at_occurrence(item, occ))
         last = 1 << 62
         return sorted(items, key=lambda i: (i.anchor_at if i.anchor_at is not None else last, i.id))
 
@@ -430,7 +438,12 @@ class ScheduleService:
             items = [item_of(row, [r for r in found if r.item_id == row.id]) for row in rows]
             return sorted(items, key=lambda i: (i.anchor_at is None, i.anchor_at or 0, i.id)), series
 
-    async def skip_occurrence(self, user_id: int, item_id: int, on: date) -> Item:
+    async def complete_occurrence(self, user_id: int, item_id: int, on: date) -> Item:
+        """One occurrence of a series is done (吃药那个完成了): closed like a skipped one (its reminder moves on
+        to the next occurrence) but still listed, as done; the series goes on."""
+        return await self.skip_occurrence(user_id, item_id, on, done=True)
+
+    async def skip_occurrence(self, user_id: int, item_id: int, on: date, *, done: bool = False) -> Item:
         """Cancel one occurrence of a series (an EXDATE): the series itself goes on, and a reminder
         planned for that day moves on to the next occurrence with the same lead time."""
         stamp = now_ms(self._clock)
@@ -442,21 +455,62 @@ class ScheduleService:
                 raise InvalidChange(f"item {item_id} is not recurring")
             zone = ZoneInfo(row.timezone)
             skipped = sorted({*recurrence.skipped, on.isoformat()})
-            row.metadata_json = {**(row.metadata_json or {}), "skipped": skipped}
+            marked = sorted({*recurrence.done, on.isoformat()} if done else set(recurrence.done) - {on.isoformat()})
+            row.metadata_json = {**(row.metadata_json or {}), "skipped": skipped, "done": marked}
             row.updated_at = stamp
             moved = replace(recurrence, skipped=tuple(skipped))
             reminders = await _reminders_of(session, [row.id])
             for rem in reminders:
-                lead = (rem.offset_minutes or 0) * 60_000
-                occurrence = from_ms(rem.remind_at + lead)
+                occurs = reminder_occurrence(reminder_of(rem), anchor)  # as firing counts it
+                lead = occurs - rem.remind_at
+                occurrence = from_ms(occurs)
                 if rem.status != "pending" or occurrence.astimezone(zone).date() != on:
                     continue
                 rem.status, rem.updated_at = "cancelled", stamp
                 nxt = next_occurrence(moved, dtstart=from_ms(anchor), after=occurrence, tz=zone)
-                if nxt is not None:
+                if nxt is not None:  # the lead written out: the moved row belongs to its own occurrence
                     await _insert_reminder(session, row, NewReminder(remind_at=to_ms(nxt) - lead,
-                                                                     offset_minutes=rem.offset_minutes,
+                                                                     offset_minutes=lead // 60_000,
                                                                      channel=rem.channel), stamp)
+            await session.flush()
+            return item_of(row, await _reminders_of(session, [row.id]))
+
+    async def reopen_occurrence(self, user_id: int, item_id: int, on: date) -> Item:
+        """Undo a done or skipped occurrence (the page's 撤销): the day is open again, and its reminders that
+        the close cancelled and that are still ahead are pending again (the next day's, moved there by the
+        close, stays: firing this one then finds it and adds no other)."""
+        stamp = now_ms(self._clock)
+        async with self._orm_tx() as session:
+            row = await _owned_item(session, user_id, item_id, include_deleted=False)
+            recurrence = recurrence_of(row)
+            anchor = row.start_at if row.kind == "event" else row.due_at
+            if recurrence is None or anchor is None:
+                raise InvalidChange(f"item {item_id} is not recurring")
+            day, zone = on.isoformat(), ZoneInfo(row.timezone)
+            if day in recurrence.skipped:
+                row.metadata_json = {**(row.metadata_json or {}),
+                                     "skipped": [d for d in recurrence.skipped if d != day],
+                                     "done": [d for d in recurrence.done if d != day]}
+                row.updated_at = stamp
+                for rem in await _reminders_of(session, [row.id]):
+                    occurs = from_ms(reminder_occurrence(reminder_of(rem), anchor)).astimezone(zone).date()
+                    if rem.status == "cancelled" and occurs == on and rem.remind_at > stamp:
+                        rem.status, rem.updated_at, rem.attempts = "pending", stamp, 0
+            await session.flush()
+            return item_of(row, await _reminders_of(session, [row.id]))
+
+    async def reopen_item(self, user_id: int, item_id: int) -> Item:
+        """Undo completing or cancelling one item (the page's 撤销): active again, and the reminders that the
+        close cancelled (same instant) and that are still ahead are pending again."""
+        stamp = now_ms(self._clock)
+        async with self._orm_tx() as session:
+            row = await _owned_item(session, user_id, item_id, include_deleted=False)
+            if row.status in ("completed", "cancelled"):
+                closed_at = row.updated_at
+                row.status, row.updated_at = "active", stamp
+                for rem in await _reminders_of(session, [row.id]):
+                    if rem.status == "cancelled" and rem.updated_at == closed_at and rem.remind_at > stamp:
+                        rem.status, rem.updated_at, rem.attempts = "pending", stamp, 0
             await session.flush()
             return item_of(row, await _reminders_of(session, [row.id]))
 

@@ -111,7 +111,7 @@ class Dropped:
 class Linked:
     """A link the user asked for: the itinerary page, a public share link, the calendar feed."""
 
-    what: Literal["page", "share", "feed", "unshare"]
+    what: Literal["page", "share", "feed", "unshare", "unfeed"]
     url: str | None = None
     done: bool = True
 

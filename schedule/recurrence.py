@@ -104,3 +104,14 @@ def _next_unskipped(recurrence: Recurrence, *, dtstart: datetime, after: datetim
 def first_occurrence(recurrence: Recurrence, *, dtstart: datetime, tz: ZoneInfo) -> datetime | None:
     """The first occurrence at or after dtstart (dtstart itself when it matches the rule)."""
     return next_occurrence(recurrence, dtstart=dtstart, after=dtstart - timedelta(seconds=1), tz=tz)
+
+
+def cn_calendar_known(year: int) -> bool:
+    """Whether chinese-calendar has that year's official holidays and 调休 days (else Mon–Fri is assumed)."""
+    import chinese_calendar
+
+    try:
+        chinese_calendar.is_workday(date(year, 6, 1))
+    except NotImplementedError:
+        return False
+    return True

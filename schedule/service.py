@@ -296,12 +296,14 @@ class ScheduleService:
         self, user_id: int, *, start_ms: int | None = None, end_ms: int | None = None,
         kind: ItemKind | None = None, statuses: Sequence[str] = ("active",),
         include_undated_tasks: bool = False, include_reminders: bool = True, expand: bool = False,
+        as_stored: bool = False,
     ) -> list[Item]:
         """Items in [start_ms, end_ms): events overlapping it, tasks due in it, recurring items
         with an occurrence in it (reported at that occurrence). Ordered by time.
 
         With `expand`, a series is listed at every occurrence in the range (`occurrence.expand`: done days
-        as completed, each with its own reminders): what chat, the page and the API list."""
+        as completed, each with its own reminders): what chat, the page and the API list. With `as_stored`,
+        a series is returned as stored, from its first occurrence (what the calendar feed writes out)."""
         async with self._tx() as session:
             params: dict[str, object] = {"p_uid": user_id, "p_statuses": list(statuses)}
             if kind is not None:
@@ -321,8 +323,8 @@ class ScheduleService:
                 rows = list((await (await (await orm(session)).connection()).execute(
                     _ITEMS_OF if kind is None else _ITEMS_OF_KIND, params)).all())
                 read = None
-            found = [item for row in rows
-                     if (item := ((row, None) if expand and recurrence_of(row) is not None
+            found = [hit for row in rows
+                     if (hit := ((row, None) if (expand or as_stored) and recurrence_of(row) is not None
                                   else in_range(row, start_ms, end_ms, include_undated_tasks))) is not None]
             by_item: dict[int, list[ReminderRow]] = {}
             if include_reminders and found:
@@ -551,6 +553,14 @@ class ScheduleService:
             if row.status != "active":
                 raise InvalidChange(f"item {item_id} is {row.status}")
             return reminder_of(await _insert_reminder(session, row, new, stamp))
+
+    async def get_reminder(self, user_id: int, reminder_id: int) -> Reminder:
+        async with self._orm_tx() as session:
+            rem = await session.scalar(select(ReminderRow).where(ReminderRow.id == reminder_id,
+                                                                 ReminderRow.user_id == user_id))
+            if rem is None:
+                raise NotFound(f"reminder {reminder_id}")
+            return reminder_of(rem)
 
     async def cancel_reminder(self, user_id: int, reminder_id: int) -> Reminder:
         async with self._orm_tx() as session:

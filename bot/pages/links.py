@@ -21,7 +21,7 @@ from bot.pages.tokens import Claims, LinkError
 from bot.settings import Settings
 from render.timefmt import local
 from schedule.clock import Clock, now_ms
-from schedule.model import AppSecretRow, PageShareRow, UserRow
+from schedule.model import AppSecretRow, CalendarFeedRow, PageShareRow, UserRow
 
 log = logging.getLogger("schedbot.pages")
 DAY_MS = 86_400_000
@@ -85,9 +85,24 @@ class PageLinks:
             return bool(getattr(result, "rowcount", 0))
 
     async def feed_url(self, user_id: int) -> str:
-        """The calendar feed; the expiry is rounded to a day so the URL is stable for a day."""
+        """The calendar feed; the expiry is rounded to a day so the URL is stable for a day. The token carries
+        the user's feed generation: "关闭日历订阅" (`revoke_feed`) moves it on and older links answer 410."""
         expires = (now_ms(self._clock) + FEED_TTL_MS) // DAY_MS * DAY_MS + DAY_MS
-        return f"{self.base_url}/ics/{await self._sign(Claims('c', user_id, expires))}.ics"
+        async with self._sessions.begin() as session:
+            epoch = await session.scalar(select(CalendarFeedRow.epoch).where(CalendarFeedRow.user_id == user_id))
+        claims = Claims("c", user_id, expires, str(epoch or 0))
+        return f"{self.base_url}/ics/{await self._sign(claims)}.ics"
+
+    async def revoke_feed(self, user_id: int) -> bool:
+        """关闭日历订阅: every feed link issued so far stops working (410); a new one can be asked for."""
+        stamp = now_ms(self._clock)
+        async with self._sessions.begin() as session:
+            row = await session.get(CalendarFeedRow, user_id, with_for_update=True)
+            if row is None:
+                session.add(CalendarFeedRow(user_id=user_id, epoch=1, revoked_at=stamp))
+            else:
+                row.epoch, row.revoked_at = row.epoch + 1, stamp
+        return True
 
     # ------------------------------------------------------------ checks for the routes
     async def resolve(self, token: str, *, scopes: frozenset[str]) -> Claims:
@@ -95,6 +110,12 @@ class PageLinks:
         key, _ = await self._load_keys()
         stamp = now_ms(self._clock)
         claims = tokens.verify(key, token, scopes=scopes, now_ms=stamp)
+        if claims.scope == "c":
+            async with self._sessions.begin() as session:
+                epoch = await session.scalar(select(CalendarFeedRow.epoch)
+                                             .where(CalendarFeedRow.user_id == claims.user_id))
+            if claims.nonce != str(epoch or 0):
+                raise LinkError(410, "feed revoked")
         if claims.scope == "s":
             async with self._sessions.begin() as session:
                 row = await session.scalar(select(PageShareRow).where(PageShareRow.nonce == claims.nonce))
@@ -167,6 +188,11 @@ async def _live_share(session: AsyncSession, user_id: int, stamp: int) -> PageSh
         .where(PageShareRow.user_id == user_id, PageShareRow.revoked_at.is_(None), PageShareRow.expires_at > stamp)
         .order_by(PageShareRow.id.desc())
         .limit(1))
+
+
+def webcal(url: str) -> str:
+    """webcal://…: a phone subscribes to the feed (kept in sync) instead of importing a copy once."""
+    return "webcal://" + url.split("://", 1)[1] if "://" in url else url
 
 
 def _range_query(start_ms: int | None, end_ms: int | None, tz: str | None) -> str:

@@ -81,7 +81,9 @@ def title_parts(title: str) -> tuple[TitlePart, ...]:
     for found in _URL.finditer(title):
         if found.start() > at:
             parts.append(TitlePart(title[at:found.start()]))
-        parts.append(TitlePart(found.group(0), found.group(0)))
+        url = found.group(0)
+        shown = url.split("://", 1)[1]
+        parts.append(TitlePart(shown if len(shown) <= 28 else shown[:27] + "…", url))
         at = found.end()
     if at < len(title):
         parts.append(TitlePart(title[at:]))

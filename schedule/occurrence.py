@@ -126,6 +126,8 @@ def expand(item: Item, start_ms: int | None, end_ms: int | None, *, limit: int =
                                   offset_minutes=(first - rem.remind_at) // 60_000, channel=rem.channel,
                                   status="pending") for first, rem in plan
                          if occ > first and (occ - (first - rem.remind_at), rem.channel) not in held]
-        shown = replace(at_occurrence(item, occ), reminders=tuple(sorted(own, key=lambda r: (r.remind_at, r.id))))
-        found.append(replace(shown, status="completed") if is_done else shown)
+        times = {"due_at": occ} if item.kind == "task" else \
+            {"start_at": occ, "end_at": item.end_at + occ - anchor if item.end_at is not None else None}
+        found.append(replace(item, **times, reminders=tuple(sorted(own, key=lambda r: (r.remind_at, r.id))),
+                             status="completed" if is_done else item.status))  # as at_occurrence, in one copy
     return found

@@ -8,9 +8,10 @@ falling back to Mon–Fri for years it has no data for; lunar rules go through l
 from __future__ import annotations
 
 from datetime import date, datetime, timedelta
+from functools import lru_cache
 from zoneinfo import ZoneInfo
 
-from dateutil.rrule import rrulestr
+from dateutil.rrule import rrule, rruleset, rrulestr
 from lunardate import LunarDate
 
 from schedule.domain import Lunar, Recurrence
@@ -85,7 +86,7 @@ def _next_unskipped(recurrence: Recurrence, *, dtstart: datetime, after: datetim
     body = recurrence.rrule or ("FREQ=DAILY" if recurrence.workdays else None)
     if body is None:
         return None
-    rule = rrulestr(body, dtstart=start_local, forceset=False)
+    rule = _rule(body, start_local)
     cursor = after_local
     for _ in range(_MAX_SCAN):
         candidate = rule.after(cursor, inc=False)
@@ -99,6 +100,13 @@ def _next_unskipped(recurrence: Recurrence, *, dtstart: datetime, after: datetim
             return aware
         cursor = candidate
     return None
+
+
+@lru_cache(maxsize=1024)
+def _rule(body: str, start_local: datetime) -> rrule | rruleset:
+    """A parsed rule, kept: `after()` on it walks from the series' start, and with `cache=True` a listing's
+    many calls on one series (a week of a daily series, every page view) reuse the occurrences already found."""
+    return rrulestr(body, dtstart=start_local, forceset=False, cache=True)
 
 
 def first_occurrence(recurrence: Recurrence, *, dtstart: datetime, tz: ZoneInfo) -> datetime | None:

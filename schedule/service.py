@@ -72,6 +72,16 @@ _MAY_BE_IN_RANGE = or_(
     and_(~_EVENT, _I.due_at >= bindparam("p_lo"), _I.due_at < bindparam("p_hi")),
 )
 _ACTIVE_WHERE = (_I.user_id == bindparam("p_uid"), _I.status == "active", _MAY_BE_IN_RANGE)
+# The page lists done items too: the same prefilter over active and completed rows, item and reminders in one trip.
+_SHOWN_WHERE = (_I.user_id == bindparam("p_uid"), _I.status.in_(("active", "completed")), _MAY_BE_IN_RANGE)
+_SHOWN_ITEMS_OF = Fast(select(*ITEM_COLUMNS).where(*_SHOWN_WHERE).order_by(_I.id))
+_SHOWN_REMINDERS_OF = Fast(select(*REMINDER_COLUMNS).where(REMINDERS.c.item_id.in_(select(_I.id).where(*_SHOWN_WHERE))))
+# Overdue one-off tasks: how many, and the latest few (the page folds them into one group).
+_OVERDUE_WHERE = (_I.user_id == bindparam("p_uid"), _I.status == "active", _I.kind == "task",
+                  _I.due_at < bindparam("p_before"), _I.rrule.is_(None), _I.workdays.is_(None), _I.lunar.is_(None))
+_OVERDUE_COUNT = Fast(select(func.count()).select_from(ITEMS).where(*_OVERDUE_WHERE))
+_OVERDUE_LATEST = Fast(select(*ITEM_COLUMNS).where(*_OVERDUE_WHERE).order_by(_I.due_at.desc(), _I.id.desc())
+                       .limit(bindparam("p_limit")))
 _ACTIVE_ITEMS_OF = Fast(select(*ITEM_COLUMNS).where(*_ACTIVE_WHERE).order_by(_I.id))  # what chat lists
 _ACTIVE_ITEMS_OF_KIND = Fast(select(*ITEM_COLUMNS).where(*_ACTIVE_WHERE, _I.kind == bindparam("p_kind"))
                              .order_by(_I.id))
@@ -308,14 +318,16 @@ class ScheduleService:
             params: dict[str, object] = {"p_uid": user_id, "p_statuses": list(statuses)}
             if kind is not None:
                 params["p_kind"] = kind
-            if tuple(statuses) == ("active",):
+            shown = tuple(statuses) == ("active", "completed") and kind is None
+            if tuple(statuses) == ("active",) or shown:
                 far = 1 << 62
                 params.update(p_lo=-far if start_ms is None else start_ms, p_hi=far if end_ms is None else end_ms,
                               p_undated=include_undated_tasks)
                 statements: list[tuple[Fast, Mapping[str, Any] | None]] = [
-                    ((_ACTIVE_ITEMS_OF if kind is None else _ACTIVE_ITEMS_OF_KIND), params)]
+                    (_SHOWN_ITEMS_OF if shown else _ACTIVE_ITEMS_OF if kind is None else _ACTIVE_ITEMS_OF_KIND, params)]
                 if include_reminders:  # in the same trip, for the same items
-                    statements.append(((_ACTIVE_REMINDERS_OF if kind is None else _ACTIVE_REMINDERS_OF_KIND), params))
+                    statements.append((_SHOWN_REMINDERS_OF if shown else _ACTIVE_REMINDERS_OF if kind is None
+                                       else _ACTIVE_REMINDERS_OF_KIND, params))
                 results = await run_all(session, statements)
                 rows = results[0].all()
                 read: list[Any] | None = results[1].all() if include_reminders else None
@@ -339,6 +351,17 @@ class ScheduleService:
                     items.append(at_occurrence(item, occ))
         last = 1 << 62
         return sorted(items, key=lambda i: (i.anchor_at if i.anchor_at is not None else last, i.id))
+
+    async def overdue_tasks(self, user_id: int, *, before_ms: int, limit: int) -> tuple[int, list[Item]]:
+        """Open one-off tasks due before `before_ms`: how many, and the latest `limit` with their reminders."""
+        async with self._tx() as session:
+            params = {"p_uid": user_id, "p_before": before_ms, "p_limit": limit}
+            counted, latest = await run_all(session, [(_OVERDUE_COUNT, params), (_OVERDUE_LATEST, params)])
+            rows = latest.all()
+            by_item: dict[int, list[Any]] = {}
+            for rem in await _reminder_rows(session, [r.id for r in rows]):
+                by_item.setdefault(rem.item_id, []).append(rem)
+            return int(counted.rows[0][0]), [item_of(row, by_item.get(row.id, [])) for row in rows]
 
     async def update_item(self, user_id: int, item_id: int, changes: ItemChanges) -> Item:
         """Apply a partial change; moving an event or deadline moves its open reminders (offset kept)."""

@@ -76,9 +76,8 @@ class ItineraryLoader:
         overdue_count = 0
         if private:
             if span.start_on <= self.today(tz) < span.end_on:
-                before = await self._service.list_items(user_id, end_ms=start_ms, kind="task")
-                late = [i for i in before if i.recurrence is None and i.anchor_at is not None]
-                overdue_count, overdue = len(late), late[::-1][:MAX_OVERDUE]  # the latest first
+                overdue_count, overdue = await self._service.overdue_tasks(user_id, before_ms=start_ms,
+                                                                           limit=MAX_OVERDUE)  # the latest first
             loose = await self._service.list_items(user_id, start_ms=0, end_ms=1, kind="task",
                                                    include_undated_tasks=True)
             undated = [i for i in loose if i.anchor_at is None]

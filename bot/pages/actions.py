@@ -133,7 +133,7 @@ class PageActions:
         with suppress(InvalidChange):  # the item was closed meanwhile: nothing to remind of
             made = await self._service.create_reminder(user_id, item.id,
                                                        NewReminder(remind_at=remind_at, offset_minutes=offset))
-            return Tap("snooze", made.id)
+            return Tap("snooze", made.id, tap.choice)  # names the new reminder (its 撤销 cancels it)
         return None
 
     async def postpone_overdue(self, user_id: int, *, now_ms: int, tz: str) -> int:

@@ -140,3 +140,39 @@ async def test_a_series_card_shows_only_its_own_days_reminders(bot: Bot) -> None
     assert today.count('class="bell') == 1 and ("10:30 已提醒" in today or "10:30 未送达" in today)
     assert tomorrow.count('class="bell') == 1 and ">6月19日 10:30 提醒</span>" in tomorrow  # its own, still to come
     assert "已提醒" not in tomorrow and "未送达" not in tomorrow
+
+
+async def test_snoozing_an_occurrence_reminds_of_that_day_once_and_plans_nothing_else(bot: Bot) -> None:
+    chat = bot.chat()
+    await chat.say("每天上午10点半提醒我吃药")
+    bot.clock.advance(minutes=31)
+    await bot.deliver(2)  # 10:30 went out; tomorrow's row is planned
+    [series] = await bot.rows(ScheduleItemRow)
+    path, html = await page_html(bot, DAYS[0])
+    button = f"snooze:{series.id}:10m:2026-06-18"
+    assert f'value="{button}"' in html
+    response = await bot.client.post(path.split("?")[0], data={"csrf": csrf_of(html), "do": button})
+    shown = (await bot.client.get(response.headers["location"].split("#")[0])).text
+    assert "6月18日（周四）10:41 再提醒你：吃药" in shown
+    snoozed = [r for r in await bot.rows(ReminderRow) if r.status == "pending" and r.remind_at == at(6, 18, 10, 41)]
+    assert len(snoozed) == 1 and snoozed[0].offset_minutes == -11  # counted back to its own occurrence
+    today = shown.split(f'id="item-{series.id}-2026-06-18"')[1].split("</li>")[0]
+    assert "10:41 提醒" in today
+    bot.clock.advance(minutes=11)
+    await bot.deliver(2)
+    pending = sorted(r.remind_at for r in await bot.rows(ReminderRow) if r.status == "pending")
+    assert pending == [at(6, 19, 10, 30)]  # the snooze went out and planned no second reminder for tomorrow
+
+
+async def test_postponing_every_overdue_task_to_today(bot: Bot) -> None:
+    headers = await api(bot)
+    for new in ({"kind": "task", "title": "交报销单", "due_at": at(6, 15, 18)},
+                {"kind": "task", "title": "交电费", "due_at": at(6, 16), "all_day": True}):
+        assert (await bot.client.post("/api/schedule/items", headers=headers, json=new)).status_code == 201
+    path, html = await page_html(bot, DAYS[0])
+    assert "已过期 2 项" in html
+    response = await bot.client.post(path.split("?")[0], data={"csrf": csrf_of(html), "do": "postpone:0"})
+    shown = (await bot.client.get(response.headers["location"].split("#")[0])).text
+    assert "已把 2 项过期待办顺延到今天。" in shown and "已过期 2 项" not in shown
+    due = {r.title: r.due_at for r in await bot.rows(ScheduleItemRow)}
+    assert due == {"交报销单": at(6, 18, 18), "交电费": at(6, 18)}  # its own clock when still ahead; all-day stays

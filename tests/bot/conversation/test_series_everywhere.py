@@ -176,3 +176,15 @@ async def test_postponing_every_overdue_task_to_today(bot: Bot) -> None:
     assert "已把 2 项过期待办顺延到今天。" in shown and "已过期 2 项" not in shown
     due = {r.title: r.due_at for r in await bot.rows(ScheduleItemRow)}
     assert due == {"交报销单": at(6, 18, 18), "交电费": at(6, 18)}  # its own clock when still ahead; all-day stays
+
+
+async def test_closing_the_calendar_subscription_in_chat_revokes_the_feed(bot: Bot) -> None:
+    chat = bot.chat()
+    feed = await chat.say("订阅日历")
+    path = feed.split("：", 1)[1].split("\n", 1)[0].removeprefix(bot.app.state.settings.PUBLIC_BASE_URL)
+    assert (await bot.client.get(path)).status_code == 200
+    assert (await chat.say("关闭日历订阅")).startswith("已关闭日历订阅")
+    assert (await bot.client.get(path)).status_code == 410
+    again = await chat.say("订阅日历")  # a new subscription works
+    fresh = again.split("：", 1)[1].split("\n", 1)[0].removeprefix(bot.app.state.settings.PUBLIC_BASE_URL)
+    assert fresh != path and (await bot.client.get(fresh)).status_code == 200

@@ -73,7 +73,8 @@ _MAY_BE_IN_RANGE = or_(
 )
 _ACTIVE_WHERE = (_I.user_id == bindparam("p_uid"), _I.status == "active", _MAY_BE_IN_RANGE)
 # The page lists done items too: the same prefilter over active and completed rows, item and reminders in one trip.
-_SHOWN_WHERE = (_I.user_id == bindparam("p_uid"), _I.status.in_(("active", "completed")), _MAY_BE_IN_RANGE)
+_SHOWN_WHERE = (_I.user_id == bindparam("p_uid"), or_(_I.status == "active", _I.status == "completed"),  # no IN list
+                _MAY_BE_IN_RANGE)
 _SHOWN_ITEMS_OF = Fast(select(*ITEM_COLUMNS).where(*_SHOWN_WHERE).order_by(_I.id))
 _SHOWN_REMINDERS_OF = Fast(select(*REMINDER_COLUMNS).where(REMINDERS.c.item_id.in_(select(_I.id).where(*_SHOWN_WHERE))))
 # Overdue one-off tasks: how many, and the latest few (the page folds them into one group).

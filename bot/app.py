@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import threading
@@ -28,6 +29,7 @@ from bot.pages.routes import pages_router
 from bot.runtime import IN_PROCESS_BATCH, WorkerTask, delivery_worker, wechat_client
 from bot.settings import Settings
 from bot.webhook import WeChatFastPath, build_wechat_router
+from intent import target
 from schedule.clock import Clock, SystemClock
 from schedule.db import create_engine, session_factory
 from schedule.errors import InvalidChange, NotFound
@@ -188,8 +190,9 @@ def create_app(
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         if settings.DATABASE_AUTO_MIGRATE:
             await upgrade(engine)
-        # jieba's dictionary loads in a background thread, off the request path; then the start-up heap is
-        # frozen out of the cyclic GC's full collections
+        # jieba's dictionary loads before the first request (the same text gets the same answer from the first
+        # message on: rule 23), off the event loop; then the start-up heap is frozen out of the GC's full passes
+        await asyncio.to_thread(target.warm_up)
         threading.Thread(target=heap.settle, name="warm-up", daemon=True).start()
         if not settings.wechat_configured:
             log.info("WeChat is not configured: set %s to enable /wechat",

@@ -38,11 +38,13 @@ async def run_chat(settings: Settings, name: str, *, now: datetime | None = None
     from bot.pages.links import PageLinks
     from bot.runtime import delivery_worker
     from bot.wechat.messages import InboundMessage
+    from intent import target
     from schedule.clock import Clock, SystemClock
     from schedule.db import create_engine, session_factory
     from schedule.service import ScheduleService
     from schedule.testing import FrozenClock
 
+    target.warm_up()  # the same text gets the same answer from the first message on (rule 23)
     interactive = stdin.isatty()
     logging.getLogger().setLevel(logging.WARNING)  # the transcript is the output; routine INFO lines are noise
     if interactive:

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
-from intent import boundary
+from intent import boundary, digest
 from intent.lexicon import NO_REMINDER, RECORD_WORD, REMIND_WORD, WEATHER, is_activity
 from intent.slots import Slots
 from intent.title import title_of
@@ -29,11 +29,6 @@ _SUB_RECUR = re.compile(r"每天|每日|每早|每晚|每个?工作日|工作日
 _SUB_SEND = re.compile(
     rf"(?:发|推|告诉|汇总|整理|列)[^,]{{0,10}}{_AGENDA}|{_AGENDA}[^,]{{0,8}}(?:发|推)"
 )
-# A new time for the push itself: 推送改到8点 / 早报改成早上8点 / 改成每天早上8点发 (no object: nothing else is sent).
-_SUB_RETIME = re.compile(
-    r"(?:推送|早报|晚报|每日待办|待办推送|日程推送)(?:的)?(?:时间)?(?:改成|改到|改为|换成|换到|调到|调成)"
-    r"|^(?:把)?(?:时间)?(?:改成|改到|改为|换成|换到|调到|调成)(?:每天|每日|每个?工作日|工作日)[^,]{0,8}(?:发|推送?)"
-    r"(?:吧|给我|过来)?$")
 SNOOZE = re.compile(
     r"再(?:提醒|叫|喊|通知|催)|(?:晚点|晚些|稍后|过会儿?|待会儿?|等会儿?|一会儿?|等下|等一下|回头)(?:再)?(?:提醒|叫|喊)"
 )
@@ -56,7 +51,8 @@ _QUESTION = re.compile(
 )
 _REQUEST = re.compile(r"帮我|请|麻烦|提醒我|记一下|给我|叫我|记得")
 # Completion: a verb with a result complement and 了 (交上去了, 买到了, 付过了, 搞掂了), 已(经) + verb, a tick.
-_DONE_VERB = r"(?:交|提交|买|取|拿|领|办|做|弄|写|干|付|还|缴|续|签|修|洗|寄|发|送|递|打|填|报|搞|处理|整理|读|背|吃)"
+_DONE_VERB = (r"(?:交|提交|买|取|拿|领|办|做|弄|写|干|付|还|缴|续|签|修|洗|寄|发|送|递|打|填|报|搞|处理|整理|读|背|吃|"
+              r"带|订|预订|预约|回(?!到)|换|充|退)")
 COMPLETE = re.compile(
     r"(?:搞定|完成|结束|交掉|搞掂|ok|OK|Ok|弄妥|办妥)(?:了|啦|咯|喽)|"
     rf"{_DONE_VERB}(?:完|好|掉|妥|到|过|上去|出去|过去|回来)(?:了|啦|咯|喽)|"
@@ -69,7 +65,7 @@ COMPLETE = re.compile(
 CANCEL = re.compile(
     r"取消|不开了|不去了|不办了|删了|删掉|删除|去掉|撤销|作废|不用去了|不要了|黄了|不见了|不约了|不吃了|免了|推掉|算了$|"
     r"不(?:再|想|用)?(?:打|去|开|办|吃|约|见|看|做|买|上|搞|弄|玩|来|聚|跑|游|练|学|参加|出发|过|考|交)"
-    r"(?P<obj1>[^,!?了]{0,6})了(?:吧|哈|啊)?$|"
+    r"(?P<obj1>[^,!?了啦]{0,6})(?:了|啦|咯)(?:吧|哈|啊)?$|"
     r"(?:不用|不要|别)再?提醒(?:我)?(?P<obj2>[^,!?]{1,12})了(?:吧|哈|啊)?$|"
     r"(?<=[\u4e00-\u9fff]{2})(?<!好的|觉得|暂时|现在|那就|谢谢|已经|目前|应该|可能)"  # 好的不用了: small talk
     r"(?:那个|这个|那件事|的)?(?:不用了|不需要了|不做了|不弄了)(?:吧|哈|啊)?$"  # 取快递那个不用了
@@ -104,16 +100,16 @@ def classify(text: str, slots: Slots, today: date | None = None) -> Decision:
     """The first matching rule wins; the order encodes precedence (unsubscribe before cancel …)."""
     if not text.strip():
         return Decision("none", "none.empty")
+    if digest.changes_push(text, slots):  # rule 22: 推送改到8点 / 周末就别发了 / 换到晚上九点发第二天的
+        return Decision("subscribe_digest", "digest.retime")
     if UNSUBSCRIBE.search(text):
         return Decision("unsubscribe_digest", "digest.unsubscribe")
     daily_clock = slots.when is not None and slots.when.has_clock and not slots.when.has_date
-    if _SUB_RETIME.search(text) and (daily_clock or (slots.recur is not None and slots.recur.has_clock)):
-        return Decision("subscribe_digest", "digest.retime")  # 推送改到8点 / 改成每天早上8点发
     send = _SUB_SEND.search(text)
     actor = IMPERATIVE.search(text)  # 每天5点提醒我发日报: the user sends; the bot pushes nothing
     if send and not (actor and actor.start() <= send.start()) and (
             _SUB_RECUR.search(text) or slots.recur is not None or daily_clock):
-        if _STOP.search(text):
+        if _STOP.search(digest.without_days_off(text)):  # 每天7点发待办，周末不用发: only the weekend is off
             return Decision("unsubscribe_digest", "digest.unsubscribe_negated")  # 不用每天给我发待办了
         return Decision("subscribe_digest", "digest.subscribe")
     remind = REMIND_WORD.search(text)
@@ -121,7 +117,8 @@ def classify(text: str, slots: Slots, today: date | None = None) -> Decision:
         return Decision("none", "none.world_lookup")
     if boundary.asks_about_bot(text, slots):
         return Decision("none", "none.about_bot")
-    if _is_query(text, slots) or boundary.asks_own_item(text, slots):
+    looked_only = IMPERATIVE.search(text) and not _QUERY_ASK.search(text) and not _PAGE_ASK.search(text)
+    if (_is_query(text, slots) or boundary.asks_own_item(text, slots)) and not looked_only:  # 看下这个，提醒我
         return Decision("query", "query.ask")
     if WEATHER.search(text) and not remind:
         return Decision("none", "none.weather")
@@ -203,7 +200,8 @@ def _is_query(text: str, slots: Slots) -> bool:
 
 _TASK_VERB = re.compile(
     r"^[,. ]*(?:我|先)?(?:要|得)?(?:把[^,]{1,10}?)?"
-    r"(?:交|买|取|办|还|付|寄|送|拿|写|做|修|洗|订|缴|续|签|带|领|参加|准备|打扫|整理|提交|休)"
+    r"(?:交|买|取|办|还|付|寄|送|拿|写|做|修|洗|订|缴|续|签|带|领|参加|准备|打扫|整理|提交|休|开工|复工|回老家|"
+    r"给[^,]{1,8}?(?:打电话|打个电话|回电话|回个电话|发消息|发微信|拜年|过生日))"
 )
 
 

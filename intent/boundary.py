@@ -43,6 +43,13 @@ def asks_about_bot(text: str, slots: Slots) -> bool:
     return not _ABILITY_WORDS.sub("", text)
 
 
+# 看看周五还有什么 / 明天有啥: what else a day holds.
+_WHAT_ELSE = re.compile(r"(?:还|另外|别的)?有(?:什么|啥|哪些)(?:别的|其他|事|事情|事儿)?[?!.吗呢啊呀]*$")
+
+
 def asks_own_item(text: str, slots: Slots) -> bool:
-    """明天的会几点开来着: a dated question about an activity of the user's is a query of that day."""
+    """明天的会几点开来着: a dated question about an activity of the user's is a query of that day; so is
+    看看周五还有什么."""
+    if slots.when is not None and _WHAT_ELSE.search(text):
+        return True
     return slots.when is not None and bool(_OWN_ASK.search(text)) and (is_activity(text) or "的会" in text)

@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from intent import clarify, reminder
 from intent.lexicon import ALL_DAY_ACTIVITY, DEADLINE, NO_REMINDER, RECORD_WORD, REMIND_WORD, is_activity, is_meeting
 from intent.model import CreateIntent, Lunar, Missing, Pending, Recurrence
-from intent.place import place_of
+from intent.place import place_of, venue_in
 from intent.slots import Slots, day_start
 from intent.title import clean, remove_spans, title_of
 
@@ -39,8 +39,13 @@ def build(text: str, slots: Slots, *, rule: str, meeting_offset: int, confidence
         kind = "task"  # 明早8点提醒我跑步: a bare "提醒我 X" is a task (SPEC §4)
     raw_title = clean(rest)
     title = title_of(text, slots.spans) or ("闹钟" if "闹钟" in text else ("提醒" if asked else ""))
+    venue = venue_in(title) if place is None else None
+    if venue is not None:  # 星巴克见客户: the place goes to location, the title keeps the activity
+        title, place = venue[0], (venue[1], (0, 0))
     missing: list[Missing] = []
     all_day = start is not None and not has_clock
+    if kind == "task" and all_day and _period_only(text, rest, slots, asked=asked, no_remind=no_remind):
+        kind = "event"  # 周六上午带狗打疫苗: a part of the day is no clock time and no all-day task (rule 1)
     if start is not None and all_day:
         start = day_start(start)
         end = day_start(end) if end is not None else None
@@ -121,6 +126,18 @@ def _stated_end(text: str, slots: Slots, start: datetime | None) -> tuple[dateti
             return start + timedelta(seconds=duration.seconds), [(verb.start() if verb else b, e + len(noun.group(0))
                                                                   if noun else e)]
     return None
+
+
+_PERIOD_ASKS = frozenset({"凌晨", "早上", "早晨", "清晨", "上午", "下午", "傍晚", "晚上", "夜里", "今早", "明早",
+                          "今晚", "明晚"})
+
+
+def _period_only(text: str, rest: str, slots: Slots, *, asked: bool, no_remind: bool) -> bool:
+    """A day with a part of it and no hour (后天上午去银行): the hour is asked like an event's (SPEC §4), unless
+    the words make it a deadline or a reminder request (which has its own question), or it repeats."""
+    when = slots.anchor
+    return (when is not None and when.period in _PERIOD_ASKS and slots.recur is None and not asked
+            and not no_remind and not DEADLINE.search(rest))
 
 
 def _label(slots: Slots, title: str) -> str:

@@ -82,6 +82,9 @@ def merge(pending: Intent, text: str, slots: Slots, *, now: datetime, meeting_of
                                        "digest_kind": pending.digest_kind, "rule": "merge.digest_time"})
     if isinstance(pending, CreateIntent):
         return _merge_create(pending, text, slots, meeting_offset)
+    lead_clock = _lead_clock(pending, slots, text)
+    if lead_clock is not None:
+        return lead_clock
     if isinstance(pending, UpdateIntent) and pending.new_period is not None and slots.when is not None \
             and slots.when.has_clock and slots.when.start is not None and not slots.when.has_date:
         # 周五的会提前到上午 → "10点": that hour in the part of the day said (the day: as said, or the item's)
@@ -93,6 +96,24 @@ def merge(pending: Intent, text: str, slots: Slots, *, now: datetime, meeting_of
             "needs_clarification": still, "question": pending.question if still else None,
             "rule": "merge.changes"})
     return None
+
+
+LEAD_CLOCK = "merge.lead_clock"
+
+
+def _lead_clock(pending: Intent, slots: Slots, text: str) -> UpdateIntent | None:
+    """"提前一天提醒我" about an all-day item asked 几点 (SPEC §4): "晚上8点" → the lead from the item's day."""
+    info = pending.pending
+    when = slots.when
+    if not isinstance(pending, UpdateIntent) or "reminder_time" not in pending.needs_clarification \
+            or info is None or info.on_date is None or info.lead_minutes is None \
+            or when is None or not when.has_clock or when.start is None or when.has_date:
+        return None
+    day = datetime.combine(info.on_date, time(), tzinfo=when.start.tzinfo) - timedelta(minutes=info.lead_minutes)
+    at = on_day(when, day, info.period or ("晚上" if "晚" in text else None))
+    lead = int((datetime.combine(info.on_date, time(), tzinfo=at.tzinfo) - at).total_seconds() // 60)
+    return pending.model_copy(update={"changes": Changes(offset_minutes=lead), "needs_clarification": [],
+                                      "question": None, "pending": None, "rule": LEAD_CLOCK})
 
 
 def _merge_create(pending: CreateIntent, text: str, slots: Slots, meeting_offset: int) -> CreateIntent:

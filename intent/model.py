@@ -50,6 +50,12 @@ class Changes(_Value):
     title: str | None = None
     shift_minutes: int | None = None  # 推迟半小时: move by this much (not in §5; null otherwise)
     location: str | None = None  # 地点改成人民医院 (not in §5; null otherwise)
+    # Follow-ups about the item in focus (rule 17; not in §5): 四点结束 / 大概两个小时 / 备注… / 以后每周都这样
+    end_at: datetime | None = None
+    duration_minutes: int | None = None
+    note: str | None = None
+    recurrence: Recurrence | None = None
+    another_reminder: bool = False  # 再加一个提前10分钟的提醒: offset_minutes is an extra reminder, the others kept
 
 
 class Pending(_Value):
@@ -104,6 +110,7 @@ class CreateIntent(Intent):
     explicit_no_reminder: bool = False
     recurrence: Recurrence | None = None
     location: str | None = None  # 地点在望京SOHO (not in §5; null otherwise)
+    note: str | None = None  # links and phone numbers said with the request (not in §5; null otherwise)
 
 
 class QueryIntent(Intent):
@@ -126,6 +133,7 @@ class UpdateIntent(_Targeted):
     changes: Changes | None = None
     new_day: dt.date | None = None  # 改到上午 / 改到明天上午 asked 几点: the day and part said so far
     new_period: str | None = None
+    or_focus: bool = False  # the words may name no item (集合地点改成…): then the item in focus is meant
 
 
 class CancelIntent(_Targeted):
@@ -146,6 +154,10 @@ class SubscribeDigestIntent(Intent):
     digest_kind: str = "todo_day"
     time: str | None = None
     recurrence: Recurrence | None = None
+    # A change to the push the user has (rule 22: 推送改到8点, 周末就别发了): what is not said stays as it is.
+    retime: bool = False
+    kind_said: bool = False  # the agenda was named (当天 / 第二天的): `digest_kind` replaces the push's
+    days_said: bool = False  # the days were named (工作日 / 周末不用发 / 每天都发): `recurrence` replaces the push's
 
 
 class UnsubscribeDigestIntent(Intent):

@@ -18,6 +18,13 @@ What carries over:
 - Subject: a request with its own time but no words of its own, marked 也/同样/一样/照旧 (晚上8点也要),
   takes the previous request's title (and its 提醒我).
 
+Lists (rule 20): "day: a, b, c" or a to-do lead-in (要买的：/待办事项：/出差要准备的：/今天的待办：, a day optional)
+give one task per thing, titled by the thing (要买的：牛奶 → 买牛奶), due on the list's day (all day) or undated; a
+thing with its own clock time stays a request of its own.
+
+Order (rule 16): a request that needs a question (its hour, a reminder time) comes after the others, so they are
+done first and the question ends the reply.
+
 One request gives `[parse(text, …)]` exactly. With `pending`, a first clause that answers it is merged
 with it (as `parse` would) and comes first. Never raises.
 """
@@ -30,7 +37,9 @@ from datetime import date, datetime
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
-from intent.model import CreateIntent, Intent
+from intent.contact import pull
+from intent.followup import FocusHint, corrects, with_that_day
+from intent.model import CreateIntent, Intent, NoneIntent
 from intent.normalise import normalise
 from intent.pipeline import analyse, parse, parse_prepared
 from intent.slots import DAY_BEFORE
@@ -43,10 +52,13 @@ _CLAUSE = re.compile(r"[,!?.]+|(?<=[^\x00-\x7f]) (?=[^\x00-\x7f])|(?=顺便|另�
 _CONNECTIVE = re.compile(r"^(?:顺便|另外|同时|并且|然后|还有就是|再就是|还有|再)?(?:帮我)?")
 # Cheap gate: a clause that might hold a request of its own (a time word, a request or query word).
 _CUE = re.compile(r"[0-9零一二两三四五六七八九十]点|:[0-5][0-9]|[今明后]天|[今明]早|[今明]晚|周|星期|礼拜|号|每|"
+                  r"凌晨|早上|上午|中午|下午|傍晚|晚上|"
                   r"记一下|记下|备忘|记个|看看|查|安排|行程|日程|待办|取消|完成|搞定|改到")
 _GENERIC = frozenset({"", "提醒", "闹钟", "事", "个事", "件事", "一件事", "一个事", "事情", "一下", "会议", "记个事",
                       "记件事"})
-_LEADING = re.compile(r"^(?:顺便|另外|同时|并且|然后|还有就是|再就是)")
+# 顺便… / 再加一个…: words that only join a request to the one before.
+_LEADING = re.compile(r"^(?:顺便|另外|同时|并且|然后|还有就是|再就是)?(?:帮我)?"
+                      r"(?:(?:再|还)?(?:加|添|添加|新建)(?:一个|一条|个|条))?")
 _UNTIL_ONLY = frozenset({"到", "开到", "一直到", "至", "忙到", "持续到"})  # 开到五点半: the previous item's end
 _EXTENT = re.compile(r"^(?:结束|散会|散|完|为止|截止|收尾|开完|搞完|左右)")
 # 记一下 X starts a request of its own; 记得/别忘了 X after an item is a note about that item.
@@ -71,50 +83,153 @@ class _Clause:
 
 def parse_all(
     text: str, *, now: datetime, tz: ZoneInfo | str = "Asia/Shanghai", pending: Intent | None = None,
-    meeting_offset_minutes: int = 60,
+    meeting_offset_minutes: int = 60, focus: FocusHint | None = None,
 ) -> list[Intent]:
-    """Every request of `text` in order (see the module docstring); one request → `[parse(text, …)]`."""
+    """Every request of `text` in order (see the module docstring); one request → `[parse(text, …)]`.
+    `focus` describes the item the conversation is about (`intent.followup`)."""
+    said = text if isinstance(text, str) else str(text)
+    text, note = pull(_request_in(said))
+    if note is not None and len(_WORDLESS.sub("", text)) <= 6 and focus is not None:
+        return [_noted(said)]  # 师傅电话138…: a number or link said about the item in focus is its note
+    found = _parse_all(text, now, tz, pending, meeting_offset_minutes, focus)
+    plain = normalise(said)  # English is read in Chinese words too
+    if len(plain) > _LONG and not _NOTE.search(plain) and not IMPERATIVE_OR_DEADLINE.search(plain) \
+            and not any(i.rule.endswith("+list") for i in found):  # a long to-do list is no venting
+        return [NoneIntent(rule="none.venting", confidence=0.6)]  # a long message holding no request: the agent's
+    if note is None:
+        return found
+    return [i.model_copy(update={"note": note}) if isinstance(i, CreateIntent) else i for i in found]
+
+
+_LONG = 30  # characters: a message this long is talk unless it asks for something in so many words
+_WORDLESS = re.compile(r"[\W_]|电话|手机|号码|联系方式|链接|网址|是|的|师傅|会议号|密码")
+IMPERATIVE_OR_DEADLINE = re.compile(r"提醒|叫我|喊我|记一下|帮我记|记下|记得|别忘|帮我|之前|以前|截止|前把|前要|前交|"
+                                    r"安排|预约|开会|会议|约了|有个|看看|查查|取消|完成")
+# 正事：… / 言归正传 … : what comes after such words is the request; what comes before is talk.
+_TO_BUSINESS = re.compile(r"(?:正事|说正经的|言归正传|回到正题|重点是|正题)(?:是|儿)?[:：,，]?")
+# 老婆说“周末别忘了交燃气费”，帮我记一下…: a quoted sentence is what someone said, not a request of its own.
+_QUOTED = re.compile(r"[^，。,.!！?？\s]{0,6}(?:说|讲|提醒我说|问)?[:：]?[“\"「『][^”\"」』]{1,80}[”\"」』][，,]?")
+
+
+def _request_in(text: str) -> str:
+    """The part of a long or quoting message that holds the request (all of it, when no such marker is there)."""
+    marked = None
+    for found in _TO_BUSINESS.finditer(text):
+        marked = found  # the last such marker
+    if marked is not None and len(text) > _LONG and text[marked.end():].strip():
+        return text[marked.end():]
+    unquoted = _QUOTED.sub("", text)
+    return unquoted if unquoted != text and unquoted.strip() and _NOTE.search(unquoted) else text
+
+
+def _noted(text: str) -> Intent:
+    from intent import clarify
+    from intent.model import Changes, UpdateIntent
+
+    return UpdateIntent(changes=Changes(note=text.strip()[:500]), needs_clarification=["target"],
+                        rule="followup.contact", confidence=0.8, question=clarify.question(["target"]))
+
+
+def _parse_all(
+    text: str, now: datetime, tz: ZoneInfo | str, pending: Intent | None, meeting_offset_minutes: int,
+    focus: FocusHint | None,
+) -> list[Intent]:
     try:
         zone = tz if isinstance(tz, ZoneInfo) else ZoneInfo(tz)
         local = now.astimezone(zone)
-        norm = normalise(text if isinstance(text, str) else str(text))
-        listed = (_todo_list(norm) or _clock_list(norm)) if pending is None else None
+        norm = with_that_day(normalise(text), focus)
+        things = _todo_list(norm, now, tz, meeting_offset_minutes) if pending is None else None
+        if things is not None:
+            return things
+        listed = _clock_list(norm) if pending is None else None
         if listed is not None:
             return [parse(line, now=now, tz=tz, meeting_offset_minutes=meeting_offset_minutes) for line in listed]
         parts = _split(norm)
         mentions, degraded = analyse(norm, local, zone, None) if norm else ([], False)
+        if corrects(norm):  # 不是后天,是大后天: one correction, however many time words it holds
+            return [parse_prepared(norm, mentions, degraded, now=local, tz=zone, pending=pending,
+                                   meeting_offset_minutes=meeting_offset_minutes, focus=focus)]
         several = len(parts) >= 2 and sum(1 for b, e in parts if _CUE.search(norm, b, e)) >= 2
         groups = _group(norm, parts, mentions, local.date(), pending) if several and not degraded else []
         if len(groups) < 2:
             return [parse_prepared(norm, mentions, degraded, now=local, tz=zone, pending=pending,
-                                   meeting_offset_minutes=meeting_offset_minutes)]
-        return _each(groups, norm, local, zone, pending, meeting_offset_minutes)
+                                   meeting_offset_minutes=meeting_offset_minutes, focus=focus)]
+        return _asked_last(_one_push(_each(groups, norm, local, zone, pending, meeting_offset_minutes)))
     except Exception:  # the contract is: never raise; the whole text as one request is the safe reading
-        return [parse(text, now=now, tz=tz, pending=pending, meeting_offset_minutes=meeting_offset_minutes)]
+        return [parse(text, now=now, tz=tz, pending=pending, meeting_offset_minutes=meeting_offset_minutes,
+                      focus=focus)]
 
 
 # 明天要做的事：买菜、取快递、交电费 / 周五要办:续签合同,交社保 — a day, a colon, then several things to do.
 _LIST_HEAD = re.compile(r"^(?P<day>[^:,]{1,10}?)(?:的|要|需要|得)?"
                         r"(?:要做的事情?|要办的事情?|要做的|要办的?|待办事项|待办|的?事情?|任务|清单|安排)?"
                         r"(?:有|是)?:(?P<items>.+)$")
+# 要买的：… / 出差要准备的东西：… / 待办事项：… / 这周末要做的：… — a lead-in that says the things are to-dos;
+# an optional day (and other context, 出差) before it.
+_LEAD_IN = re.compile(
+    r"^(?P<head>[^:,]{0,12}?)的?(?:"
+    r"(?:要|需要|得|该)(?P<verb>买|带|准备|拿|交|寄|还|取|做|办|处理|完成|搞定|弄)的(?:事情?|事项|东西|物品)?"
+    r"|(?P<noun>待办事项|待办清单|待办列表|待办|todo|购物清单|采购清单|购物单|任务清单|任务列表|任务)"
+    r")(?:有|是|如下)?:(?P<items>.+)$", re.IGNORECASE)
 _LIST_ITEM = re.compile(r"\s*(?:\d{1,2}[.)、]|[①-⑩])?\s*")  # 1. / 2) / ① numbering
+_LIST_CUT = re.compile(r"[,;]|\s+(?=\d{1,2}[.)])")
+# The verb of the lead-in that names what is done with each thing (要买的：牛奶 → 买牛奶).
+_THING_VERB = frozenset({"买", "带", "准备", "拿", "交", "寄", "还", "取"})
+_NOT_A_THING = re.compile(r"提醒|叫我|提前|地点|结束|顺便|另外|然后")  # a clause of a request, not a list entry
 
 
-def _todo_list(norm: str) -> list[str] | None:
-    """Each thing of a "day: a, b, c" list as its own request on that day; None for any other text."""
+def _todo_list(norm: str, now: datetime, tz: ZoneInfo | str, offset: int) -> list[Intent] | None:
+    """One task per thing of a list (rule 20): "day: a, b, c" or a to-do lead-in (要买的：/待办：) with an
+    optional day; None for any other text."""
+    lead = _LEAD_IN.match(norm)
+    if lead is not None:
+        day = _LIST_DAY.match(lead.group("head"))
+        items = _list_items(lead.group("items"), least=1)
+        if items is None:
+            return None
+        verb = lead.group("verb") if lead.group("verb") in _THING_VERB else ""
+        return [_thing(day.group(0) if day else "", item, verb, now, tz, offset) for item in items]
     m = _LIST_HEAD.match(norm)
     if m is None or not _DAY_ONLY.fullmatch(m.group("day")):
         return None
-    items = [_LIST_ITEM.sub("", part, count=1).strip() for part in re.split(r"[,;]|\s+(?=\d{1,2}[.)])",
-                                                                            m.group("items"))]
-    items = [item for item in items if item]
-    if not 2 <= len(items) <= 10 or any(len(item) > 20 for item in items):
+    items = _list_items(m.group("items"), least=2)
+    if items is None:
         return None
-    return [f"{m.group('day')}{item}" for item in items]
+    return [_thing(m.group("day"), item, "", now, tz, offset) for item in items]
+
+
+def _list_items(text: str, *, least: int) -> list[str] | None:
+    items = [_LIST_ITEM.sub("", part, count=1).strip() for part in _LIST_CUT.split(text)]
+    items = [item for item in items if item]
+    if not least <= len(items) <= 10 or any(len(item) > 20 or _NOT_A_THING.search(item) for item in items):
+        return None
+    return items
+
+
+def _thing(day: str, item: str, verb: str, now: datetime, tz: ZoneInfo | str, offset: int) -> Intent:
+    """One entry of a list: a request of its own when it says a clock time (9点还书), else a task due on the
+    list's day (all day) or undated, titled by the thing (买 + 牛奶 for 要买的)."""
+    said = parse(f"{day}{item}", now=now, tz=tz, meeting_offset_minutes=offset)
+    if isinstance(said, CreateIntent) and not said.all_day and not said.needs_clarification \
+            and (said.start_at or said.due_at) is not None:
+        return said
+    thing = verb + item if verb and not item.startswith(verb) else item
+    noted = parse(f"记一下{day}{thing}", now=now, tz=tz, meeting_offset_minutes=offset)
+    if not isinstance(noted, CreateIntent):
+        return noted
+    when = (noted.due_at or noted.start_at) if noted.all_day else None
+    return noted.model_copy(update={
+        "kind": "task", "title": noted.title or thing, "start_at": None, "end_at": None, "due_at": when,
+        "all_day": when is not None, "needs_clarification": [], "question": None, "pending": None, "confidence": 0.9,
+        "reminder": noted.reminder if when is None or noted.reminder is None else None,
+        "rule": f"{noted.rule}+list"})
 
 
 _DAY_ONLY = re.compile(r"(?:今天|明天|后天|大后天|(?:这|本|下)?(?:周|星期|礼拜)[一二三四五六日天]|"
                        r"\d{1,2}月\d{1,2}[日号]|\d{1,2}[日号])")
+# The day that starts a lead-in's head (这周末要做的 / 周日要买的东西 / 今天的待办 / 今晚要做的).
+_LIST_DAY = re.compile(rf"(?:{_DAY_ONLY.pattern}|(?:这|本|下)?周末|[今明](?:早|晚))"
+                       r"(?:凌晨|早上|上午|中午|下午|傍晚|晚上)?")
 
 
 _CLOCK = (r"(?:凌晨|早上|上午|中午|下午|傍晚|晚上)?(?:\d{1,2}|[一二两三四五六七八九十]{1,3})"
@@ -235,8 +350,51 @@ def _each(
         intent = parse(text, now=now, tz=tz, pending=answer, meeting_offset_minutes=offset)
         if i > 0 and out:
             intent = _with_subject(intent, group, out[-1], text, now, tz, offset)
+        out.append(_unstamped(intent, day) if dated is None and day is not None else intent)
+    return out
+
+
+def _unstamped(intent: Intent, day: date) -> Intent:
+    """The question of a request that took a carried day names it as people do (12月3日下午, not 2026年…)."""
+    if not isinstance(intent, CreateIntent) or intent.question is None:
+        return intent
+    stamp, said = f"{day.year}年{day.month}月{day.day}日", f"{day.month}月{day.day}日"
+    pending = intent.pending.model_copy(update={"label": intent.pending.label.replace(stamp, said)}) \
+        if intent.pending is not None else None
+    return intent.model_copy(update={"question": intent.question.replace(stamp, said), "pending": pending})
+
+
+def _one_push(intents: list[Intent]) -> list[Intent]:
+    """改成每晚8点发明天的，周末不用发: clauses about the same push are one change of it (one reply, one row);
+    what a later clause names (its days, its agenda, its time) is added to what the earlier one said."""
+    from intent.model import SubscribeDigestIntent
+
+    out: list[Intent] = []
+    for intent in intents:
+        last = out[-1] if out else None
+        if isinstance(intent, SubscribeDigestIntent) and isinstance(last, SubscribeDigestIntent) \
+                and intent.retime and not intent.needs_clarification:
+            update: dict[str, object] = {"retime": last.retime}
+            if intent.time is not None:
+                update["time"] = intent.time
+            if intent.days_said:
+                update.update(recurrence=intent.recurrence, days_said=True)
+            if intent.kind_said:
+                update.update(digest_kind=intent.digest_kind, kind_said=True)
+            out[-1] = last.model_copy(update=update)
+            continue
         out.append(intent)
     return out
+
+
+def _asked_last(intents: list[Intent]) -> list[Intent]:
+    """Rule 16: a request that needs a question (its hour, a reminder time) comes after the others, so they are
+    done first and the question ends the reply. Which-item questions stay in place (the focus may answer them)."""
+    def asks(intent: Intent) -> bool:
+        missing = getattr(intent, "needs_clarification", None) or []
+        return any(m != "target" for m in missing)
+
+    return [i for i in intents if not asks(i)] + [i for i in intents if asks(i)]
 
 
 def _with_day(text: str, group: list[_Clause], day: date) -> str:

@@ -63,4 +63,6 @@ def normalise(text: str) -> str:
     except Exception:
         head = head.translate(_FULLWIDTH)
     head = head.translate(_PUNCT)
-    return _SPACES.sub(" ", head).strip()[:MAX_CHARS]
+    from intent.filler import strip
+
+    return strip(_SPACES.sub(" ", head).strip())[:MAX_CHARS]

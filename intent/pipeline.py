@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 from intent.action import classify
-from intent.model import Intent, NoneIntent
+from intent.followup import FocusHint, read, with_that_day
+from intent.model import Intent, NoneIntent, SubscribeDigestIntent
 from intent.normalise import normalise
 from intent.slots import Slots, collect, refine
 
@@ -34,27 +35,28 @@ def _extract(text: str, now: datetime, tz: ZoneInfo, engine: Extract | None) -> 
 
 def parse(
     text: str, *, now: datetime, tz: ZoneInfo | str = "Asia/Shanghai", pending: Intent | None = None,
-    meeting_offset_minutes: int = 60, extract: Extract | None = None,
+    meeting_offset_minutes: int = 60, extract: Extract | None = None, focus: FocusHint | None = None,
 ) -> Intent:
     """Text → Intent. Any internal error yields a low-confidence `none` (the agent takes over).
 
-    `extract` replaces the time engine (tests use `intent.testing.FakeTimex`).
+    `extract` replaces the time engine (tests use `intent.testing.FakeTimex`). `focus` describes the item the
+    conversation is about, for follow-ups that name none (`intent.followup`).
     """
     try:
         zone = tz if isinstance(tz, ZoneInfo) else ZoneInfo(tz)
         return _parse(text if isinstance(text, str) else str(text), now.astimezone(zone), zone, pending,
-                      meeting_offset_minutes, extract)
+                      meeting_offset_minutes, extract, focus=focus)
     except Exception as exc:  # the contract is: never raise
         return NoneIntent(confidence=0.0, rule=f"error.{type(exc).__name__}")
 
 
 def parse_prepared(
     norm: str, mentions: list[TimeMention], degraded: bool, *, now: datetime, tz: ZoneInfo,
-    pending: Intent | None, meeting_offset_minutes: int,
+    pending: Intent | None, meeting_offset_minutes: int, focus: FocusHint | None = None,
 ) -> Intent:
     """`parse` for text already normalised and analysed (`intent.multi` reuses one extraction)."""
     try:
-        return _parse(norm, now, tz, pending, meeting_offset_minutes, None, (norm, mentions, degraded))
+        return _parse(norm, now, tz, pending, meeting_offset_minutes, None, (norm, mentions, degraded), focus=focus)
     except Exception as exc:
         return NoneIntent(confidence=0.0, rule=f"error.{type(exc).__name__}")
 
@@ -69,9 +71,9 @@ def analyse(norm: str, now: datetime, tz: ZoneInfo, engine: Extract | None) -> t
 
 def _parse(
     text: str, now: datetime, tz: ZoneInfo, pending: Intent | None, offset: int, engine: Extract | None,
-    analysed: tuple[str, list[TimeMention], bool] | None = None,
+    analysed: tuple[str, list[TimeMention], bool] | None = None, *, focus: FocusHint | None = None,
 ) -> Intent:
-    norm = normalise(text) if analysed is None else analysed[0]
+    norm = with_that_day(normalise(text), focus) if analysed is None else analysed[0]
     if not norm:
         return NoneIntent(rule="none.empty", confidence=0.9)
     mentions, degraded = analyse(norm, now, tz, engine) if analysed is None else analysed[1:]
@@ -82,6 +84,19 @@ def _parse(
         merged = merge(pending, norm, slots, now=now, meeting_offset=offset)
         if merged is not None:
             return merged
+    if focus is not None and focus.digest:  # right after a digest reply: 改到晚上9点半 re-times the push
+        from intent.digest import after_digest
+
+        changed = after_digest(norm, slots)
+        fresh = _fresh(norm, slots, mentions, now, tz, offset)
+        if isinstance(fresh, SubscribeDigestIntent) and not fresh.retime:
+            return fresh  # 每晚9点发第二天的安排: a subscription of its own, not a change of the one just set
+        if changed is not None:
+            return changed
+        focus = None  # no item in focus
+    follow = read(norm, mentions, focus)
+    if follow is not None:
+        return follow
     intent = _fresh(norm, slots, mentions, now, tz, offset)
     if degraded:
         low = min(intent.confidence, 0.3)

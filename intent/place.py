@@ -26,3 +26,21 @@ def place_of(text: str) -> tuple[str, tuple[int, int]] | None:
     if marker in ("会议室", "会场"):
         place = marker + place  # 会议室是A302 → 会议室A302
     return place[:60], m.span()
+
+
+_VENUE = (r"影城|影院|电影院|医院|卫生院|诊所|咖啡馆|咖啡厅|餐厅|饭店|酒店|会议室|大厦|广场|公园|体育馆|健身房|"
+          r"图书馆|机场|火车站|高铁站|商场|购物中心|球馆|游泳馆")
+_BRAND = r"星巴克|麦当劳|肯德基|瑞幸|海底捞|宜家"
+_ACTIVITY = (r"看|见|复查|复诊|吃|开|面试|体检|检查|接|买|办|参加|聚|喝|打|做|取|签|碰头|碰面|会合|集合|约|谈|"
+             r"上课|学|练|游|跑|剪|理发|拔牙|看牙|挂号")
+_LEADING_VENUE = re.compile(rf"^(?P<venue>[^\s,]{{1,8}}?(?:{_VENUE})|{_BRAND})(?P<title>(?:{_ACTIVITY})[^\s,]*)$")
+_TRAILING_VENUE = re.compile(
+    rf"^(?P<title>[^\s,]{{2,}})\s+(?P<venue>[^\s,]{{1,12}}?(?:{_VENUE}|楼|层|室|厅|号院)|{_BRAND})$")
+
+
+def venue_in(title: str) -> tuple[str, str] | None:
+    """万达影城看电影 → (看电影, 万达影城); 项目评审 5楼大会议室 → (项目评审, 5楼大会议室); None otherwise."""
+    m = _LEADING_VENUE.match(title) or _TRAILING_VENUE.match(title)
+    if m is None:
+        return None
+    return m.group("title"), m.group("venue")

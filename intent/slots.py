@@ -68,7 +68,8 @@ _BYDAY = ("MO", "TU", "WE", "TH", "FR", "SA", "SU")
 
 def refine(mentions: list[TimeMention], text: str) -> list[TimeMention]:
     """Intent-level reading of the engine's mentions: drop noun uses, fold 周一到周五 into the set."""
-    kept = [_week_noun(m, text) for m in mentions if m.text not in _NOUN_WORDS and not _degree(m, text)]
+    kept = [_week_noun(m, text) for m in mentions
+            if m.text not in _NOUN_WORDS and not _degree(m, text) and not _names_a_thing(m, text)]
     return _starting_from(_bounded_set(_weekday_span_set(kept)), text)
 
 
@@ -100,6 +101,18 @@ def _week_noun(m: TimeMention, text: str) -> TimeMention:
 
 
 _ADJ_BEFORE = frozenset("看快慢大小高低多少好短长轻重远近简详清亮暗早晚松紧便宜贵")
+
+
+# 3号楼 / 2号会议室 / 5号线 are places and 年终总结 a report: no date (SPEC §3 rule 20)
+_NUMBERED_PLACE = re.compile(r"(?:楼|会议室|室|厅|门|线|房|床|窗口|馆|院|口|车厢|站台|柜台|展位|包间)")
+_YEAR_NOUN = re.compile(r"(?:总结|奖|考核|评审|汇报|报告|盘点|大会|晚会|述职)")
+
+
+def _names_a_thing(m: TimeMention, text: str) -> bool:
+    after = text[m.span[1]:]
+    if m.text.endswith("号") and not m.has_clock and _NUMBERED_PLACE.match(after):
+        return True
+    return m.text.endswith(("年终", "年底", "年中")) and _YEAR_NOUN.match(after) is not None
 
 
 def _degree(m: TimeMention, text: str) -> bool:

@@ -1,8 +1,9 @@
 """Which of a user's items a complete/cancel/update request means (SPEC §3 rule 10): title words, date, time.
 
-The target text is cut into words with jieba once its dictionary is loaded, the user's own titles added as words.
-Loading takes about a second, so it happens in a background thread, never on a request: until then the target is
-cut at generic words instead (a character matcher that agrees with jieba on the cases that matter).
+The target text is cut into words with jieba, the user's own titles added as words. Loading its dictionary takes
+about a second: `serve`, `worker` and `chat` load it at start, before the first message; a process that has not
+loads it on its first match, so the same text always gets the same cut (rule 23). Only if the dictionary cannot
+load at all is the target cut at generic words instead (a character matcher), for the process's whole life.
 """
 
 from __future__ import annotations
@@ -68,9 +69,9 @@ class _Segmenter:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._tokenizer: Any = None
-        self._started = False
         self._learnt: set[str] = set()
         self._pending: set[str] = set()
+        self.failed = False
 
     @property
     def ready(self) -> bool:
@@ -96,20 +97,6 @@ class _Segmenter:
                 self._pending.clear()
                 self._tokenizer = tokenizer
 
-    def start(self) -> None:
-        """Load in a daemon thread, once; a failure leaves the character matcher in charge."""
-        with self._lock:
-            if self._started or self.ready:
-                return
-            self._started = True
-        threading.Thread(target=self._load_quietly, name="jieba-warm-up", daemon=True).start()
-
-    def _load_quietly(self) -> None:
-        try:
-            self.load()
-        except Exception:  # a missing/corrupt dictionary must not take requests down with it
-            _log.exception("jieba failed to load; target matching stays character-based")
-
     def learn(self, titles: Iterable[str]) -> None:
         words = {w for t in titles for w in _PUNCTUATION.split(_normal(t)) if 2 <= len(w) <= 20}
         with self._lock:
@@ -131,8 +118,8 @@ _SEGMENTER = _Segmenter()
 
 
 def warm_up() -> None:
-    """Load jieba's dictionary now (the app calls this in a background thread at start)."""
-    _SEGMENTER.load()
+    """Load jieba's dictionary now (`serve` and `chat` do at start, before the first message); never raises."""
+    _ensure_loaded()
 
 
 def ready() -> bool:
@@ -149,12 +136,25 @@ def rank(
     target_minute: int | None = None,
 ) -> list[Candidate]:
     """The best-matching candidates (all those tied at the best score), best first; [] when nothing matches."""
-    if _SEGMENTER.ready:
-        split: Callable[[str], list[str]] = _SEGMENTER.words
-    else:
-        _SEGMENTER.start()
-        split = _fragments
+    split: Callable[[str], list[str]] = _SEGMENTER.words if _ensure_loaded() else _fragments
     return _rank(target_text, candidates, target_date, target_minute, split)
+
+
+def _ensure_loaded() -> bool:
+    """jieba's dictionary, loaded now if start-up has not done it yet: the same text must be cut the same way in
+    every process at any time after start (SPEC §3 rule 23), so there is no "until it is loaded" answer. Only a
+    dictionary that fails to load leaves the character matcher in charge, and then for good."""
+    if _SEGMENTER.ready:
+        return True
+    if _SEGMENTER.failed:
+        return False
+    try:
+        _SEGMENTER.load()
+    except Exception:
+        _SEGMENTER.failed = True
+        _log.exception("jieba failed to load; target matching stays character-based")
+        return False
+    return True
 
 
 def _rank(

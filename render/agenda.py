@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime, timedelta
+from datetime import date, datetime, time, timedelta
 
 from render import outcome as o
 from render.timefmt import clock_label, day_label, local, moment_label
@@ -57,10 +57,23 @@ def _day_head(day: date, today: date | None) -> str:
     return f"📅 {day_label(day)}{rel}"
 
 
+# Names of the part of a day a query asked about, by its local hours (明天上午 → 08:00–12:00 → 上午).
+_PERIODS = {(0, 6): "凌晨", (4, 12): "早上", (6, 12): "上午", (8, 12): "上午", (11, 14): "中午", (12, 18): "下午",
+            (17, 19): "傍晚", (18, 24): "晚上", (20, 24): "夜里", (6, 18): "白天", (6, 19): "白天"}
+
+
 def _range_label(x: o.Listed) -> str:
-    first = local(x.start_ms, x.tz).date()
-    last = (local(x.end_ms, x.tz) - timedelta(milliseconds=1)).date()
-    return day_label(first) if first == last else f"{day_label(first)}到{day_label(last)}"
+    lo = local(x.start_ms, x.tz)
+    hi = local(x.end_ms, x.tz)
+    first, last = lo.date(), (hi - timedelta(milliseconds=1)).date()
+    if first != last:
+        return f"{day_label(first)}到{day_label(last)}"
+    if lo.time() == time() and hi.time() == time():  # the whole day
+        return day_label(first)
+    end_hour = 24 if hi.date() != first else hi.hour
+    period = _PERIODS.get((lo.hour, end_hour)) if lo.minute == hi.minute == 0 else None
+    end_label = "24:00" if end_hour == 24 and hi.minute == 0 else clock_label(hi)
+    return f"{day_label(first)}{period or f'{clock_label(lo)}–{end_label}'}"
 
 
 def _what(x: o.Listed) -> str:
@@ -68,17 +81,50 @@ def _what(x: o.Listed) -> str:
 
 
 def summary(x: o.Listed) -> str:
-    """Two short lines: how many, and the next one."""
+    """Two short lines: how many, and the next one (and how much else the day holds, rule 21)."""
+    more = f"\n当天另有 {len(x.rest)} 项其他安排。" if x.rest else ""
     if not x.items:
-        return f"{_range_label(x)}没有{_what(x)}。"
+        return f"{_range_label(x)}没有{_what(x)}。{more}"
     first = x.items[0]
-    return f"{_range_label(x)}共 {len(x.items)} 项{_what(x)}。\n最近一项：{entry_line(first)}"
+    return f"{_range_label(x)}共 {len(x.items)} 项{_what(x)}。\n最近一项：{entry_line(first)}{more}"
+
+
+def _rest(x: o.Listed, budget: int) -> str:
+    """Rule 21: "当天还有：18:30 和朋友吃饭" (one inline, several as rows), within `budget` UTF-8 bytes."""
+    if len(x.rest) == 1:
+        line = f"当天还有：{_row(x.rest[0], x.tz, x.today)[2:]}"
+        if len(line.encode("utf-8")) <= budget:
+            return line
+    lines = ["当天还有："]
+    size = len(lines[0].encode("utf-8"))
+    for shown, item in enumerate(x.rest):
+        row = _row(item, x.tz, x.today)
+        cost = len(row.encode("utf-8")) + 1
+        left = len(x.rest) - shown
+        tail = f"……还有 {left} 条。"
+        if size + cost + len(tail.encode("utf-8")) + 1 > budget:
+            lines.append(tail)
+            break
+        lines.append(row)
+        size += cost
+    return "\n".join(lines)
 
 
 def listing(x: o.Listed, *, budget: int) -> str:
-    """The list grouped by date (or the summary plus the page link), within `budget` UTF-8 bytes."""
+    """The list grouped by date (or the summary plus the page link), within `budget` UTF-8 bytes; then what
+    else the day holds when the range was part of it (rule 21)."""
     if x.page_url is not None:
         return f"{summary(x)}\n查看行程页：{x.page_url}"
+    if not x.rest:
+        return _listing(x, budget=budget)
+    if not x.items:
+        head = f"{_range_label(x)}没有{_what(x)}。"
+        return f"{head}{_rest(x, budget - len(head.encode('utf-8')))}"
+    rest = _rest(x, budget // 3)  # the asked-for part keeps most of the room
+    return f"{_listing(x, budget=budget - len(rest.encode('utf-8')) - 1)}\n{rest}"
+
+
+def _listing(x: o.Listed, *, budget: int) -> str:
     if not x.items:
         return f"{_range_label(x)}没有{_what(x)}。"
     head = f"{_range_label(x)}的{_what(x)}（{len(x.items)} 项）："

@@ -39,6 +39,7 @@ class Listed:
     today: date | None = None  # the user's local date when asked (marks 今天/明天/已过期)
     page_url: str | None = None  # rule 9: a page link with a short summary instead of the full list
     page_wanted: bool = False  # rule 9 applies; the link is made after the message's transaction
+    rest: tuple[Item, ...] = ()  # rule 21: the range is part of one day (or one kind): what else that day holds
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,9 +69,24 @@ class Restored:
 
 
 @dataclass(frozen=True, slots=True)
+class Withdrawn:
+    """撤销 / 刚才那条删掉 right after a create: the items that create stored, deleted again."""
+
+    items: tuple[Item, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Repeated:
+    """Rule 19: the same request again within minutes; `items` are what the first one stored."""
+
+    items: tuple[Item, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Ambiguous:
     verb: Verb
     candidates: tuple[Item, ...]
+    unnamed: bool = False  # the message named no item and nothing is in focus: these are the likely ones
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +146,8 @@ class Failed:
     why: str
 
 
-Outcome = (Created | Asked | Listed | Changed | ChangedAll | Restored | Ambiguous | NoMatch | Subscribed
+Outcome = (Created | Asked | Listed | Changed | ChangedAll | Restored | Withdrawn | Repeated | Ambiguous | NoMatch
+           | Subscribed
            | Unsubscribed | Snoozed | NothingToSnooze | Dropped | Linked | Said | Failed)
 
 

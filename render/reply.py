@@ -12,7 +12,7 @@ from render import outcome as o
 from render.agenda import entry_line, listing
 from render.timefmt import clock_label, day_label, local, moment_label
 from render.wording import lead_label, recurrence_label, recurrence_until, verb_word
-from schedule.domain import Item, Reminder
+from schedule.domain import Item, Recurrence, Reminder
 
 MAX_BYTES = 2048
 _UNSENT = "你有 {n} 条未送达的{what}："
@@ -22,16 +22,19 @@ def reply(turn: o.Turn) -> str:
     """The whole reply for one message, within MAX_BYTES."""
     parts = [_notices(turn)] if turn.notices else []
     listed = [x for x in turn.outcomes if isinstance(x, o.Listed)]
-    others = [word(x) for x in turn.outcomes if not isinstance(x, o.Listed)]
+    # Rule 16: with a listing in the same reply, the open question still comes last (after the listing).
+    asked = [x for x in turn.outcomes if isinstance(x, o.Asked)] if listed else []
+    others = [word(x) for x in turn.outcomes if not isinstance(x, o.Listed) and x not in asked]
     if len([x for x in turn.outcomes if isinstance(x, o.Created)]) > 1:
         others = [f"{i}. {text}" for i, text in enumerate(others, 1)]
     parts += others
     head = "\n".join(p for p in parts if p)
+    tail = "".join(f"\n\n{word(x)}" for x in asked)
     for item in listed:
-        budget = MAX_BYTES - len(head.encode("utf-8")) - 2
+        budget = MAX_BYTES - len(head.encode("utf-8")) - 2 - len(tail.encode("utf-8"))
         text = listing(item, budget=budget)
         head = f"{head}\n\n{text}" if head else text
-    return fit(head)
+    return fit(head + tail)
 
 
 def fit(text: str, limit: int = MAX_BYTES) -> str:
@@ -69,8 +72,15 @@ def word(x: o.Outcome) -> str:
         return changed_all(x)
     if isinstance(x, o.Restored):
         return restored(x)
+    if isinstance(x, o.Withdrawn):
+        return withdrawn(x)
+    if isinstance(x, o.Repeated):
+        said = "；".join(_changed_line(item) for item in x.items)
+        return f"这条已经记过了：{said}。没有重复记录；确实要再记一条的话，回复“再记一条”。"
     if isinstance(x, o.Ambiguous):
-        lines = [f"找到 {len(x.candidates)} 条符合的，要{verb_word(x.verb)}哪一个？"]
+        head = f"要{verb_word(x.verb)}哪一项？最近的有这些：" if x.unnamed else \
+            f"找到 {len(x.candidates)} 条符合的，要{verb_word(x.verb)}哪一个？"
+        lines = [head]
         lines += [f"{i}. {entry_line(item)}" for i, item in enumerate(x.candidates, 1)]
         every = f"，都要{verb_word(x.verb)}就回“全部”" if x.verb != "update" else ""
         lines.append(f"回复序号就行（比如“2”或“第二个”）{every}。")
@@ -80,7 +90,7 @@ def word(x: o.Outcome) -> str:
         return f"没找到{what}相关的日程或待办，没有做任何改动。可以说得具体一点吗？比如带上日期。"
     if isinstance(x, o.Subscribed):
         d = x.digest
-        every = "每个工作日" if d.workdays == "cn" else "每天"
+        every = recurrence_label(Recurrence(rrule=d.rrule or "FREQ=DAILY", workdays=d.workdays))  # 每周一到周五
         nxt = f"下一次：{moment_label(d.next_run_at, d.timezone)}。" if d.next_run_at is not None else ""
         what = "第二天的安排" if d.kind == "todo_next_day" else "当天的待办"
         return f"好的，{every} {d.local_time} 给你发{what}。{nxt}说“取消每日待办推送”可以随时停。"
@@ -112,6 +122,8 @@ def created(x: o.Created) -> str:
         label += f"，到{day_label(until)}为止" if until is not None else ""
     if item.location:
         label += f"，地点：{item.location}"
+    if item.description:
+        label += f"，备注：{item.description}"
     if reminder is None:
         if item.kind == "task" or x.explicit_no_reminder:
             where = "待办列表" if item.kind == "task" else "日程"
@@ -160,12 +172,24 @@ def changed(x: o.Changed) -> str:
         old = entry_line(before)
         text = f"已改好：“{item.title}”从 {old.removesuffix(' ' + before.title)} 改到 " \
                f"{moment_label(item.anchor_at or 0, item.timezone, all_day=item.all_day)}。"
+    elif before is not None and before.end_at != item.end_at and item.end_at is not None:
+        text = f"已改好：{_when(item)} {item.title}。"
+    elif item.recurrence is not None and (before is None or before.recurrence != item.recurrence):
+        text = f"已改好：{_changed_line(item)}，首次是{day_label(local(item.anchor_at or 0, item.timezone).date())}。"
     else:
         text = f"已改好：{label}。"
     if item.location and (before is None or before.location != item.location):
         text = text.removesuffix("。") + f"，地点：{item.location}。"
+    if item.description and (before is None or before.description != item.description):
+        text = text.removesuffix("。") + f"，备注：{item.description}。"
     reminder = _open_reminder(item)
-    if reminder is not None:
+    several = sorted(r.remind_at for r in item.reminders if r.status in ("pending", "locked"))
+    if len(several) > 1:
+        day = local(item.anchor_at or several[0], item.timezone).date()
+        times = "、".join(clock_label(local(at, item.timezone)) if local(at, item.timezone).date() == day
+                         else moment_label(at, item.timezone) for at in several)
+        text += f"我会在 {times} 各提醒你一次。"
+    elif reminder is not None:
         text += _reminder_sentence(item, reminder, due_now=False)
     elif _had_open(before):
         text += "原来的提醒已取消。"
@@ -202,6 +226,15 @@ def restored(x: o.Restored) -> str:
     if series:
         lines.append("另外，" + series)
     return "\n".join(lines) if len(x.items) > 1 else "".join(lines)
+
+
+def withdrawn(x: o.Withdrawn) -> str:
+    """刚才那条删掉: what the last create stored is gone again, reminders with it."""
+    if not x.items:
+        return "刚才记录的已经不在了，没有做任何改动。"
+    lines = "；".join(_changed_line(item) for item in x.items)
+    reminders = "相关提醒也一并取消了。" if any(_had_open(item) for item in x.items) else ""
+    return f"好的，刚才记录的已删除：{lines}。{reminders}"
 
 
 def _changed_line(item: Item) -> str:

@@ -59,7 +59,7 @@ def item_of(row: ScheduleItemRow, reminders: list[ReminderRow] | None = None) ->
 def digest_of(row: DigestSubscriptionRow) -> DigestSubscription:
     return DigestSubscription(id=row.id, user_id=row.user_id, kind=row.kind, local_time=row.local_time,
                               timezone=row.timezone, channel=row.channel, status=row.status,
-                              next_run_at=row.next_run_at, workdays=row.workdays)
+                              next_run_at=row.next_run_at, workdays=row.workdays, rrule=row.rrule)
 
 
 def local_date_of(ms: int, tz: str) -> str:

@@ -132,3 +132,4 @@ class DigestSubscription:
     status: str
     next_run_at: int | None
     workdays: str | None = None
+    rrule: str | None = None  # FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR: only on those days (周末不用发)

@@ -189,7 +189,7 @@ class Scheduler:
             select(DigestSubscriptionRow.id, DigestSubscriptionRow.user_id, DigestSubscriptionRow.timezone,
                    DigestSubscriptionRow.next_run_at, DigestSubscriptionRow.last_run_local_date,
                    DigestSubscriptionRow.local_time, DigestSubscriptionRow.workdays, DigestSubscriptionRow.channel,
-                   DigestSubscriptionRow.kind)
+                   DigestSubscriptionRow.kind, DigestSubscriptionRow.rrule)
             .where(DigestSubscriptionRow.status == "active", DigestSubscriptionRow.next_run_at <= now_ms)
             .order_by(DigestSubscriptionRow.next_run_at)
             .limit(self._batch)
@@ -205,7 +205,8 @@ class Scheduler:
             if fresh and last != day.isoformat():
                 due.append((sub, day, tz))
                 last = day.isoformat()
-            after = to_ms(next_digest_run(sub.local_time, tz=tz, after=max(now, run_at), workdays=sub.workdays))
+            after = to_ms(next_digest_run(sub.local_time, tz=tz, after=max(now, run_at), workdays=sub.workdays,
+                                          rrule=sub.rrule))
             updates[(after, last)].append(sub.id)
         # todo_next_day (每晚9点发第二天的安排) covers the day after the run's local date
         shown = [(sub, day + timedelta(days=1) if sub.kind == NEXT_DAY else day, tz) for sub, day, tz in due]

@@ -183,8 +183,9 @@ class DialogStateRow(Base):
     __tablename__ = "dialog_states"
 
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), primary_key=True)
-    pending_intent: Mapped[dict[str, Any]] = mapped_column(JSON)
-    expires_at: Mapped[int] = mapped_column(BigInteger)
+    pending_intent: Mapped[dict[str, Any]] = mapped_column(JSON)  # {} when no question is open
+    expires_at: Mapped[int] = mapped_column(BigInteger)  # the question's; 0 when none
+    focus: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)  # rule 17 (bot.conversation.focus)
 
 
 class AccessTokenRow(Base):

@@ -130,7 +130,7 @@ _SUBSCRIBE = Fast({  # (user, kind, channel) is unique: a new row, or the existi
         index_elements=[_S.user_id, _S.kind, _S.channel], set_={c: _sqlite_subscribe.excluded[c] for c in _RETIMED}),
 })
 _DIGEST = Fast(select(_S.id, _S.user_id, _S.kind, _S.local_time, _S.timezone, _S.channel, _S.status, _S.next_run_at,
-                      _S.workdays).where(_S.user_id == bindparam("p_uid"), _S.kind == bindparam("p_kind"),
+                      _S.workdays, _S.rrule).where(_S.user_id == bindparam("p_uid"), _S.kind == bindparam("p_kind"),
                                      _S.channel == bindparam("p_channel")))
 # Closing an item is one trip: read it, close it and its open reminders, read those back. Each statement
 # carries the ownership guard itself (user, not deleted), so an item that is not the user's changes nothing.
@@ -599,8 +599,11 @@ class ScheduleService:
 
     # ----------------------------------------------------------------- digest
     async def subscribe_digest(self, user_id: int, *, local_time: str, kind: str = "todo_day",
-                               channel: str = "wechat", workdays: str | None = None) -> DigestSubscription:
-        """Subscribe (or re-time) the user's digest; next run computed in the user's timezone.
+                               channel: str = "wechat", workdays: str | None = None,
+                               rrule: str | None = None) -> DigestSubscription:
+        """Subscribe (or re-time) the user's digest; next run computed in the user's timezone. There is one
+        subscription per kind: subscribing again replaces its time and days. `workdays="cn"` sends on official
+        working days; `rrule` with BYDAY on those weekdays only (FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR).
 
         One upsert on (user, kind, channel) and the row read back, sent together: a chat message asks
         for this, so it costs no ORM session (two concurrent requests cannot both insert either)."""
@@ -612,9 +615,10 @@ class ScheduleService:
                     raise NotFound(f"user {user_id}")
                 timezone = user.timezone
             now = self._clock.now()
-            next_run = to_ms(next_digest_run(local_time, tz=ZoneInfo(timezone), after=now, workdays=workdays))
-            values = {"p_uid": user_id, "p_kind": kind, "p_channel": channel, "p_time": local_time,
-                      "p_tz": timezone, "p_rrule": None if workdays else "FREQ=DAILY", "p_workdays": workdays,
+            next_run = to_ms(next_digest_run(local_time, tz=ZoneInfo(timezone), after=now, workdays=workdays,
+                                             rrule=rrule))
+            values = {"p_uid": user_id, "p_kind": kind, "p_channel": channel, "p_time": local_time, "p_tz": timezone,
+                      "p_rrule": rrule or (None if workdays else "FREQ=DAILY"), "p_workdays": workdays,
                       "p_next": next_run, "p_at": to_ms(now)}
             _, found = await run_all(session, [(_SUBSCRIBE, values), (_DIGEST, values)])
             return digest_of(found.rows[0])

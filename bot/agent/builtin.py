@@ -6,6 +6,7 @@ import re
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
+from bot.agent.port import Conversation
 from render.timefmt import clock_label, day_label
 from schedule.domain import User
 
@@ -26,12 +27,18 @@ _WHICH_DAY = re.compile(
     r"^(今天|明天|后天|昨天)(?:是)?(?:几号|几月几号|几月几日|星期几|周几|礼拜几|什么日子)[?？吗呀啊]*$")
 _WHAT_TIME = re.compile(r"^(?:现在)?(?:几点了?|什么时间|几点钟)[?？了呀啊]*$|^现在时间[?？]*$")
 _OFFSET = {"昨天": -1, "今天": 0, "明天": 1, "后天": 2}
+# 你是谁 / 你能干嘛 / 你叫什么: questions about the bot itself, which the responder can answer.
+_ABOUT_ME = re.compile(
+    r"^(?:这个|这)?(?:怎么用|怎么使用|如何使用|咋用)[?？!！。.~～]*$"
+    r"|^(?:请问)?(?:你|您)(?:都|还)?(?:是谁|是什么|是啥|叫什么(?:名字)?|是机器人吗|是人吗|是真人吗|是ai吗|是做什么的|是干什么的|是干嘛的|"
+    r"能(?:干|做)(?:些|点)?(?:嘛|啥|什么)|会(?:干|做)?(?:些|点)?(?:嘛|啥|什么)|可以(?:干|做|帮我做)?(?:些)?(?:嘛|啥|什么)|有(?:什么|啥)(?:用|功能)|都?能帮我(?:干|做)?(?:嘛|啥|什么))"
+    r"(?:呀|啊|呢|吗|嘛|事|事情|功能)?[?？!！。.~～]*$")
 
 
 class BuiltinResponder:
     """No model behind it: a greeting, a thank-you, or the capability list."""
 
-    async def answer(self, user: User, text: str, *, now: datetime) -> str:
+    async def answer(self, user: User, text: str, *, now: datetime, context: Conversation | None = None) -> str:
         said = text.strip().lower()
         local = now.astimezone(ZoneInfo(user.timezone))
         which = _WHICH_DAY.match(said)
@@ -40,6 +47,9 @@ class BuiltinResponder:
             return f"{which.group(1)}是{day_label(day)}。"
         if _WHAT_TIME.match(said):
             return f"现在是 {day_label(local.date())} {clock_label(local)}。"
+        if _ABOUT_ME.match(said):
+            return ("我是日程助手，可以帮你记待办、日程和提醒，到点在微信里提醒你，也能列出你的行程。试试这样说：\n"
+                    + EXAMPLES)
         if said.strip(_END) in ACKS:
             return "好的，有需要随时告诉我。"
         if any(word in said for word in THANKS):

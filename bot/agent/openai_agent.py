@@ -18,8 +18,8 @@ from openai import AsyncOpenAI
 from openai.types.chat import ChatCompletion
 
 from bot.agent.history import MAX_CHARS, AgentHistory
-from bot.agent.port import APOLOGY, PageLink
-from bot.agent.prompt import system_prompt
+from bot.agent.port import APOLOGY, Conversation, PageLink
+from bot.agent.prompt import conversation_messages, system_prompt
 from bot.agent.toolbox import Toolbox, tool_error
 from bot.agent.tools import tool_params
 from schedule.domain import User
@@ -45,12 +45,13 @@ class OpenAIAgent:
         self._max_rounds, self._page_link = max_tool_rounds, page_link
         self._tools = tool_params()
 
-    async def answer(self, user: User, text: str, *, now: datetime) -> str:
+    async def answer(self, user: User, text: str, *, now: datetime, context: Conversation | None = None) -> str:
         toolbox = Toolbox(self._service, user, page_link=self._page_link, source_text=text)
         try:
             messages: list[dict[str, Any]] = [
                 {"role": "system", "content": system_prompt(now, ZoneInfo(user.timezone))},
                 *await self._history.recent(user.id),
+                *conversation_messages(context),
                 {"role": "user", "content": text[:MAX_CHARS]},
             ]
             reply = await self._converse(messages, toolbox)

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 from zoneinfo import ZoneInfo
 
+from bot.agent.port import Conversation
 from bot.agent.tools import DESCRIPTIONS
 from render.timefmt import clock_label, weekday
+from schedule.clock import from_ms
+from schedule.domain import Item
 
 
 def system_prompt(now: datetime, tz: ZoneInfo) -> str:
@@ -25,3 +29,30 @@ def system_prompt(now: datetime, tz: ZoneInfo) -> str:
         "与日程无关的问题（闲聊、常识、建议）直接简短回答，不调用工具。\n"
         f"工具：\n{tools}"
     )
+
+
+def conversation_messages(context: Conversation | None) -> list[dict[str, Any]]:
+    """The chat so far (rule 23) as messages before the user's new one: the turns the rules answered, then the
+    item(s) in focus with their ids, so a follow-up ("把它改成线上") can be finished with a tool call on it."""
+    if context is None:
+        return []
+    out: list[dict[str, Any]] = []
+    for said, answered in context.turns:
+        out += [{"role": "user", "content": said}, {"role": "assistant", "content": answered}]
+    if context.focus:
+        lines = [f"- id={item.id}：{_described(item)}" for item in context.focus]
+        out.append({"role": "system", "content": "刚才对话里说的是这条（“它”“这个”“刚才那个”都指它；"
+                                                 "要修改、取消或加提醒时直接用这个 id 调用工具）：\n"
+                                                 + "\n".join(lines)})
+    return out
+
+
+def _described(item: Item) -> str:
+    anchor = item.anchor_at
+    when = ""
+    if anchor is not None:
+        local = from_ms(anchor).astimezone(ZoneInfo(item.timezone))
+        when = f"{local.month}月{local.day}日（{weekday(local.date())}）" + ("" if item.all_day else clock_label(local))
+    kind = "日程" if item.kind == "event" else "待办"
+    place = f"，地点：{item.location}" if item.location else ""
+    return f"{kind}“{item.title}”{when and '，' + when}{place}"

@@ -9,14 +9,14 @@ from datetime import date, datetime, time, timedelta
 from bot.conversation import snooze
 from bot.conversation.context import Context
 from bot.conversation.snooze import RECENT_MS
-from intent.dialogue import EVERY_PICKED
-from intent.model import CancelIntent, Changes, CompleteIntent, Reminder, SnoozeIntent, UpdateIntent
+from intent.dialogue import EVERY_PICKED, LEAD_CLOCK
+from intent.model import CancelIntent, Changes, CompleteIntent, Pending, Reminder, SnoozeIntent, UpdateIntent
 from intent.slots import hour_said
 from intent.target import Candidate, learn, rank
 from intent.timex import extract
 from render.outcome import Ambiguous, Asked, Changed, ChangedAll, Failed, NoMatch, Outcome
 from schedule.clock import from_ms, to_ms
-from schedule.domain import Item, ItemChanges, NewItem, NewReminder
+from schedule.domain import Item, ItemChanges, NewItem, NewReminder, Recurrence
 from schedule.domain import Reminder as StoredReminder
 from schedule.errors import InvalidChange, NotFound
 from schedule.occurrence import at_occurrence
@@ -34,6 +34,10 @@ async def run(intent: Targeted, ctx: Context) -> Outcome:
         ctx.ask(intent)
         return Asked(intent.question or "要改成什么？比如“改到明天下午四点”或“提前15分钟提醒”。")
     items = await _chosen(intent, ctx)
+    if items is None and "target" in intent.needs_clarification:  # the follow-up names no item: the focus
+        focused = await _in_focus(intent, ctx)
+        if focused is not None:
+            intent, items = focused
     if items is None and "target" in intent.needs_clarification:  # 搞定了 / 下午三点那个 with no words
         later = _later(intent, ctx) if isinstance(intent, UpdateIntent) else None
         if later is not None and await _just_reminded_item(ctx) is not None:
@@ -46,12 +50,15 @@ async def run(intent: Targeted, ctx: Context) -> Outcome:
         else:
             items = await _matches(intent, ctx)  # a clock said alone can still name it
             if not items:
-                ctx.ask(intent)
-                return Asked(intent.question or "是哪一项呢？告诉我名称或时间，我来找。")
+                return await _ask_which(intent, ctx)
             intent = intent.model_copy(update={"needs_clarification": [
                 m for m in intent.needs_clarification if m != "target"]})
     if items is None:
         items = await _matches(intent, ctx)
+    if not items and isinstance(intent, UpdateIntent) and intent.or_focus:
+        focused = await _in_focus(intent, ctx)
+        if focused is not None:
+            intent, items = focused
     if not items:
         return NoMatch(intent.action, intent.target_text or "")
     if intent.every and not isinstance(intent, UpdateIntent) and len(items) > 1:
@@ -69,6 +76,40 @@ async def run(intent: Targeted, ctx: Context) -> Outcome:
         return await _apply(intent, items[0], ctx)
     except (NotFound, InvalidChange) as exc:
         return Failed(f"这条没改成：{_why(exc)}。")
+
+
+async def _in_focus(intent: Targeted, ctx: Context) -> tuple[Targeted, list[Item]] | None:
+    """The items in focus (rule 17) for a follow-up naming none, unless a reminder delivered since is newer."""
+    ids = ctx.focus_ids
+    if not ids:
+        return None
+    if not isinstance(intent, CancelIntent):  # 搞定了 / 推迟到… right after a reminder are about that reminder
+        reminded = await _just_reminded_item(ctx)
+        if reminded is not None and (reminded[0].sent_at or 0) > ctx.focus.at:
+            return None
+    items = [item for item in [await _still_there(ctx, i) for i in ids] if item is not None and item.status == "active"]
+    if not items:
+        return None
+    update: dict[str, object] = {"needs_clarification": [m for m in intent.needs_clarification if m != "target"]}
+    on = ctx.focus.day(ctx.now_ms)
+    if len(items) == 1 and items[0].recurrence is not None and ctx.focus.op != "created" and on is not None \
+            and not isinstance(intent, UpdateIntent):
+        update["target_date"] = on  # the occurrence talked about, never the whole series
+    return intent.model_copy(update=update), items
+
+
+async def _ask_which(intent: Targeted, ctx: Context) -> Outcome:
+    """Nothing named and nothing in focus: offer the likely items as a numbered list (never a bare question)."""
+    now_ms = to_ms(ctx.now)
+    soon = await ctx.service.list_items(ctx.user.id, start_ms=now_ms - 3_600_000, end_ms=now_ms + 7 * 86_400_000,
+                                        include_undated_tasks=True)
+    shown = tuple(soon[:5])
+    ask = intent.model_copy(update={"needs_clarification": ["target"], "choice": None,
+                                    "question": "要选哪一个？回复序号就行。"})
+    if not shown:
+        return Asked("你现在还没有要办的日程或待办，没有可以改的。要新记一条的话，告诉我时间和事情。")
+    ctx.ask(ask, candidates=tuple(i.id for i in shown))
+    return Ambiguous(intent.action, shown, unnamed=True)
 
 
 async def _chosen(intent: Targeted, ctx: Context) -> list[Item] | None:
@@ -217,14 +258,27 @@ async def _apply(intent: Targeted, item: Item, ctx: Context) -> Outcome:
             return moved
     move = _moved_anchor(changes, stored, ctx)
     title = changes.title.strip()[:200] if changes.title else None
-    if move is not None or title or changes.location:
+    end = _new_end(changes, stored, move)
+    if (end is not None or changes.duration_minutes) and stored.kind != "event":
+        return Failed(f"“{stored.title}”是待办，没有结束时间，没有做任何改动。")
+    rule = changes.recurrence
+    if move is not None or title or changes.location or end is not None or changes.note or rule is not None:
         event = stored.kind == "event"
         update = ItemChanges(title=title, start_at=move if event else None, due_at=None if event else move,
-                             location=changes.location)
+                             location=changes.location, end_at=end, description=changes.note,
+                             recurrence=Recurrence(rrule=rule.rrule, workdays=rule.workdays) if rule else None)
         if move is not None and stored.all_day and changes.start_at is not None:
             update = replace(update, all_day=False)
         updated = await service.update_item(uid, item.id, update)
-    if changes.offset_minutes is not None:
+    if changes.offset_minutes is not None and stored.all_day and changes.offset_minutes % 1440 == 0 \
+            and changes.offset_minutes > 0 and intent.rule != LEAD_CLOCK and updated is item:
+        return _ask_lead_clock(intent, stored, changes.offset_minutes, ctx)  # SPEC §4: which hour of that day?
+    if changes.offset_minutes is not None and changes.another_reminder and stored.anchor_at is not None:
+        at_ms = stored.anchor_at - changes.offset_minutes * 60_000
+        await service.create_reminder(uid, item.id, NewReminder(remind_at=max(at_ms, to_ms(ctx.now)),
+                                                                offset_minutes=changes.offset_minutes))
+        updated = await service.get_item(uid, item.id)
+    elif changes.offset_minutes is not None:
         updated = await service.set_reminder_lead(uid, item.id, changes.offset_minutes)
     if updated is item:
         return Failed("没听出要改成什么，没有做任何改动。可以说“改到明天下午四点”或“提前15分钟提醒”。")
@@ -255,6 +309,27 @@ async def _move_one_occurrence(series: Item, on: date, changes: Changes, ctx: Co
         reminders=tuple(NewReminder(remind_at=max(move - lead * 60_000, to_ms(ctx.now)), offset_minutes=lead)
                         for lead in leads)))
     return Changed("update", copy, before=occurrence, occurrence_on=on.isoformat())
+
+
+def _ask_lead_clock(intent: UpdateIntent, item: Item, lead: int, ctx: Context) -> Outcome:
+    """An all-day item reminded N days ahead needs a clock time: ask it, keeping the item and the lead."""
+    day = from_ms(item.anchor_at or 0).astimezone(ctx.tz).date()
+    days = "一天" if lead == 1440 else f"{lead // 1440} 天"
+    ask = intent.model_copy(update={"needs_clarification": ["reminder_time"], "choice": 1, "target_date": None,
+                                    "pending": Pending(label=item.title, on_date=day, lead_minutes=lead),
+                                    "question": f"好的，提前{days}几点提醒你？"})
+    ctx.ask(ask, candidates=(item.id,))
+    return Asked(f"好的，“{item.title}”提前{days}几点提醒你？比如“晚上8点”。")
+
+
+def _new_end(changes: Changes, item: Item, move: int | None) -> int | None:
+    """四点结束 / 大概两个小时: the event's new end (a length counts from its start, moved or not)."""
+    if changes.end_at is not None:
+        return to_ms(changes.end_at)
+    start = move if move is not None else item.anchor_at
+    if changes.duration_minutes and start is not None:
+        return start + changes.duration_minutes * 60_000
+    return None
 
 
 def _moved_anchor(changes: Changes, item: Item, ctx: Context) -> int | None:

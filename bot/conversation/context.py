@@ -7,7 +7,9 @@ from datetime import datetime
 from typing import Protocol
 from zoneinfo import ZoneInfo
 
+from bot.conversation.focus import Focus
 from intent.model import Intent
+from schedule.clock import to_ms
 from schedule.domain import User
 from schedule.service import ScheduleService
 
@@ -42,7 +44,18 @@ class Context:
     service: ScheduleService
     message_id: str | None = None
     candidates: tuple[int, ...] = ()  # numbered choices offered by the pending question
+    focus: Focus = field(default_factory=Focus)  # the item the conversation is about (rule 17)
     asks: list[Ask] = field(default_factory=list)  # questions this message leaves open (the last one is kept)
+    again: str | None = None  # a request refused as a repeat (rule 19), stored if the user says 再记一条
 
     def ask(self, intent: Intent, candidates: tuple[int, ...] = ()) -> None:
         self.asks.append(Ask(intent, candidates))
+
+    @property
+    def now_ms(self) -> int:
+        return to_ms(self.now)
+
+    @property
+    def focus_ids(self) -> tuple[int, ...]:
+        """The items in focus while fresh (rule 17)."""
+        return self.focus.live_ids(self.now_ms)

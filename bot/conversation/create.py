@@ -37,14 +37,14 @@ async def run(intent: CreateIntent, ctx: Context) -> Outcome:
         kind=intent.kind, title=(intent.title or "待办")[:200], timezone=ctx.user.timezone,
         start_at=_ms(intent.start_at), end_at=_ms(intent.end_at) if intent.kind == "event" else None,
         due_at=_ms(intent.due_at), all_day=intent.all_day, recurrence=_recurrence(intent),
-        location=intent.location,
+        location=intent.location, description=intent.note,
         source_channel="wechat", source_message_id=ctx.message_id, source_text=ctx.text[:2000],
         reminders=reminders,
     ))
     anchor = intent.start_at if intent.kind == "event" else intent.due_at
     rolled = (anchor is not None and not intent.all_day and intent.recurrence is None
               and anchor.astimezone(ctx.tz).date() == ctx.now.date() + timedelta(days=1)
-              and not _DAY_WORDS.search(ctx.text))
+              and not _DAY_WORDS.search(ctx.text) and not intent.rule.startswith("merge"))  # an answer's day was said
     return Created(item=item, reminder_due_now=due_now,
                    hint_lead=intent.kind == "event" and not reminders and not intent.explicit_no_reminder
                    and not intent.all_day,

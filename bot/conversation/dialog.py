@@ -1,8 +1,9 @@
-"""The pending question per user (`dialog_states`): saved with an expiry, read back while fresh."""
+"""The pending question per user (`dialog_states`), saved with an expiry and read back while fresh, and beside
+it the item in focus (`bot.conversation.focus`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import bindparam, delete, exists, outerjoin, select
@@ -10,6 +11,7 @@ from sqlalchemy.dialects.mysql import insert as mysql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from bot.conversation.context import Ask
+from bot.conversation.focus import Focus
 from intent.model import Intent
 from schedule.domain import User
 from schedule.errors import NotFound
@@ -27,16 +29,19 @@ _D = DialogStateRow
 # Read on every message and written on every question: prebuilt Core statements, no ORM objects.
 _CLEAR = Fast(delete(_D).where(_D.user_id == bindparam("p_uid")))
 _ROW = {"user_id": bindparam("p_uid"), "pending_intent": bindparam("p_intent", type_=_D.pending_intent.type),
-        "expires_at": bindparam("p_exp")}
+        "expires_at": bindparam("p_exp"), "focus": bindparam("p_focus", type_=_D.focus.type)}
 _mysql_save = mysql_insert(_D).values(**_ROW)
+_sqlite_save = sqlite_insert(_D).values(**_ROW)
 # An upsert: two messages of one user in flight at once both find no row, or one deletes what the
 # other updates; either way the last question asked is the one kept, and neither message fails.
 _SAVE = Fast({
     "mysql": _mysql_save.on_duplicate_key_update(pending_intent=_mysql_save.inserted.pending_intent,
-                                                 expires_at=_mysql_save.inserted.expires_at),
-    "sqlite": sqlite_insert(_D).values(**_ROW).on_conflict_do_update(
-        index_elements=[_D.user_id], set_={"pending_intent": sqlite_insert(_D).excluded.pending_intent,
-                                           "expires_at": sqlite_insert(_D).excluded.expires_at}),
+                                                 expires_at=_mysql_save.inserted.expires_at,
+                                                 focus=_mysql_save.inserted.focus),
+    "sqlite": _sqlite_save.on_conflict_do_update(
+        index_elements=[_D.user_id], set_={"pending_intent": _sqlite_save.excluded.pending_intent,
+                                           "expires_at": _sqlite_save.excluded.expires_at,
+                                           "focus": _sqlite_save.excluded.focus}),
 })
 
 
@@ -49,6 +54,7 @@ class Opening:
     stored_intent: Any  # the question as saved; None (and expires_at None) when there is none
     expires_at: int | None
     has_notices: bool
+    focus: Focus = field(default_factory=Focus)
 
     def pending(self, now_ms: int) -> Pending | None:
         """The open question while fresh, or None when there is none, it expired or it no longer parses."""
@@ -69,7 +75,7 @@ _U, _O = UserRow, OutboundMessageRow
 # (11 deadlocks in 12 concurrent pairs). Taken first, the lock makes the second message wait and then read
 # what the first committed, its question included. SQLite's BEGIN IMMEDIATE serialises units already.
 _OPEN = Fast(
-    select(_U.id, _U.wechat_openid, _U.timezone, _U.subscribed, _D.pending_intent, _D.expires_at,
+    select(_U.id, _U.wechat_openid, _U.timezone, _U.subscribed, _D.pending_intent, _D.expires_at, _D.focus,
            exists().where(_O.user_id == _U.id, _O.channel == "inapp", _O.status == "pending").label("has_notices"))
     .select_from(outerjoin(_U, _D, _D.user_id == _U.id)).where(_U.id == bindparam("p_uid")).with_for_update())
 
@@ -85,12 +91,21 @@ async def open_turn(session: Executor, user_id: int) -> Opening:
     if row is None:
         raise NotFound(f"user {user_id}")
     user = User(id=row.id, wechat_openid=row.wechat_openid, timezone=row.timezone, subscribed=bool(row.subscribed))
-    return Opening(user, row.pending_intent, row.expires_at, bool(row.has_notices))
+    return Opening(user, row.pending_intent, row.expires_at, bool(row.has_notices), Focus.from_json(row.focus))
 
 
-async def save(session: Executor, user_id: int, ask: Ask, *, expires_at_ms: int) -> None:
-    payload = {"intent": ask.intent.model_dump(mode="json"), "candidates": list(ask.candidates)}
-    await _SAVE.defer(session, {"p_uid": user_id, "p_intent": payload, "p_exp": expires_at_ms})
+async def save(session: Executor, user_id: int, ask: Ask | None, *, expires_at_ms: int,
+               focus: Focus | None = None) -> None:
+    """The open question (None: no question open) and the focus, in one upsert sent with the next trip."""
+    payload = {"intent": ask.intent.model_dump(mode="json"), "candidates": list(ask.candidates)} if ask else {}
+    await _SAVE.defer(session, {"p_uid": user_id, "p_intent": payload, "p_exp": expires_at_ms if ask else 0,
+                                "p_focus": focus.to_json() if focus is not None else None})
+
+
+async def keep_question(session: Executor, user_id: int, opening: Opening, *, focus: Focus) -> None:
+    """A new focus, the stored question (open or expired) written back as it was."""
+    await _SAVE.defer(session, {"p_uid": user_id, "p_intent": opening.stored_intent or {},
+                                "p_exp": opening.expires_at or 0, "p_focus": focus.to_json()})
 
 
 async def clear(session: Executor, user_id: int) -> None:

@@ -17,8 +17,9 @@ from dataclasses import replace
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from bot.agent.port import Agent
+from bot.agent.port import Agent, Conversation
 from bot.conversation import change, create, dialog, digest, query, shortcut, snooze
+from bot.conversation import focus as focusing
 from bot.conversation.context import Context, PageLinks
 from bot.handler import CAPABILITIES, store_reply_in
 from bot.metrics import AGENT_FALLBACKS
@@ -42,6 +43,7 @@ from schedule import inbox
 from schedule.clock import Clock, to_ms
 from schedule.db import is_retryable
 from schedule.domain import User
+from schedule.errors import NotFound
 from schedule.fastsql import Fast
 from schedule.service import ScheduleService
 
@@ -84,7 +86,7 @@ class ConversationHandler:
             return None
         for attempt in range(3):
             try:
-                turn, user, to_agent, final = await self._turn(message, text)
+                turn, user, to_agent, final, context = await self._turn(message, text)
                 break
             except Exception as exc:
                 if is_retryable(exc) and attempt < 2:
@@ -96,11 +98,12 @@ class ConversationHandler:
         turn = await self._links_for(turn, user)
         if to_agent:
             AGENT_FALLBACKS.inc()
-            answer = await self._agent.answer(user, text, now=self._clock.now())
+            answer = await self._agent.answer(user, text, now=self._clock.now(), context=context)
             turn = replace(turn, outcomes=(*turn.outcomes, o.Said(answer)))
         return reply(turn)
 
-    async def _turn(self, message: InboundMessage, text: str) -> tuple[o.Turn, User, bool, str | None]:
+    async def _turn(self, message: InboundMessage, text: str
+                    ) -> tuple[o.Turn, User, bool, str | None, Conversation | None]:
         """One unit of work: the steps' writes, the dialogue and the notices commit together, and with them
         the reply when it is final already (no agent and no page link still to make: `final`)."""
         async with self._service.unit_of_work() as session:
@@ -115,19 +118,26 @@ class ConversationHandler:
             notices = await inbox.take(session, user.id, now_ms=now_ms) if opening.has_notices else []
             ctx = Context(user=user, tz=ZoneInfo(user.timezone), now=now, text=text, service=self._service,
                           message_id=message.msg_id,
-                          candidates=pending.candidates if pending else ())
+                          candidates=pending.candidates if pending else (), focus=opening.focus)
             outcomes, to_agent = await self._steps(ctx, pending, text)
-            if ctx.asks:
-                await dialog.save(session, user.id, ctx.asks[-1], expires_at_ms=now_ms + self._ttl_ms)
-            elif pending is not None and outcomes:
-                await dialog.clear(session, user.id)  # answered, replaced by a new request, or called off
             turn = o.Turn(outcomes=tuple(self._links_now(outcomes, user.id)), notices=tuple(n.text for n in notices),
                           expired=sum(n.expired for n in notices),
                           only_reminders=all(n.kind == "reminder" or n.expired for n in notices))
             final = None if to_agent or _wants_links(turn) else reply(turn)
+            focus = replace(focusing.after(opening.focus, outcomes, text=text, now_ms=now_ms, tz=user.timezone),
+                            again=ctx.again)
+            if final is not None:
+                focus = focusing.with_turn(focus, text, final)
+            if ctx.asks:
+                await dialog.save(session, user.id, ctx.asks[-1], expires_at_ms=now_ms + self._ttl_ms, focus=focus)
+            elif pending is not None and outcomes:  # answered, replaced by a new request, or called off
+                await dialog.save(session, user.id, None, expires_at_ms=0, focus=focus)
+            elif focus != opening.focus:  # the question, if one is open, stays as it was
+                await dialog.keep_question(session, user.id, opening, focus=focus)
             if final is not None:
                 await store_reply_in(session, final)
-        return turn, user, to_agent, final
+            context = await _conversation(ctx, focus) if to_agent else None
+        return turn, user, to_agent, final, context
 
     async def _steps(self, ctx: Context, pending: dialog.Pending | None, text: str) -> tuple[list[o.Outcome], bool]:
         if pending is not None and shortcut.drops(text):
@@ -135,10 +145,23 @@ class ConversationHandler:
             return [o.Dropped(label)], False
         if shortcut.asks_help(text):
             return [o.Said(CAPABILITIES)], False
-        if shortcut.undoes(text):
+        undo, withdraw = shortcut.undoes(text) or shortcut.reverts(text), shortcut.withdraws(text)
+        if undo or withdraw:
+            just_created = ctx.focus.created_just_now(ctx.now_ms)
+            if just_created:  # 刚才那条删掉 / 记错了 / 撤销 right after a create: take the create back
+                return [await _withdraw(ctx, just_created)], False
+        if withdraw and ctx.focus.op in ("cancelled", "completed") and ctx.focus.live_ids(ctx.now_ms):
+            undo = True  # 记错了 right after a cancel or complete: take that back
+        if withdraw and not undo:  # 删掉吧 about an item in focus that was not just created: cancel it
+            return [await change.run(CancelIntent(needs_clarification=["target"], rule="withdraw.focus"), ctx)], False
+        if undo:
             since = to_ms(ctx.now) - UNDO_WINDOW_MS
             items, series = await ctx.service.restore_recent(ctx.user.id, since_ms=since)
             return [o.Restored(tuple(items), series_left=series)], False
+        repeat_checked = True
+        if shortcut.again(text) and ctx.focus.again:
+            text, repeat_checked = ctx.focus.again, False  # 再记一条: the refused repeat, stored after all
+            ctx.text = text
         link = shortcut.link_request(text)
         if link is not None:
             return [o.Linked(link, done=False)], False  # made after the transaction (`_links_for`)
@@ -148,7 +171,12 @@ class ConversationHandler:
             intents: list[Intent] = [pending_intent.model_copy(update={"choice": picked, "needs_clarification": []})]
         else:
             intents = parse_all(text, now=ctx.now, tz=ctx.tz, pending=pending_intent,
-                                meeting_offset_minutes=self._offset)
+                                meeting_offset_minutes=self._offset, focus=ctx.focus.hint(ctx.now_ms, ctx.tz))
+        if repeat_checked and intents and all(isinstance(i, CreateIntent) and not i.needs_clarification
+                                              for i in intents):
+            repeated = await _repeat(ctx, text, intents)
+            if repeated is not None:
+                return [repeated], False
         outcomes = [await STEPS[type(intent)](intent, ctx) for intent in intents if not isinstance(intent, NoneIntent)]
         return outcomes, not outcomes
 
@@ -192,6 +220,55 @@ class ConversationHandler:
 
     async def _user(self, message: InboundMessage) -> User:
         return await self._service.get_or_create_user(message.openid)
+
+
+async def _conversation(ctx: Context, focus: focusing.Focus) -> Conversation:
+    """What the agent gets to see of the chat (rule 23): the recent turns and the items in focus."""
+    items = []
+    for item_id in focus.live_ids(ctx.now_ms):
+        try:
+            items.append(await ctx.service.get_item(ctx.user.id, item_id))
+        except NotFound:
+            continue
+    return Conversation(turns=focus.turns, focus=tuple(i for i in items if i.status == "active"))
+
+
+async def _withdraw(ctx: Context, ids: tuple[int, ...]) -> o.Outcome:
+    """The items the last create stored, deleted again (reminders with them); those already gone are left out."""
+    gone = []
+    for item_id in ids:
+        try:
+            item = await ctx.service.get_item(ctx.user.id, item_id)
+        except NotFound:
+            continue
+        if item.status == "active":
+            await ctx.service.delete_item(ctx.user.id, item_id)
+            gone.append(item)
+    return o.Withdrawn(tuple(gone))
+
+
+async def _repeat(ctx: Context, text: str, intents: list[Intent]) -> o.Outcome | None:
+    """Rule 19: the same request within minutes, while what it stored is still there and would be stored the
+    same again (明天 said after midnight is another day), is not stored again."""
+    sent = ctx.focus.repeat_of(text, ctx.now_ms)
+    if sent is None or len(sent.ids) != len(intents):
+        return None
+    items = []
+    for item_id in sent.ids:
+        try:
+            item = await ctx.service.get_item(ctx.user.id, item_id)
+        except NotFound:
+            return None
+        if item.status != "active":
+            return None
+        items.append(item)
+    for intent, item in zip(intents, items, strict=True):
+        assert isinstance(intent, CreateIntent)
+        anchor = intent.start_at if intent.kind == "event" else intent.due_at
+        if item.recurrence is None and (to_ms(anchor) if anchor is not None else None) != item.anchor_at:
+            return None
+    ctx.again = text
+    return o.Repeated(tuple(items))
 
 
 def _wants_links(turn: o.Turn) -> bool:

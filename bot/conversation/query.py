@@ -1,13 +1,16 @@
-"""Itinerary queries (rules 7–9): the range as a list grouped by date, or a page link when it helps."""
+"""Itinerary queries (rules 7–9, 21): the range as a list grouped by date, or a page link when it helps; a query
+for part of one day (上午, 下午3点) or for one kind (有会吗) also says what else that day holds."""
 
 from __future__ import annotations
 
 from datetime import datetime, time, timedelta
+from zoneinfo import ZoneInfo
 
 from bot.conversation.context import Context
 from intent.model import QueryIntent
 from render.outcome import Listed, Outcome
 from schedule.clock import to_ms
+from schedule.domain import Item
 from schedule.recurrence import localize
 
 PAGE_OVER = 8  # rule 9: more entries than this → summary plus the page link
@@ -18,9 +21,36 @@ async def run(intent: QueryIntent, ctx: Context) -> Outcome:
     start = intent.range_start or localize(datetime.combine(today, time()), ctx.tz)
     end = intent.range_end or localize(datetime.combine(today + timedelta(days=7), time()), ctx.tz)
     start_ms, end_ms = to_ms(start), to_ms(end)
-    # every occurrence of a series in the range is an entry of its own (每天 09:00 → 7 lines a week), as on the
-    # page and in the API: the service's one expansion (a day already done is listed as done)
-    items = await ctx.service.list_items(ctx.user.id, start_ms=start_ms, end_ms=end_ms, kind=intent.filter_kind,
-                                         expand=True)
+    day = _day_around(start, end, ctx.tz)
+    if day is not None and (intent.filter_kind is not None or (start_ms, end_ms) != day):
+        # rule 21: one read of the whole day, split into the part asked about and the rest of that day
+        every = await ctx.service.list_items(ctx.user.id, start_ms=day[0], end_ms=day[1], expand=True)
+        items = [i for i in every if _within(i, start_ms, end_ms) and intent.filter_kind in (None, i.kind)]
+        shown = {id(i) for i in items}
+        rest = tuple(i for i in every if id(i) not in shown)
+    else:
+        # every occurrence of a series in the range is an entry of its own (每天 09:00 → 7 lines a week), as on
+        # the page and in the API: the service's one expansion (a day already done is listed as done)
+        items, rest = await ctx.service.list_items(ctx.user.id, start_ms=start_ms, end_ms=end_ms,
+                                                   kind=intent.filter_kind, expand=True), ()
     return Listed(start_ms=start_ms, end_ms=end_ms, tz=ctx.user.timezone, items=tuple(items),
-                  kind=intent.filter_kind, today=today, page_wanted=intent.prefer_page or len(items) > PAGE_OVER)
+                  kind=intent.filter_kind, today=today, page_wanted=intent.prefer_page or len(items) > PAGE_OVER,
+                  rest=rest)
+
+
+def _day_around(start: datetime, end: datetime, tz: ZoneInfo) -> tuple[int, int] | None:
+    """The local day [00:00, next 00:00) holding the whole range, if there is one."""
+    first = start.astimezone(tz).date()
+    lo = localize(datetime.combine(first, time()), tz)
+    hi = localize(datetime.combine(first + timedelta(days=1), time()), tz)
+    return (to_ms(lo), to_ms(hi)) if start < end <= hi else None
+
+
+def _within(item: Item, lo: int, hi: int) -> bool:
+    """`schedule.occurrence.in_range` for one entry: an event overlapping [lo, hi), a task due in it."""
+    anchor = item.anchor_at
+    if anchor is None:
+        return False
+    if item.kind == "event" and item.end_at is not None and item.end_at > anchor:
+        return anchor < hi and item.end_at > lo
+    return lo <= anchor < hi

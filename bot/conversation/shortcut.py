@@ -52,5 +52,42 @@ def link_request(text: str) -> Literal["share", "unshare", "feed", "unfeed"] | N
 
 
 def undoes(text: str) -> bool:
-    """撤销 / 刚才取消错了: take back the last cancel or complete."""
-    return bool(_UNDO.match(text.strip()))
+    """撤销 / 刚才取消错了: take back the last cancel or complete (or, right after a create, the create)."""
+    return bool(_UNDO.match(_plain(text)))
+
+
+# 刚才那条删掉 / 刚记的那个删了吧 / 撤回刚才那个 / 搞错了，这条不要了 / 记错了: pointer words, an admission, a verb.
+_POINTER = re.compile(r"(?:刚才|刚刚|刚|上面|上一)(?:记|加|说|写|发)?(?:的)?(?:那|这)?(?:一)?(?:条|个|项)?"
+                      r"|(?:这|那)(?:一)?(?:条|个|项)|把它|把|它")
+_ADMIT = re.compile(r"(?:我)?(?:记错了|写错了|弄错了|搞错了|说错了|加错了|发错了|错了)")
+_GONE = re.compile(r"删掉|删了|删除|删|去掉|不要了|不要|作废|不算|撤掉|撤销|撤回")
+_PARTICLES = re.compile(r"[,，。.!！~～ 吧了一下掉哈呀啊]")
+_AGAIN = re.compile(r"^(?:再记一条|再记一次|再加一条|再添一条|还要再记一条|确实要再记一条|重复记一条)[吧。.!！~～]*$")
+
+
+def withdraws(text: str) -> bool:
+    """刚才那条删掉 / 记错了: take back what was just recorded (the item in focus)."""
+    plain = _plain(text)
+    if len(plain) > 16:
+        return False
+    pointed, admitted = _POINTER.search(plain), _ADMIT.search(plain)
+    rest = _PARTICLES.sub("", _ADMIT.sub("", _POINTER.sub("", plain)))
+    if not rest:  # 记错了 / 刚才那条记错了 (错了 / 说错了 alone correct something: 要改成什么)
+        return admitted is not None and re.search(r"[记写加弄搞发]错", admitted.group()) is not None
+    return _GONE.fullmatch(rest) is not None and (pointed is not None or admitted is not None or len(plain) <= 4)
+
+
+def reverts(text: str) -> bool:
+    """撤销刚才那条 / 撤回刚才那个: 撤销 said with a pointer (a create is withdrawn, a cancel restored)."""
+    return withdraws(text) and re.search(r"撤销|撤回", text) is not None
+
+
+def again(text: str) -> bool:
+    """再记一条: the request refused as a repeat (rule 19) is wanted twice after all."""
+    return bool(_AGAIN.match(_plain(text)))
+
+
+def _plain(text: str) -> str:
+    from intent.filler import strip
+
+    return strip(text.strip())

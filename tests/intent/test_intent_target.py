@@ -193,40 +193,32 @@ def test_learnt_titles_are_cut_as_one_word(jieba_words: Callable[[str], list[str
     assert _ids(rank(coined, [Candidate(1, coined), Candidate(2, "小王"), Candidate(3, "生日蛋糕")])) == [1]
 
 
-_LAZY_SCRIPT = textwrap.dedent("""
-    import importlib.abc, sys, threading
+_SAME_SCRIPT = textwrap.dedent("""
+    import sys
     import intent.target as target
     assert "jieba" not in sys.modules, "importing intent.target must not import jieba"
 
-    release = threading.Event()
-
-    class HoldJieba(importlib.abc.MetaPathFinder):  # the loader thread waits here until the test lets it go
-        def find_spec(self, name, path, target_=None):
-            if name == "jieba":
-                sys.meta_path.remove(self)
-                release.wait(60)
-            return None
-
-    sys.meta_path.insert(0, HoldJieba())
-    items = [target.Candidate(1, "周会"), target.Candidate(2, "同学聚会"), target.Candidate(3, "带材料")]
-    target.learn(["小王生日趴踢"])
-    assert [c.id for c in target.rank("会", items)] == [1]
-    assert [c.id for c in target.rank("带材料", items)] == [3]
-    loaders = [t for t in threading.enumerate() if t.name == "jieba-warm-up"]
-    assert len(loaders) == 1 and loaders[0].daemon, loaders
-    assert not target.ready()
-    release.set()
-    loaders[0].join(60)
-    assert target.ready()
-    assert "小王生日趴踢" in target._SEGMENTER.words("取消小王生日趴踢")
-    assert [c.id for c in target.rank("会", items)] == [1]
-    print("ok")
+    items = [target.Candidate(1, "周会"), target.Candidate(2, "同学聚会"), target.Candidate(3, "带材料"),
+             target.Candidate(4, "和大学同学聚餐"), target.Candidate(5, "水费")]
+    asked = ["会", "带材料", "聚餐", "水费", "那个聚会"]
+    first = [[c.id for c in target.rank(t, items)] for t in asked]  # the process's very first matches
+    assert target.ready(), "rank must not answer before the dictionary is there (rule 23)"
+    again = [[c.id for c in target.rank(t, items)] for t in asked]
+    assert first == again, (first, again)
+    by_words = [[c.id for c in target._rank(t, items, None, None, target._SEGMENTER.words)] for t in asked]
+    assert first == by_words, (first, by_words)
+    print(first)
 """)
 
 
-def test_loading_is_lazy_and_never_blocks_rank() -> None:
-    result = subprocess.run([sys.executable, "-c", _LAZY_SCRIPT], cwd=ROOT, capture_output=True, text=True,
-                            timeout=90)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "ok"
-    assert result.stderr == ""  # jieba's "Building prefix dict…" chatter is silenced
+def test_the_same_text_is_matched_the_same_way_from_the_first_message_on() -> None:
+    """Rule 23: no answer depends on the dictionary having finished loading; a process that warmed up at start
+    and one that did not give the same matches."""
+    cold = subprocess.run([sys.executable, "-c", _SAME_SCRIPT], cwd=ROOT, capture_output=True, text=True, timeout=90)
+    assert cold.returncode == 0, cold.stderr
+    warm = subprocess.run([sys.executable, "-c", "import intent.target as t; t.warm_up()\n" + _SAME_SCRIPT.replace(
+        'assert "jieba" not in sys.modules, "importing intent.target must not import jieba"', "")],
+        cwd=ROOT, capture_output=True, text=True, timeout=90)
+    assert warm.returncode == 0, warm.stderr
+    assert cold.stdout == warm.stdout and cold.stdout.startswith("[[1], [3], [4], [5], [2]]"), cold.stdout
+    assert cold.stderr == ""  # jieba's "Building prefix dict…" chatter is silenced

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 
 import httpx
 import xmltodict
 from asgi_lifespan import LifespanManager
 from fastapi import FastAPI
 from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.agent import APOLOGY, AgentHistory
 from bot.agent.openai_agent import OpenAIAgent
@@ -46,6 +48,36 @@ async def post(client: httpx.AsyncClient, clock: FrozenClock, openid: str, text:
     return response.text
 
 
+@dataclass
+class AgentBot:
+    """The whole app with an `OpenAIAgent` on a fake LLM, a fake WeChat API and a database of its own."""
+
+    llm: FakeLLM
+    api: FakeWeChatAPI
+    client: httpx.AsyncClient
+    sessions: async_sessionmaker[AsyncSession]
+
+
+@asynccontextmanager
+async def agent_bot(database_url: str, clock: FrozenClock) -> AsyncIterator[AgentBot]:
+    engine = create_engine(database_url)
+    sessions = session_factory(engine)
+    try:
+        async with FakeLLM() as llm, FakeWeChatAPI() as api:
+            agent = OpenAIAgent(base_url=llm.base_url, api_key=llm.api_key, model="fake-model",
+                                service=ScheduleService(sessions, clock), history=AgentHistory(sessions, clock),
+                                max_retries=0)
+            app = create_app(config(api, database_url), clock=clock, agent=agent, engine=engine,
+                             run_worker=False, reply_budget_s=2.0)
+            try:
+                async with running(app) as client:
+                    yield AgentBot(llm, api, client, sessions)
+            finally:
+                await agent.aclose()
+    finally:
+        await engine.dispose()
+
+
 def content_of(reply_xml: str) -> str:
     return str(xmltodict.parse(reply_xml)["xml"]["Content"])
 
@@ -75,27 +107,16 @@ async def test_a_slow_llm_answer_is_acked_then_delivered_by_the_worker(database_
 
 async def test_a_fast_tool_answer_is_passive_and_writes_for_the_sender(database_url: str,
                                                                         clock: FrozenClock) -> None:
-    engine = create_engine(database_url)
-    sessions = session_factory(engine)
-    try:
-        async with FakeLLM() as llm, FakeWeChatAPI() as api:
-            agent = OpenAIAgent(base_url=llm.base_url, api_key=llm.api_key, model="fake-model",
-                                service=ScheduleService(sessions, clock), history=AgentHistory(sessions, clock),
-                                max_retries=0)
-            llm.call_tools(("schedule_create_item", {"kind": "task", "title": "写会议纪要",
+    async with agent_bot(database_url, clock) as bot:
+        bot.llm.call_tools(("schedule_create_item", {"kind": "task", "title": "写会议纪要",
                                                      "due_at": "2026-06-18T18:00:00+08:00"}))
-            llm.reply("已记录：今天 18:00 前写会议纪要。")
-            app = create_app(config(api, database_url), clock=clock, agent=agent, engine=engine,
-                             run_worker=False, reply_budget_s=2.0)
-            async with running(app) as client:
-                answer = await post(client, clock, "o-fast", QUESTION, 7002)
-            await agent.aclose()
-        async with sessions() as session:
+        bot.llm.reply("已记录：今天 18:00 前写会议纪要。")
+        answer = await post(bot.client, clock, "o-fast", QUESTION, 7002)
+        async with bot.sessions() as session:
             owner = await session.scalar(select(UserRow.id).where(UserRow.wechat_openid == "o-fast"))
             items = (await session.scalars(select(ScheduleItemRow))).all()
             outbox = (await session.scalars(select(OutboundMessageRow))).all()
-    finally:
-        await engine.dispose()
+        api = bot.api
     assert content_of(answer) == "已记录：今天 18:00 前写会议纪要。"
     assert [(i.user_id, i.title, i.source_channel) for i in items] == [(owner, "写会议纪要", "agent")]
     assert outbox == [] and api.calls_to("message/custom/send") == []

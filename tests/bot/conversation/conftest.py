@@ -16,13 +16,14 @@ from fastapi import FastAPI
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
+from bot.agent.port import Conversation
 from bot.app import create_app
 from bot.runtime import delivery_worker
 from bot.settings import Settings
 from bot.testing import event_message, sign_request, text_message
 from schedule.clock import to_ms
 from schedule.domain import User
-from schedule.model import Base
+from schedule.model import Base, DialogStateRow
 from schedule.testing import FrozenClock
 
 TOKEN = "convtoken"
@@ -43,7 +44,7 @@ class RecordingAgent:
     answer_text: str = "（智能助手的回答）"
     asked: list[str] = field(default_factory=list)
 
-    async def answer(self, user: User, text: str, *, now: datetime) -> str:
+    async def answer(self, user: User, text: str, *, now: datetime, context: Conversation | None = None) -> str:
         self.asked.append(text)
         return self.answer_text
 
@@ -92,6 +93,10 @@ class Bot:
         worker = delivery_worker(self.app.state.settings, self.sessions, self.clock, None)
         for _ in range(passes):
             await worker.run_once()
+
+    async def questions(self) -> list[DialogStateRow]:
+        """The open questions (a `dialog_states` row also keeps the focus when no question is open)."""
+        return [row for row in await self.rows(DialogStateRow) if isinstance(row, DialogStateRow) and row.pending_intent]
 
     async def rows(self, model: type[Base], **where: object) -> list[object]:
         async with self.sessions() as session:

@@ -8,7 +8,7 @@ from datetime import datetime
 from conftest import SH, Bot, at
 
 from schedule.clock import to_ms
-from schedule.model import DialogStateRow, OutboundMessageRow, ReminderRow, ScheduleItemRow
+from schedule.model import OutboundMessageRow, ReminderRow, ScheduleItemRow
 
 
 async def test_clarification_merged_with_the_answer(bot: Bot) -> None:
@@ -20,7 +20,7 @@ async def test_clarification_merged_with_the_answer(bot: Bot) -> None:
     [reminder] = await bot.rows(ReminderRow)
     assert (reminder.remind_at, reminder.offset_minutes) == (at(6, 19, 14, 30), 30)
     assert reply == "已记录：6月19日（周五）15:00 开会。我会提前 30 分钟，也就是 14:30 提醒你。"
-    assert await bot.rows(DialogStateRow) == []
+    assert await bot.questions() == []
 
 
 async def test_clarification_expires_after_30_minutes(bot: Bot) -> None:
@@ -36,7 +36,7 @@ async def test_new_request_replaces_the_question(bot: Bot) -> None:
     await chat.say("我明天要去开会，帮我记录增加一个提醒")
     reply = await chat.say("明天上午九点提醒我带材料")
     assert reply.startswith("已记录：6月19日（周五）09:00 带材料")
-    assert await bot.rows(DialogStateRow) == []
+    assert await bot.questions() == []
     await chat.say("下午三点")
     assert [i.title for i in await bot.rows(ScheduleItemRow)] == ["带材料"]
 
@@ -45,7 +45,7 @@ async def test_dropping_the_question(bot: Bot) -> None:
     chat = bot.chat()
     await chat.say("我明天要去开会，帮我记录增加一个提醒")
     assert await chat.say("算了") == "好的，刚才的“明天开会”不记了。"
-    assert await bot.rows(DialogStateRow) == [] and await bot.rows(ScheduleItemRow) == []
+    assert await bot.questions() == [] and await bot.rows(ScheduleItemRow) == []
 
 
 async def test_several_matches_are_numbered_and_picked(bot: Bot) -> None:

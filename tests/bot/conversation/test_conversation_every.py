@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from conftest import Bot, Chat
 
-from schedule.model import DialogStateRow, ReminderRow, ScheduleItemRow
+from schedule.model import ReminderRow, ScheduleItemRow
 
 
 async def statuses(bot: Bot) -> dict[str, str]:
@@ -32,7 +32,7 @@ async def test_a_date_alone_names_the_targets_and_all_answers_the_question(bot: 
                      "相关提醒也一并取消了。")
     assert await statuses(bot) == {"开会": "cancelled", "去银行": "cancelled", "体检": "active"}
     assert {r.status for r in await bot.rows(ReminderRow)} == {"cancelled"}  # 08:00 and 14:30 both
-    assert await bot.rows(DialogStateRow) == []
+    assert await bot.questions() == []
 
 
 async def test_every_said_in_the_request_changes_every_match_at_once(bot: Bot) -> None:
@@ -45,7 +45,7 @@ async def test_every_said_in_the_request_changes_every_match_at_once(bot: Bot) -
     assert await statuses(bot) == {"开会": "cancelled", "去银行": "active", "体检": "active", "开项目会": "cancelled"}
     pending = [r for r in await bot.rows(ReminderRow) if r.status == "pending"]
     assert len(pending) == 1  # 去银行's 14:30 stays
-    assert await bot.rows(DialogStateRow) == []
+    assert await bot.questions() == []
 
 
 async def test_completing_every_item_of_a_day(bot: Bot) -> None:

@@ -9,7 +9,7 @@ from datetime import datetime
 
 from conftest import SH, Bot, at
 
-from schedule.model import DialogStateRow, DigestSubscriptionRow, ReminderRow, ScheduleItemRow
+from schedule.model import DigestSubscriptionRow, ReminderRow, ScheduleItemRow
 
 
 async def test_the_eight_sentences(bot: Bot) -> None:
@@ -19,14 +19,14 @@ async def test_the_eight_sentences(bot: Bot) -> None:
     reply = await chat.say("我明天要去开会，帮我记录增加一个提醒")
     assert reply == "可以。我先记下“明天开会”。会议大概几点开始，提前多久提醒你？"
     assert await bot.rows(ScheduleItemRow) == []
-    assert len(await bot.rows(DialogStateRow)) == 1
+    assert len(await bot.questions()) == 1
 
     # 2. The answer "不提醒，先记一下" completes it: recorded, no reminder.
     reply = await chat.say("不提醒，先记一下")
     [item] = await bot.rows(ScheduleItemRow)
     assert "开会" in item.title and item.kind == "task" and item.all_day and item.local_date == "2026-06-19"
     assert await bot.rows(ReminderRow) == []
-    assert await bot.rows(DialogStateRow) == []
+    assert await bot.questions() == []
     assert reply.startswith("已记录到待办列表：6月19日（周五）") and "未设置提醒" in reply
 
     # 3. A meeting at 15:00 gets the default reminder at 14:00.

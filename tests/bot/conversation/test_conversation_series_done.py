@@ -43,7 +43,8 @@ async def test_cancelling_a_series_by_name_says_the_whole_series(bot: Bot) -> No
 
 async def test_done_right_after_a_reminder_is_about_that_reminder(bot: Bot) -> None:
     chat = bot.chat()
-    assert await chat.say("搞定了") == "是哪一项呢？告诉我名称或时间，我来找。"  # nothing reminded yet: ask
+    assert await chat.say("搞定了") == \
+        "你现在还没有要办的日程或待办，没有可以改的。要新记一条的话，告诉我时间和事情。"  # nothing at all yet
     await chat.say("今天上午十点半提醒我给妈妈打电话")
     await chat.say("今天上午十点四十提醒我关火")
     bot.clock.advance(minutes=31)  # 10:31: only 给妈妈打电话 is due
@@ -68,7 +69,6 @@ async def test_done_after_a_series_reminder_marks_that_occurrence(bot: Bot) -> N
 async def test_put_off_right_after_a_reminder_reminds_again_then(bot: Bot) -> None:
     chat = bot.chat()
     await chat.say("今天上午十点半提醒我拿快递")
-    assert await chat.say("推迟半小时") == "是哪一项呢？告诉我名称或时间，我来找。"  # nothing reminded yet
     bot.clock.advance(minutes=31)
     await bot.deliver(2)
     assert (await chat.say("推迟到下午3点")).endswith("好的，6月18日（周四）15:00 再提醒你：拿快递。")

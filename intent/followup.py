@@ -1,0 +1,226 @@
+"""Follow-ups that name no item (SPEC §3 rules 17 and 18): a correction, or a bare time, day, place, length,
+note or repeat said about the item the conversation is about (the *focus*, described by a `FocusHint`).
+
+A correction (不对 / 不是 / 错了 / 应该是 / 我说错了 …) is always an update of an item already there, never a
+new item: without anything in focus it asks which. The bare forms ("在3楼", "那天上午十点", "十一点吧") are
+follow-ups only when something is in focus; otherwise the usual rules read them. The result is an
+`UpdateIntent` without target words (`needs_clarification` holds "target"): the conversation applies it to the
+focus. Pure: the focus arrives as a value.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from typing import TYPE_CHECKING
+
+from intent import clarify
+from intent.contact import VALUE
+from intent.model import CancelIntent, Changes, CompleteIntent, Intent, Missing, Recurrence, UpdateIntent
+from intent.slots import collect, hour_said
+from intent.title import clean
+
+if TYPE_CHECKING:
+    from intent.timex.types import TimeMention
+
+
+@dataclass(frozen=True, slots=True)
+class FocusHint:
+    """What the parser may know of the item in focus: its local day and, when timed, its local start."""
+
+    on: date | None = None
+    at: datetime | None = None
+    digest: bool = False  # the conversation is about the digest subscription (rule 22), not an item
+
+
+_CORRECTION = re.compile(
+    r"^(?:不对+|不是的?|错了|搞错了|弄错了|说错了|打错了|写错了|我说错了|我搞错了|我记错了|更正(?:一下)?|纠正(?:一下)?|"
+    r"应该是|准确地?说是|哦不|不不+)(?:了|啦|呀|哦)?(?:[,.!~ ]|(?=[^,.!~ ]))*"
+)
+_IS = re.compile(r"(?:其实|应该|实际上|准确地?说)?(?:是|在|改成|改为|改到|换成|挪到)")
+# 在3楼 / 地点在国贸 / 地址是… : the place of the focus
+_PLACE = re.compile(r"^(?P<who>[^\d,!?]{0,4}?)(?:地点|地址|位置|地方)(?:就)?"
+                    r"(?:在|是|为|:|改成|改为|换成|改到|换到)?[: ]*(?P<a>[^,!?]{1,30})$"
+                    r"|^(?:就)?在(?P<b>[^,!?吗呢嘛]{1,20}?)(?:吧|哈|哦|啊)?$")
+_NOTE = re.compile(r"^(?:记得|帮我|再)?(?:备注|补充|附注|说明|注意)(?:一下)?[: ]*(?P<n>.{1,200})$")
+_PLACE_WORD = re.compile(
+    r"(?:会议室|号楼|楼|室|厅|门|口|店|馆|中心|大厦|广场|公园|医院|学校|酒店|餐厅|座|层|站|路|街|号院)$")
+# A phone number or a link said about the item: its note (never a time)
+_CONTACT = VALUE
+_CONTACT_WORDS = re.compile(
+    r"^(?:[^,!?]{0,8}?)(?:电话|手机|手机号|号码|联系方式|微信|链接|网址|地址|会议链接|会议号)?(?:是|:)?$")
+_DONE = re.compile(
+    r"^(?:我)?(?:已经)?[\u4e00-\u9fff](?:完|好|掉|过|上)?(?:了|啦|咯|喽)$|^(?:已经)?(?:弄|做|搞|办)完了?$")
+_NOT_NEEDED = re.compile(r"^(?:那就|就)?(?:不用了|不需要了|不要了|不去了|不做了|不办了|取消了?吧?|免了)(?:吧|哈|啊)?$")
+# 再加一个提前10分钟的提醒: a second reminder, the first one kept
+_ANOTHER = re.compile(r"^(?:再|还|另外|也)(?:帮我)?(?:加|添|设|定|来)(?:上)?(?:一个|一条|个|条)")
+_ON_TIME = re.compile(r"^(?:到点|到时候?|准时|按时)(?:了)?(?:再)?(?:提醒|叫|喊|通知)(?:我)?(?:一下|一声)?$")
+_DAILY = re.compile(r"(?:以后|之后|往后|今后)?(?:也)?(?:天天|每日)(?:都|也)?(?:这样|这个时间|如此|一样|照旧|要|去|来)")
+_LENGTH_WORDS = re.compile(
+    r"^(?:大概|大约|预计|估计|差不多|应该|一共|总共|全程|前后)?(?:要|会|得)?(?:开|持续|进行|弄|忙|[\u4e00-\u9fff])?(?:个)?$")
+_END_WORDS = re.compile(
+    r"^(?:大概|大约|预计|估计|差不多)?(?:开到|到|持续到|弄到|忙到|一直到)?$|^(?:结束|散会|完事|开完)$")
+_TRAILING = re.compile(r"(?:左右|吧|哈|哦|啊|呀|就行|就好|好了|的样子|结束|散会|完事|开完)+$")
+_REPEAT = re.compile(
+    r"(?:以后|之后|往后|今后|从此)?(?:也)?(?:每.{1,6}?)(?:都|也)?(?:这样|这个时间|如此|一样|照旧|照此|重复|要|来一次|一次)"
+    r"|(?:以后|之后|往后|今后|从此)(?:也)?每.{1,6}?(?:都|也)[\u4e00-\u9fff]?(?:吧|的)?$"
+    r"|^(?:改成|变成|设成|设为)?每.{1,6}?(?:重复)?(?:吧)?$")
+_LEAD_WORDS = re.compile(r"提醒|提前|叫|喊|通知|我|改成|改为|换成|设成|设为|的")
+_FILLER = re.compile(r"[吧啊呀哈哦了的呢嘛,.!~ ]|就|那就|好")
+_THAT_DAY = re.compile(r"那天|当天|那一天|同一天|同一天的")
+
+
+def with_that_day(norm: str, focus: FocusHint | None) -> str:
+    """那天 / 当天 → the focus's date, written out so the time rules read it (那天晚上 → 2026年12月4日晚上)."""
+    if focus is None or focus.on is None or not _THAT_DAY.search(norm):
+        return norm
+    day = focus.on
+    return _THAT_DAY.sub(f"{day.year}年{day.month}月{day.day}日", norm)
+
+
+def corrects(norm: str) -> bool:
+    return _CORRECTION.match(norm) is not None and len(norm) > 0
+
+
+def read(norm: str, mentions: list[TimeMention], focus: FocusHint | None) -> Intent | None:
+    """The follow-up `norm` is, or None when it is not one (the usual rules then read it)."""
+    marker = _CORRECTION.match(norm)
+    if marker is not None and marker.end() > 0:
+        rest_at = _last_clause(norm, marker.end())
+        own = [m for m in mentions if m.span[0] >= rest_at]
+        changes = _changes(norm[rest_at:], own, focus, rest_at)
+        if changes is None and own == [] and rest_at > marker.end():  # 不是后天,是… with nothing usable after
+            changes = _changes(norm[marker.end():], [m for m in mentions if m.span[0] >= marker.end()], focus,
+                               marker.end())
+        if changes is None and norm.startswith("不是"):
+            return None  # 不是很急,明天交就行: 不是 alone does not make a correction
+        return _update(changes, "followup.correction")
+    if _DONE.match(norm) and not mentions:  # 交了 / 浇好了: done, about the focus or the reminder just sent
+        return CompleteIntent(needs_clarification=["target"], rule="followup.done", confidence=0.7,
+                              question=clarify.question(["target"]))
+    if focus is None:  # a place or a note said about nothing in focus: ask which item (never a new one)
+        place = _PLACE.match(norm)
+        if (place is not None and place.group("a") and not place.group("who")) or _NOTE.match(norm):
+            return _update(_bare(norm, mentions, FocusHint()), "followup.unfocused")
+        return None
+    if _NOT_NEEDED.match(norm):
+        return CancelIntent(needs_clarification=["target"], rule="followup.not_needed", confidence=0.7,
+                            question=clarify.question(["target"]))
+    changes = _bare(norm, mentions, focus)
+    if changes is None:
+        return None
+    place = _PLACE.match(norm)
+    named = place.group("who") if place is not None and changes.location else ""
+    if named:  # 体检地点改成人民医院: the item named, or else the one in focus (集合地点改成… about it)
+        return UpdateIntent(target_text=named, changes=changes, or_focus=True, rule="followup.place", confidence=0.8)
+    return _update(changes, "followup.bare")
+
+
+def _update(changes: Changes | None, rule: str) -> UpdateIntent:
+    missing: list[Missing] = ["target"]
+    if changes is None:
+        missing.append("changes")
+    return UpdateIntent(changes=changes, needs_clarification=missing, rule=rule, confidence=0.8,
+                        question=clarify.question(missing))
+
+
+def _last_clause(norm: str, start: int) -> int:
+    """Where what the user meant begins: after the last comma (不是后天,是大后天 → 大后天), past 是/改成."""
+    cut = max(norm.rfind(",", start), norm.rfind(" ", start))
+    at = cut + 1 if cut >= start else start
+    lead = _IS.match(norm, at)
+    return lead.end() if lead is not None else at
+
+
+def _changes(rest: str, own: list[TimeMention], focus: FocusHint | None, offset: int) -> Changes | None:
+    """What a correction changes: the time or day, the lead, the place, the length, or else the title."""
+    if not rest.strip(" ,.!~"):
+        return None
+    bare = _bare(rest, [_shifted(m, offset) for m in own], focus or FocusHint())
+    if bare is not None:
+        return bare
+    slots = collect([_shifted(m, offset) for m in own], rest)
+    if own or slots.lead_minutes is not None:
+        return None
+    title = clean(rest)
+    return Changes(title=title[:60]) if 1 <= len(title) <= 20 else None
+
+
+def _shifted(m: TimeMention, offset: int) -> TimeMention:
+    from dataclasses import replace
+
+    return replace(m, span=(m.span[0] - offset, m.span[1] - offset))
+
+
+def _bare(text: str, mentions: list[TimeMention], focus: FocusHint) -> Changes | None:
+    """A time, day, lead, place, length, note or repeat said with no item words."""
+    place = _PLACE.match(text)
+    if place is not None:
+        where = (place.group("a") or place.group("b") or "").strip(" ,.\"'")
+        if where and (not mentions or _PLACE_WORD.search(where)):  # 在2号会议室: a room, not the 2nd
+            return Changes(location=where[:60])
+    contact = _CONTACT.search(text)
+    if contact is not None and _CONTACT_WORDS.match(text[:contact.start()].strip()) \
+            and not text[contact.end():].strip(" ,.!~吧哦"):
+        return Changes(note=text.strip()[:500])
+    if _ON_TIME.match(text):
+        return Changes(offset_minutes=0)
+    if _DAILY.search(text):
+        return Changes(recurrence=Recurrence(rrule="FREQ=DAILY"))
+    note = _NOTE.match(text)
+    if note is not None:
+        return Changes(note=note.group("n").strip()[:500])
+    slots = collect(mentions, text)
+    rest = _without(text, mentions)
+    if slots.recur is not None and slots.recur.rrule and (_REPEAT.search(text) or not rest):
+        m = slots.recur
+        workdays = "cn" if m.workdays == "cn" else None
+        return Changes(recurrence=Recurrence(rrule=m.rrule, workdays=workdays))
+    another = _ANOTHER.match(rest)
+    bare_lead = rest[another.end():] if another is not None else rest
+    if slots.lead_minutes is not None and not _FILLER.sub("", _LEAD_WORDS.sub("", bare_lead)):
+        return Changes(offset_minutes=slots.lead_minutes, another_reminder=another is not None)
+    durations = [m for m in mentions if m.type == "duration" and m.seconds and not m.lead and not m.relative]
+    if durations and not slots.when and _LENGTH_WORDS.match(_TRAILING.sub("", rest)):
+        return Changes(duration_minutes=durations[0].seconds // 60)  # type: ignore[operator]
+    when = slots.when
+    if when is None or when.start is None or slots.relative is not None:
+        return None
+    before, after = text[:when.span[0]], text[when.span[1]:]
+    if (_END_WORDS.match(_TRAILING.sub("", before.strip(" ,"))) and re.match(r"^\s*(?:结束|散会|完事|开完)", after)) \
+            or (re.match(r"^(?:开到|到|持续到|一直到)$", before.strip(" ,")) and when.has_clock):
+        return Changes(end_at=_near(when, focus)) if when.has_clock else None
+    if _FILLER.sub("", rest):
+        return None  # other words: a request of its own, not a bare time
+    if when.has_clock:
+        return Changes(start_at=_near(when, focus))
+    if when.period is not None:
+        return None  # 改到上午 with no hour: the usual rules ask which hour
+    if when.has_date:
+        return Changes(date=when.start.date())
+    return None
+
+
+def _without(text: str, mentions: list[TimeMention]) -> str:
+    out = text
+    for m in sorted(mentions, key=lambda m: m.span, reverse=True):
+        out = out[:m.span[0]] + out[m.span[1]:]
+    return out
+
+
+def _near(when: TimeMention, focus: FocusHint) -> datetime:
+    """A clock said without a day is on the focus's day; a bare hour (no 上午/下午) the reading nearer its time."""
+    assert when.start is not None
+    at = when.start
+    if when.has_date or focus.on is None:
+        return at
+    day_start = at.replace(year=focus.on.year, month=focus.on.month, day=focus.on.day)
+    said = hour_said(when.text)
+    if when.period is not None or focus.at is None or said is None or said >= 13 or said == 0:
+        return day_start
+    hour = said % 12
+    morning = day_start.replace(hour=hour)
+    evening = morning + timedelta(hours=12)
+    ref = focus.at.replace(year=focus.on.year, month=focus.on.month, day=focus.on.day)
+    return morning if abs(morning - ref) <= abs(evening - ref) else evening

@@ -1,7 +1,7 @@
 """calendar feed revocation: a per-user feed generation ("关闭日历订阅" makes older feed links 410)
 
-Revision ID: 0007_calendar_feeds
-Revises: 0006
+Revision ID: 0008_calendar_feeds
+Revises: 0007
 Create Date: 2026-12-02 19:30:00
 """
 
@@ -11,8 +11,8 @@ import sqlalchemy as sa
 from alembic import op
 
 
-revision: str = '0007_calendar_feeds'
-down_revision: str | None = '0006'
+revision: str = '0008_calendar_feeds'
+down_revision: str | None = '0007'
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

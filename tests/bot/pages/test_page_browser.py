@@ -21,7 +21,7 @@ from page_world import extras, ms, seed
 
 from bot.app import create_app
 from bot.settings import load_settings
-from schedule.domain import NewItem
+from schedule.domain import NewItem, NewReminder, Recurrence
 from schedule.testing import FrozenClock
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -59,6 +59,9 @@ async def served(tmp_path: Path, clock: FrozenClock) -> AsyncIterator[tuple[str,
     assert server.started, "uvicorn did not start"
     user, _items = await seed(app.state.service)
     await extras(app.state.service, app.state.sessions, user.id)
+    await app.state.service.create_item(user.id, NewItem(  # a daily series: a card on every day of the week
+        kind="task", title="吃药", timezone="Asia/Shanghai", due_at=ms(2026, 6, 18, 22, 0),
+        recurrence=Recurrence(rrule="FREQ=DAILY"), reminders=(NewReminder(remind_at=ms(2026, 6, 18, 22, 0)),)))
     for day, title in ((16, "交电费"), (17, "回复王姐的邮件")):  # three overdue tasks with 报销单
         await app.state.service.create_item(user.id, NewItem(kind="task", title=title, timezone="Asia/Shanghai",
                                                              due_at=ms(2026, 6, day, 18, 0)))
@@ -86,6 +89,7 @@ async def test_page_in_a_real_browser(served: tuple[str, str]) -> None:
             await page.goto(url)
             assert await page.locator(".overdue > summary").inner_text() == "已过期 3 项\n展开"
             assert await page.locator(".notices > summary").inner_text() == "你有 2 条未送达的提醒"
+            assert await page.locator("li.entry", has_text="吃药").count() == 7  # the daily series on each day
             first = await page.locator("section.day.today li.entry").first.bounding_box()
             assert first is not None and first["y"] + first["height"] <= 812, f"today's first entry at {first}"
             await page.screenshot(path=str(ARTIFACTS / "page-375-first-open.png"))

@@ -94,7 +94,7 @@ async def list_items(
 ) -> ItemList:
     if from_ is not None and to is not None and to < from_:
         raise HTTPException(422, "'to' is before 'from'")
-    items = await service.list_items(user.id, start_ms=from_, end_ms=to, kind=kind,
+    items = await service.list_items(user.id, start_ms=from_, end_ms=to, kind=kind, expand=to is not None,
                                      include_undated_tasks=include_undated, include_reminders=include_reminders)
     page = items[offset:offset + limit]
     return ItemList(items=[ItemOut.of(i, with_reminders=include_reminders, timing=timing) for i in page],

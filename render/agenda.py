@@ -30,7 +30,8 @@ def _row(item: Item, tz: str, today: date | None) -> str:
         end = local(item.end_at, tz)
         if end.date() == at.date():
             clock += f"–{clock_label(end)}"
-    overdue = "【已过期】" if today is not None and item.kind == "task" and at.date() < today else ""
+    overdue = "【已完成】" if item.status == "completed" else \
+        "【已过期】" if today is not None and item.kind == "task" and at.date() < today else ""
     bell = ""
     open_reminders = [r for r in item.reminders if r.status in ("pending", "locked")]
     if open_reminders:

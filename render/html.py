@@ -22,7 +22,7 @@ class PageActions:
     range_to: str
     prev_href: str
     next_href: str
-    feed_href: str
+    feed_href: str  # webcal://…: a phone subscribes rather than importing a copy
 
 
 class PageRenderer:
@@ -42,6 +42,6 @@ class PageRenderer:
         return template.render(view=view, actions=actions, url=url, description=summary(view).replace("\n", " "),
                                page_title=view.title)
 
-    def error(self, *, status: int, title: str, message: str) -> str:
+    def error(self, *, status: int, title: str, message: str, back: str = "") -> str:
         return self._error.render(status=status, page_title=title, title=title, message=message, url="",
-                                  description=message)
+                                  description=message, back=back)

@@ -1,33 +1,38 @@
-"""The calendar feed (RFC 5545) with `icalendar`: VEVENT/VTODO, VALARM, RRULE + EXDATE, VTIMEZONE.
+"""The calendar feed (RFC 5545) with `icalendar`: what a subscribed phone calendar shows equals the page.
 
-UIDs depend only on the item id and the site, so a subscribed calendar updates entries in place.
-DTSTAMP is the item's last change, so an unchanged item serialises identically on every poll.
+Every dated item is a VEVENT (Google, Apple and Outlook subscriptions ignore VTODO): a task at its deadline,
+marked ☐/✓ in its title; only undated tasks stay VTODOs. A series is one VEVENT with its RRULE; 每个工作日
+follows the official calendar (Mon–Fri, holidays as EXDATE, 调休 working days as RDATE over the years
+chinese-calendar knows); a cancelled day is an EXDATE, a done day stays, overridden with ✓ (RECURRENCE-ID).
+Alarms come only from pending reminders and never after the start. UIDs depend only on the item id and
+the site; SEQUENCE and LAST-MODIFIED follow each edit, so a subscriber updates entries in place.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from functools import lru_cache
 from zoneinfo import ZoneInfo
 
+from dateutil.rrule import rrulestr
 from icalendar import Alarm, Calendar, Event, Timezone, Todo, vRecur
 
 from render.timefmt import local
 from schedule.domain import Item
-from schedule.recurrence import localize, next_occurrence
+from schedule.recurrence import cn_calendar_known, is_cn_workday, localize, next_occurrence
 
 LUNAR_YEARS = 10  # lunar dates have no RRULE: the next occurrences are listed as RDATEs
-WEEKDAYS_CN = "FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR"  # 调休 cannot be said in RRULE; Mon–Fri is the closest rule
+WEEKDAYS = "FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR"
+CN_YEARS_AHEAD = 3  # 调休 data looked up this many years past the series' start at most (then Mon–Fri)
 
 
 def calendar_feed(items: Sequence[Item], *, uid_domain: str, name: str = "我的行程",
                   tz: str = "Asia/Shanghai") -> bytes:
-    """Serialise `items` as stored (a series once, from its first occurrence; its skipped
-    occurrences become EXDATEs at the series' local time of day).
+    """Serialise `items` as stored (a series once, from its first occurrence).
 
-    Each item's component is serialised once per version (Item values are immutable and hashable,
+    Each item's components are serialised once per version (Item values are immutable and hashable,
     and `updated_at` changes with every edit), so a calendar polling the feed costs little.
     """
     cal = Calendar()
@@ -53,7 +58,7 @@ def calendar_feed(items: Sequence[Item], *, uid_domain: str, name: str = "我的
 
 @lru_cache(maxsize=20_000)
 def _component_ical(item: Item, uid_domain: str) -> bytes:
-    return _component(item, uid_domain).to_ical()  # type: ignore[no-any-return]
+    return b"".join(c.to_ical() for c in _components(item, uid_domain))
 
 
 @lru_cache(maxsize=256)
@@ -66,66 +71,165 @@ def uid_of(item: Item, uid_domain: str) -> str:
     return f"item-{item.id}@{uid_domain}"
 
 
-def _component(item: Item, uid_domain: str) -> Event | Todo:
-    component: Event | Todo = Event() if item.kind == "event" else Todo()
+def _components(item: Item, uid_domain: str) -> list[Event | Todo]:
+    anchor = item.anchor_at
+    if anchor is None:
+        return [_undated_todo(item, uid_domain)]
+    event = Event()
+    _common(event, item, uid_domain, _title(item, done=item.status == "completed"))
+    event.add("status", "CONFIRMED")
+    event.add("transp", "OPAQUE" if item.kind == "event" else "TRANSPARENT")
+    event.add("dtstart", _moment(item, anchor))
+    end = _end(item, anchor)
+    if end is not None:
+        event.add("dtend", end)
+    found: list[Event | Todo] = [event]
+    if item.recurrence is not None:
+        _add_recurrence(event, item, anchor)
+        found += [_done_day(item, uid_domain, day, anchor) for day in item.recurrence.done]
+    if item.status == "active":
+        for lead in _alarm_leads(item, anchor):
+            event.add_component(_alarm(item, lead))
+    return found
+
+
+def _common(component: Event | Todo, item: Item, uid_domain: str, summary: str) -> None:
     component.add("uid", uid_of(item, uid_domain))
     component.add("dtstamp", _utc(item.updated_at or item.created_at))
     if item.created_at:
         component.add("created", _utc(item.created_at))
-    component.add("summary", item.title)
+    component.add("last-modified", _utc(item.updated_at or item.created_at))
+    component.add("sequence", max(0, (item.updated_at - item.created_at) // 1000) if item.created_at else 0)
+    component.add("summary", summary)
     if item.description:
         component.add("description", item.description)
     if item.location:
         component.add("location", item.location)
-    anchor = item.anchor_at
-    if isinstance(component, Event):
-        component.add("status", "CONFIRMED")
-        if anchor is not None:
-            component.add("dtstart", _moment(item, anchor))
-            end = _end(item, anchor)
-            if end is not None:
-                component.add("dtend", end)
+
+
+def _title(item: Item, *, done: bool) -> str:
+    if item.kind == "event":
+        return f"✓ {item.title}" if done else item.title
+    return f"{'✓' if done else '☐'} {item.title}"
+
+
+def _undated_todo(item: Item, uid_domain: str) -> Todo:
+    todo = Todo()
+    _common(todo, item, uid_domain, item.title)
+    done = item.status == "completed"
+    todo.add("status", "COMPLETED" if done else "NEEDS-ACTION")
+    if done:
+        todo.add("completed", _utc(item.updated_at))
+    return todo
+
+
+def _done_day(item: Item, uid_domain: str, day: str, anchor: int) -> Event:
+    """One done occurrence of a series: kept, its title marked ✓, no alarm (RECURRENCE-ID override)."""
+    at = _occurrence(item, date.fromisoformat(day), anchor)
+    override = Event()
+    _common(override, item, uid_domain, _title(item, done=True))
+    override.add("recurrence-id", at)
+    override.add("status", "CONFIRMED")
+    override.add("dtstart", at)
+    if isinstance(at, datetime):
+        end = _end(item, anchor)
+        if isinstance(end, datetime):
+            override.add("dtend", at + (end - local(anchor, item.timezone)))
     else:
-        done = item.status == "completed"
-        component.add("status", "COMPLETED" if done else "NEEDS-ACTION")
-        if done:
-            component.add("completed", _utc(item.updated_at))
-        if anchor is not None:
-            if item.recurrence is not None:
-                component.add("dtstart", _moment(item, anchor))  # a recurring VTODO counts from DTSTART
-            component.add("due", _moment(item, anchor))
-    if anchor is not None and item.recurrence is not None:
-        _add_recurrence(component, item, anchor)
-    if anchor is not None and item.status == "active":
-        for lead in sorted({anchor - r.remind_at for r in item.reminders if r.status != "cancelled"}):
-            component.add_component(_alarm(item, lead))
-    return component
+        override.add("dtend", at + timedelta(days=1))
+    return override
 
 
-def _add_recurrence(component: Event | Todo, item: Item, anchor: int) -> None:
+def _alarm_leads(item: Item, anchor: int) -> list[int]:
+    """Leads of the reminders still to come (pending), never after the start: a series' own plan (its
+    next reminder's lead applies to every occurrence); a snooze or a past reminder adds no alarm."""
+    leads: set[int] = set()
+    for rem in item.reminders:
+        if rem.status != "pending":
+            continue
+        if item.recurrence is not None:
+            lead = rem.offset_minutes * 60_000 if rem.offset_minutes is not None else anchor - rem.remind_at
+        else:
+            lead = anchor - rem.remind_at
+        if lead >= 0:
+            leads.add(lead)
+    return sorted(leads)
+
+
+def _add_recurrence(event: Event, item: Item, anchor: int) -> None:
     recurrence = item.recurrence
     assert recurrence is not None
+    exdates = sorted(date.fromisoformat(day) for day in recurrence.cancelled)
+    rdates: list[date] = []
     if recurrence.lunar is not None:
         zone = ZoneInfo(item.timezone)
         cursor = local(anchor, item.timezone)
-        dates = []
         for _ in range(LUNAR_YEARS):
             found = next_occurrence(recurrence, dtstart=cursor, after=cursor, tz=zone)
             if found is None:
                 break
-            dates.append(found.date() if item.all_day else found)
+            rdates.append(found.date())
             cursor = found
-        if dates:
-            component.add("rdate", dates)
     else:
-        body = _until_for_ics(recurrence.rrule or WEEKDAYS_CN, item)
-        component.add("rrule", vRecur.from_ical(body.removeprefix("RRULE:")))
-    if recurrence.skipped:
-        start = local(anchor, item.timezone)
-        zone = ZoneInfo(item.timezone)
-        days = sorted(date.fromisoformat(day) for day in recurrence.skipped)
-        component.add("exdate", days if item.all_day else [localize(datetime.combine(d, start.time()), zone)
-                                                            for d in days])
+        body = recurrence.rrule or "FREQ=DAILY"
+        if recurrence.workdays == "cn":
+            body, extra, off = _workday_rule(body, local(anchor, item.timezone))
+            rdates += extra
+            exdates = sorted({*exdates, *off})
+        event.add("rrule", vRecur.from_ical(_until_for_ics(body, item).removeprefix("RRULE:")))
+    if rdates:
+        event.add("rdate", [_occurrence(item, d, anchor) for d in rdates if d.isoformat() not in recurrence.cancelled])
+    if exdates:
+        event.add("exdate", [_occurrence(item, d, anchor) for d in exdates])
+
+
+def _workday_rule(body: str, start: datetime) -> tuple[str, list[date], list[date]]:
+    """每个工作日 in RFC 5545: the rule's days restricted to working days. A daily rule becomes Mon–Fri with the
+    weekday holidays as EXDATEs and the 调休 weekend days as RDATEs; any other rule keeps its days and loses
+    the non-working ones (EXDATEs). Over the years chinese-calendar knows; after them Mon–Fri, as the bot
+    assumes. `body` keeps its UNTIL in local wall time (as stored)."""
+    parts = dict(p.split("=", 1) for p in body.upper().split(";") if "=" in p)
+    daily = parts.get("FREQ") == "DAILY" and parts.get("INTERVAL", "1") == "1" and "COUNT" not in parts \
+        and not any(k.startswith("BY") for k in parts)
+    first = start.date()
+    last = date(min(first.year + CN_YEARS_AHEAD, 2099), 12, 31)
+    while last >= first and not cn_calendar_known(last.year):
+        last = date(last.year - 1, 12, 31)
+    if daily:
+        days = (first + timedelta(days=n) for n in range((last - first).days + 1))
+    else:
+        rule = rrulestr(body, dtstart=start.replace(tzinfo=None))
+        days = (d.date() for d in rule.between(start.replace(tzinfo=None), datetime.combine(last, time.max),
+                                                inc=True))
+    extra: list[date] = []
+    off: list[date] = []
+    for day in days:
+        working = is_cn_workday(day)
+        if daily and day.weekday() >= 5:
+            if working:
+                extra.append(day)
+        elif not working:
+            off.append(day)
+    if daily:
+        until = parts.get("UNTIL")
+        body = WEEKDAYS + (f";UNTIL={until}" if until else "")
+        if until:
+            stop = _until_date(until)
+            extra = [d for d in extra if stop is None or d <= stop]
+    return body, extra, off
+
+
+def _until_date(raw: str | None) -> date | None:
+    if not raw:
+        return None
+    return date(int(raw[:4]), int(raw[4:6]), int(raw[6:8]))
+
+
+def _occurrence(item: Item, day: date, anchor: int) -> date | datetime:
+    if item.all_day:
+        return day
+    clock = local(anchor, item.timezone).time().replace(tzinfo=None)
+    return localize(datetime.combine(day, clock), ZoneInfo(item.timezone))
 
 
 def _until_for_ics(body: str, item: Item) -> str:
@@ -143,8 +247,7 @@ def _alarm(item: Item, lead_ms: int) -> Alarm:
     alarm = Alarm()
     alarm.add("action", "DISPLAY")
     alarm.add("description", item.title)
-    params = {"RELATED": "END"} if item.kind == "task" else {}  # a task's reminder is relative to its DUE
-    alarm.add("trigger", -timedelta(milliseconds=lead_ms), parameters=params)
+    alarm.add("trigger", -timedelta(milliseconds=lead_ms))  # before the start (a task's start is its deadline)
     return alarm
 
 
@@ -158,10 +261,12 @@ def _end(item: Item, anchor: int) -> date | datetime | None:
         start = local(anchor, item.timezone).date()
         end = local(item.end_at, item.timezone).date() if item.end_at is not None else start
         return max(end, start + timedelta(days=1))
-    if item.end_at is None or item.end_at <= anchor:
+    if item.kind != "event" or item.end_at is None or item.end_at <= anchor:
         return None
     return local(item.end_at, item.timezone)
 
 
 def _utc(ms: int) -> datetime:
     return datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=ms)
+
+

@@ -1,22 +1,22 @@
-"""Itinerary view model: items, reminders and in-app notices grouped by local day (pure).
+"""Itinerary view model: cards grouped by local day, the overdue group, undated tasks and notices (pure).
 
 One view feeds the chat summary (two lines) and the HTML page, so both say the same thing.
-Every label is computed here; templates only loop and print.
+Every label is computed here (cards in `render.entry`); templates only loop and print.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
-from datetime import date, datetime, timedelta
-from zoneinfo import ZoneInfo
+from dataclasses import dataclass, replace
+from datetime import date, timedelta
 
-from render.timefmt import clock_label, local, weekday
-from schedule.domain import Item, Reminder
+from render.entry import MARKS, Entry, ReminderChip, View, build_entry, date_label, last_day_of
+from render.timefmt import weekday
+from schedule.domain import Item
 
-MARKS = {"task": "待办", "event": "日程", "reminder": "提醒"}
+__all__ = ["MARKS", "Day", "Entry", "Flash", "Itinerary", "Notice", "ReminderChip", "build_itinerary",
+           "date_label", "entry_of", "range_label", "summary"]
 MAX_LISTED_DAYS = 31  # longer ranges list only the days that have entries
-FIRST_SCREEN = 3  # overdue entries shown before the days; more fold into a <details>
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,30 +29,11 @@ class Notice:
 
 
 @dataclass(frozen=True, slots=True)
-class ReminderChip:
-    reminder_id: int
-    time: str
-    state: str  # 待提醒 | 已提醒 | 未送达
-    open: bool  # still pending: can be dismissed
+class Flash:
+    """What the last tap did, said at the top of the page, with the form value that undoes it (or "")."""
 
-
-@dataclass(frozen=True, slots=True)
-class Entry:
-    item_id: int
-    kind: str  # task | event | reminder
-    mark: str
-    title: str
-    time: str
-    states: tuple[str, ...]
-    tone: str  # overdue | today | upcoming | past | done
-    done: bool
-    recurring: bool
-    location: str | None
-    reminders: tuple[ReminderChip, ...]
-    can_complete: bool
-    can_cancel: bool
-    can_snooze: bool
-    anchor_at: int | None
+    text: str
+    undo: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,30 +56,24 @@ class Itinerary:
     today: date
     timezone: str
     days: tuple[Day, ...]
-    overdue: tuple[Entry, ...]  # open tasks due before the range
+    overdue: tuple[Entry, ...]  # open tasks due before the range (the first ones; `overdue_count` says all)
     undated: tuple[Entry, ...]  # open tasks without a deadline
     notices: tuple[Notice, ...]
-    count: int  # entries inside the range
-
-    @property
-    def overdue_first(self) -> tuple[Entry, ...]:
-        """The overdue entries shown open; the rest fold away so today stays on the first screen."""
-        return self.overdue[:FIRST_SCREEN]
-
-    @property
-    def overdue_rest(self) -> tuple[Entry, ...]:
-        return self.overdue[FIRST_SCREEN:]
+    count: int  # entries inside the range (a multi-day event once)
+    overdue_count: int = 0
+    shared: bool = False  # a public share: no reminder states, no owner's notes
+    flash: Flash | None = None
 
     @property
     def empty(self) -> bool:
         return not (self.count or self.overdue or self.undated or self.notices)
 
+    @property
+    def today_count(self) -> int:
+        return sum(1 for d in self.days if d.is_today for e in d.entries if not e.done and not e.again)
+
     def entries(self) -> list[Entry]:
-        return [entry for day in self.days for entry in day.entries]
-
-
-def date_label(day: date, *, with_year: bool = False) -> str:
-    return f"{day.year}年{day.month}月{day.day}日" if with_year else f"{day.month}月{day.day}日"
+        return [entry for day in self.days for entry in day.entries if not entry.again]
 
 
 def range_label(start_on: date, end_on: date, today: date) -> str:
@@ -114,19 +89,32 @@ def range_label(start_on: date, end_on: date, today: date) -> str:
 def build_itinerary(
     items: Sequence[Item], *, now_ms: int, tz: str, start_on: date, end_on: date,
     overdue: Sequence[Item] = (), undated: Sequence[Item] = (), notices: Sequence[Notice] = (),
-    undelivered: Collection[int] = (),
+    undelivered: Collection[int] = (), overdue_count: int | None = None, shared: bool = False,
+    flash: Flash | None = None,
 ) -> Itinerary:
-    """The page's content: `items` as returned by ScheduleService.list_items for [start_on, end_on).
+    """The page's content: `items` as ScheduleService.list_items(expand=True) returns them for [start_on, end_on)
+    (a series once per occurrence). A multi-day event is on each of its days in the range.
 
     `undelivered` holds reminder ids whose push sits in the in-app queue (shown as 未送达).
     """
-    ctx = _Context(now_ms, tz, frozenset(undelivered))
-    today = ctx.today
+    view = View(now_ms, tz, frozenset(undelivered))
+    today = view.today
+    last_shown = end_on - timedelta(days=1)
     by_day: dict[date, list[Entry]] = {}
     for item in items:
-        entry, on = _entry(item, ctx)
-        on = min(max(on, start_on), end_on - timedelta(days=1)) if on is not None else start_on
-        by_day.setdefault(on, []).append(entry)
+        entry, on = build_entry(item, view)
+        first = min(max(on, start_on), last_shown) if on is not None else start_on
+        end = last_day_of(item, on, view) if on is not None else first
+        if on is None or end == on:
+            by_day.setdefault(first, []).append(entry)
+            continue
+        total = (end - on).days + 1
+        for n in range((min(end, last_shown) - first).days + 1):
+            day = first + timedelta(days=n)
+            note = f"第 {(day - on).days + 1}/{total} 天"
+            by_day.setdefault(day, []).append(replace(entry, day_note=note, again=n > 0,
+                                                      tone=_tone_on(entry, day, today),
+                                                      dom_id=f"{entry.dom_id}-d{n + 1}" if n else entry.dom_id))
     span = (end_on - start_on).days
     shown = [start_on + timedelta(days=n) for n in range(span)] if span <= MAX_LISTED_DAYS else sorted(by_day)
     days = tuple(
@@ -135,66 +123,19 @@ def build_itinerary(
         for on in shown
     )
     label = range_label(start_on, end_on, today)
+    overdue_entries = tuple(build_entry(i, view)[0] for i in overdue)
     return Itinerary(
-        title=f"我的行程 · {label}", range_label=label, start_on=start_on, end_on=end_on, today=today, timezone=tz,
-        days=days, count=sum(len(d.entries) for d in days),
-        overdue=tuple(_entry(i, ctx)[0] for i in overdue), undated=tuple(_entry(i, ctx)[0] for i in undated),
-        notices=tuple(notices),
+        title=f"{'行程' if shared else '我的行程'} · {label}", range_label=label, start_on=start_on, end_on=end_on,
+        today=today, timezone=tz, days=days,
+        count=sum(1 for d in days for e in d.entries if not e.again),
+        overdue=overdue_entries, overdue_count=len(overdue_entries) if overdue_count is None else overdue_count,
+        undated=tuple(build_entry(i, view)[0] for i in undated), notices=tuple(notices), shared=shared, flash=flash,
     )
 
 
 def entry_of(item: Item, *, now_ms: int, tz: str, undelivered: Collection[int] = ()) -> Entry:
     """One item as the page and the summary show it."""
-    return _entry(item, _Context(now_ms, tz, frozenset(undelivered)))[0]
-
-
-class _Context:
-    """What every entry of one view shares: now, the user's zone (looked up once) and today."""
-
-    __slots__ = ("now_ms", "today", "undelivered", "zone")
-
-    def __init__(self, now_ms: int, tz: str, undelivered: frozenset[int]) -> None:
-        self.now_ms, self.zone, self.undelivered = now_ms, ZoneInfo(tz), undelivered
-        self.today = self.local(now_ms).date()
-
-    def local(self, ms: int) -> datetime:
-        return datetime.fromtimestamp(ms / 1000, self.zone)
-
-
-def _entry(item: Item, ctx: _Context) -> tuple[Entry, date | None]:
-    today = ctx.today
-    anchor = item.anchor_at
-    start = ctx.local(anchor) if anchor is not None else None
-    on = _day_of(item, start)
-    kind = _kind(item)
-    done = item.status == "completed"
-    active = item.status == "active"
-    over = active and _is_over(item, on, ctx)
-    chips = tuple(_chip(r, ctx) for r in item.reminders if r.status != "cancelled")
-    if done:
-        states, tone = ["已完成"], "done"
-    elif over:
-        states, tone = ["已过期"], "overdue" if item.kind == "task" else "past"
-    elif on is None:
-        states, tone = [], "upcoming"
-    else:
-        relative = _relative(on, today) or ("即将到来" if on > today else "")
-        states, tone = ([relative] if relative else []), "today" if on == today else "upcoming"
-    if not chips:
-        states.append("无提醒")
-    elif any(c.state == "未送达" for c in chips):
-        states.append("未送达")
-    elif any(c.state == "已提醒" for c in chips):
-        states.append("已提醒")
-    fired = any(r.status in ("locked", "sent", "failed", "expired") or r.id in ctx.undelivered
-                for r in item.reminders)
-    entry = Entry(
-        item_id=item.id, kind=kind, mark=MARKS[kind], title=item.title, time=_time_label(item, kind, start, ctx),
-        states=tuple(states), tone=tone, done=done, recurring=item.recurrence is not None, location=item.location,
-        reminders=chips, can_complete=active and item.kind == "task", can_cancel=active,
-        can_snooze=active and fired, anchor_at=anchor,
-    )
-    return entry, on
+    return build_entry(item, View(now_ms, tz, frozenset(undelivered)))[0]
 
 
 def summary(view: Itinerary) -> str:
@@ -207,14 +148,13 @@ def summary(view: Itinerary) -> str:
         parts = [f"{MARKS[k]} {n}" for k, n in counts.items() if n]
         first = f"{view.range_label}，共 {len(entries)} 项" + (f"（{'，'.join(parts)}）" if parts else "") + "。"
     facts = []
-    overdue = len(view.overdue) + sum(1 for e in entries if e.tone == "overdue")
+    overdue = view.overdue_count + sum(1 for e in entries if e.tone == "overdue")
     if overdue:
         facts.append(f"已过期 {overdue} 项")
-    today = sum(1 for d in view.days if d.is_today for e in d.entries if not e.done)
-    if today:
-        facts.append(f"今天 {today} 项")
-    upcoming = next((e for d in view.days if not d.is_past for e in d.entries if e.tone in ("today", "upcoming")),
-                    None)
+    if view.today_count:
+        facts.append(f"今天 {view.today_count} 项")
+    upcoming = next((e for d in view.days if not d.is_past for e in d.entries
+                     if e.tone in ("today", "upcoming") and not e.again), None)
     if upcoming is not None:
         title = upcoming.title if len(upcoming.title) <= 16 else upcoming.title[:15] + "…"
         day = next(d for d in view.days if upcoming in d.entries)
@@ -222,57 +162,10 @@ def summary(view: Itinerary) -> str:
     return first + "\n" + ("，".join(facts) + "。" if facts else "接下来没有待办。")
 
 
-def _kind(item: Item) -> str:
-    if item.kind == "task" and item.due_at is not None and any(r.remind_at == item.due_at for r in item.reminders):
-        return "reminder"  # "明天九点提醒我带材料": the reminder is the point of the task
-    return item.kind
-
-
-def _day_of(item: Item, start: datetime | None) -> date | None:
-    """The local day an item sits on; an all-day item keeps its own date whatever the viewer's zone."""
-    if item.all_day and item.local_date and item.recurrence is None:
-        return date.fromisoformat(item.local_date)
-    if start is None:
-        return None
-    if item.all_day and item.anchor_at is not None:
-        return local(item.anchor_at, item.timezone).date()
-    return start.date()
-
-
-def _is_over(item: Item, on: date | None, ctx: _Context) -> bool:
-    anchor = item.anchor_at
-    if anchor is None:
-        return False
-    if item.all_day:
-        return on is not None and on < ctx.today
-    end = item.end_at if item.kind == "event" and item.end_at is not None else anchor
-    return end < ctx.now_ms
-
-
-def _time_label(item: Item, kind: str, start: datetime | None, ctx: _Context) -> str:
-    if start is None or item.anchor_at is None:
-        return ""
-    if item.all_day:
-        return "全天"
-    if item.kind == "task":
-        return clock_label(start) if kind == "reminder" else f"截止 {clock_label(start)}"
-    if item.end_at is None or item.end_at <= item.anchor_at:
-        return clock_label(start)
-    end = ctx.local(item.end_at)
-    tail = clock_label(end) if end.date() == start.date() else f"{date_label(end.date())} {clock_label(end)}"
-    return f"{clock_label(start)}–{tail}"
-
-
-def _chip(reminder: Reminder, ctx: _Context) -> ReminderChip:
-    at = ctx.local(reminder.remind_at)
-    when = clock_label(at) if at.date() == ctx.today else f"{date_label(at.date())} {clock_label(at)}"
-    if reminder.id in ctx.undelivered or reminder.status in ("failed", "expired"):
-        state = "未送达"
-    elif reminder.status in ("sent", "locked"):
-        state = "已提醒"
-    else:
-        state = "待提醒"
-    return ReminderChip(reminder_id=reminder.id, time=when, state=state, open=reminder.status == "pending")
+def _tone_on(entry: Entry, day: date, today: date) -> str:
+    if entry.tone in ("done", "overdue"):
+        return entry.tone
+    return "past" if day < today else "today" if day == today else "upcoming"
 
 
 def _relative(on: date, today: date) -> str:
@@ -280,4 +173,5 @@ def _relative(on: date, today: date) -> str:
 
 
 def _order(entry: Entry) -> tuple[int, int, int]:
-    return (0 if entry.time == "全天" else 1, entry.anchor_at if entry.anchor_at is not None else 0, entry.item_id)
+    return (0 if entry.time == "全天" or entry.again else 1,
+            entry.anchor_at if entry.anchor_at is not None else 0, entry.item_id)

@@ -127,7 +127,7 @@ class Dropped:
 class Linked:
     """A link the user asked for: the itinerary page, a public share link, the calendar feed."""
 
-    what: Literal["page", "share", "feed", "unshare", "reset"]
+    what: Literal["page", "share", "feed", "unshare", "unfeed", "reset"]
     url: str | None = None
     done: bool = True
 

@@ -250,6 +250,9 @@ def linked(x: o.Linked) -> str:
                 if x.done else "链接暂时无法重置，请稍后再试。")
     if x.what == "unshare":
         return "已关闭公开分享链接，之前发出去的链接打不开了。" if x.done else "你目前没有公开的分享链接。"
+    if x.what == "unfeed":
+        return ("已关闭日历订阅：之前的订阅地址不再更新（日历里会提示无法刷新，可以删掉那个订阅）。"
+                "想重新订阅就说“订阅日历”。")
     if x.url is None:
         return "行程页暂时无法生成，请稍后再试。"
     if x.what == "share":

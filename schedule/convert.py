@@ -33,12 +33,14 @@ def recurrence_of(row: ScheduleItemRow) -> Recurrence | None:
     if not (row.rrule or row.workdays or row.lunar):
         return None
     lunar = Lunar(**row.lunar) if row.lunar else None
-    return Recurrence(rrule=row.rrule, workdays=row.workdays, lunar=lunar, skipped=skipped_of(row))
+    return Recurrence(rrule=row.rrule, workdays=row.workdays, lunar=lunar, skipped=skipped_of(row),
+                      done=skipped_of(row, "done"))
 
 
-def skipped_of(row: ScheduleItemRow) -> tuple[str, ...]:
-    """Cancelled occurrences of a series (local ISO dates), kept in metadata_json["skipped"]."""
-    found = (row.metadata_json or {}).get("skipped") or ()
+def skipped_of(row: ScheduleItemRow, key: str = "skipped") -> tuple[str, ...]:
+    """Closed occurrences of a series (local ISO dates), kept in metadata_json["skipped"]; those done (rather
+    than cancelled) are also in metadata_json["done"]."""
+    found = (row.metadata_json or {}).get(key) or ()
     return tuple(sorted(str(d) for d in found))
 
 

@@ -23,7 +23,13 @@ class Recurrence:
     rrule: str | None = None
     workdays: str | None = None  # "cn": official Chinese workdays with 调休
     lunar: Lunar | None = None  # yearly on a lunar month/day
-    skipped: tuple[str, ...] = ()  # local ISO dates of cancelled occurrences (RFC 5545 EXDATE)
+    skipped: tuple[str, ...] = ()  # local ISO dates of closed occurrences: no reminder, not due any more
+    done: tuple[str, ...] = ()  # those of `skipped` that were done rather than cancelled (still listed, as done)
+
+    @property
+    def cancelled(self) -> tuple[str, ...]:
+        """The occurrences that are gone from the series (RFC 5545 EXDATE): skipped and not done."""
+        return tuple(day for day in self.skipped if day not in self.done)
 
 
 @dataclass(frozen=True, slots=True)

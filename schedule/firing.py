@@ -126,9 +126,11 @@ class Scheduler:
                 status["expired"].append(reminder.id)
                 log.info("reminder %s expired after downtime: reported in the in-app queue", reminder.id)
                 # Too late to push, never silently dropped: the in-app queue reports it on the next reply.
+                # Its text names the item's time with no countdown ("还有 30 分钟" is untrue by the time it is read).
+                missed = self._reminder_text(item, item.anchor_at or reminder.remind_at)
                 messages.append({"user_id": reminder.user_id, "kind": "notice", "channel": "inapp",
                                  "idempotency_key": f"expired:{reminder.id}:{reminder.remind_at}",
-                                 "reminder_id": reminder.id, "payload": {**payload, "expired": True}})
+                                 "reminder_id": reminder.id, "payload": {**payload, "text": missed, "expired": True}})
                 continue
             status["locked"].append(reminder.id)
             messages.append({"user_id": reminder.user_id, "kind": "reminder", "channel": reminder.channel,
@@ -161,6 +163,8 @@ class Scheduler:
         if recurrence is None or anchor is None:
             return []
         lead = reminder.offset_minutes * 60_000 if reminder.offset_minutes is not None else anchor - reminder.remind_at
+        if lead < 0:  # after its occurrence began: a snooze of that occurrence (the page's), not the series' plan
+            return []
         occurrence = from_ms(reminder.remind_at + lead)
         nxt = next_occurrence(recurrence, dtstart=from_ms(anchor), after=occurrence, tz=ZoneInfo(row.timezone))
         if nxt is None:

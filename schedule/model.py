@@ -228,6 +228,16 @@ class PageShareRow(Base):
     revoked_at: Mapped[int | None] = mapped_column(BigInteger)
 
 
+class CalendarFeedRow(Base):
+    """A user's calendar-feed generation: feed links carry it, "关闭日历订阅" moves it on (old links answer 410)."""
+
+    __tablename__ = "calendar_feeds"
+
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), primary_key=True)
+    epoch: Mapped[int] = mapped_column(Integer, default=0)
+    revoked_at: Mapped[int | None] = mapped_column(BigInteger)
+
+
 class AppSecretRow(Base):
     """Process-wide secrets generated once and shared by every process (SECRET_KEY when unset)."""
 

@@ -7,9 +7,11 @@ from zoneinfo import ZoneInfo
 
 from schedule.clock import from_ms, to_ms
 from schedule.convert import recurrence_of
-from schedule.domain import Item
+from schedule.domain import Item, Reminder
 from schedule.model import ScheduleItemRow
 from schedule.recurrence import next_occurrence
+
+MAX_EXPANDED = 400  # occurrences of one series in one listing (a daily series over the page's longest range: 92)
 
 
 def at_occurrence(item: Item, occurrence_ms: int | None) -> Item:
@@ -68,4 +70,64 @@ def occurrences(item: Item, end_ms: int, *, limit: int = 62) -> list[Item]:
             break
         at = to_ms(nxt)
         found.append(at_occurrence(item, at))
+    return found
+
+
+def reminder_occurrence(reminder: Reminder, series_anchor: int) -> int:
+    """The occurrence a series' reminder belongs to: its time plus its lead (as firing counts it; a row with no
+    lead belongs to the series' first occurrence)."""
+    if reminder.offset_minutes is None:
+        return series_anchor
+    return reminder.remind_at + reminder.offset_minutes * 60_000
+
+
+def expand(item: Item, start_ms: int | None, end_ms: int | None, *, limit: int = MAX_EXPANDED) -> list[Item]:
+    """Every occurrence of a stored series that overlaps [start, end), each an Item of its own: its own time,
+    its own reminders only, and status "completed" on a day done. Cancelled days are left out. A closed series
+    lists only what it had before it was closed. Pure; at most `limit` occurrences."""
+    anchor, recurrence = item.anchor_at, item.recurrence
+    if recurrence is None or anchor is None:
+        return [item]
+    lo = start_ms if start_ms is not None else anchor
+    hi = end_ms if end_ms is not None else 1 << 62
+    if item.status != "active":
+        hi = min(hi, item.updated_at)
+    span = item.end_at - anchor if item.kind == "event" and item.end_at is not None and item.end_at > anchor else 0
+    tz = ZoneInfo(item.timezone)
+    kept = replace(recurrence, skipped=recurrence.cancelled)  # done days stay in the series' list
+    done = set(recurrence.done)
+    at_ms: list[int] = []
+    if anchor < hi and (anchor + span > lo if span else anchor >= lo) and \
+            from_ms(anchor).astimezone(tz).date().isoformat() not in kept.skipped:
+        at_ms.append(anchor)
+    after = max(anchor, lo - span if span else lo - 1)
+    while len(at_ms) < limit:
+        nxt = next_occurrence(kept, dtstart=from_ms(anchor), after=from_ms(after), tz=tz)
+        if nxt is None or to_ms(nxt) >= hi:
+            break
+        after = to_ms(nxt)
+        at_ms.append(after)
+    by_occurrence: dict[int, list[Reminder]] = {}
+    plan: list[tuple[int, Reminder]] = []  # (from which occurrence on, the series' open reminder)
+    for rem in item.reminders:
+        occurs = reminder_occurrence(rem, anchor)
+        by_occurrence.setdefault(occurs, []).append(rem)
+        if rem.status in ("pending", "locked") and occurs >= rem.remind_at:
+            plan.append((occurs, rem))
+    found = []
+    for occ in at_ms:
+        is_done = from_ms(occ).astimezone(tz).date().isoformat() in done
+        own = by_occurrence.get(occ, [])
+        if not is_done and item.status == "active":
+            # A series holds a row for its next reminder only; a later occurrence is reminded the same way
+            # when its turn comes (firing adds the row): shown as planned, id 0 (nothing to cancel yet).
+            held = {(r.remind_at, r.channel) for r in own}
+            own = own + [Reminder(id=0, item_id=item.id, remind_at=occ - (first - rem.remind_at),
+                                  offset_minutes=(first - rem.remind_at) // 60_000, channel=rem.channel,
+                                  status="pending") for first, rem in plan
+                         if occ > first and (occ - (first - rem.remind_at), rem.channel) not in held]
+        times = {"due_at": occ} if item.kind == "task" else \
+            {"start_at": occ, "end_at": item.end_at + occ - anchor if item.end_at is not None else None}
+        found.append(replace(item, **times, reminders=tuple(sorted(own, key=lambda r: (r.remind_at, r.id))),
+                             status="completed" if is_done else item.status))  # as at_occurrence, in one copy
     return found

@@ -117,3 +117,14 @@ def refused(rrule_body: str | None, *, anchor_ms: int | None, tz: str) -> str | 
         return refusal(rrule_body, start_local)
     except (ValueError, TypeError, KeyError, IndexError, OverflowError) as exc:
         return f"rrule is invalid ({str(exc)[:80] or type(exc).__name__})"
+
+
+def cn_calendar_known(year: int) -> bool:
+    """Whether chinese-calendar has that year's official holidays and 调休 days (else Mon–Fri is assumed)."""
+    import chinese_calendar
+
+    try:
+        chinese_calendar.is_workday(date(year, 6, 1))
+    except NotImplementedError:
+        return False
+    return True

@@ -17,7 +17,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from schedule import tokens, users
+from schedule import occurrence, tokens, users
 from schedule.clock import Clock, from_ms, now_ms, to_ms
 from schedule.convert import (
     ITEM_COLUMNS,
@@ -47,7 +47,7 @@ from schedule.errors import InvalidChange, NotFound
 from schedule.fastsql import Executor, Fast, Rows, orm, run_all, transaction
 from schedule.handoff import take_offered
 from schedule.model import DigestSubscriptionRow, ReminderRow, ScheduleItemRow, UserRow
-from schedule.occurrence import at_occurrence, in_range
+from schedule.occurrence import at_occurrence, in_range, reminder_occurrence
 from schedule.recurrence import localize, next_occurrence, refused
 
 OPEN_REMINDER = ("pending", "locked")
@@ -80,6 +80,17 @@ _MAY_BE_IN_RANGE = or_(
     and_(~_EVENT, _I.due_at >= bindparam("p_lo"), _I.due_at < bindparam("p_hi")),
 )
 _ACTIVE_WHERE = (_I.user_id == bindparam("p_uid"), _I.status == "active", _MAY_BE_IN_RANGE)
+# The page lists done items too: the same prefilter over active and completed rows, item and reminders in one trip.
+_SHOWN_WHERE = (_I.user_id == bindparam("p_uid"), or_(_I.status == "active", _I.status == "completed"),  # no IN list
+                _MAY_BE_IN_RANGE)
+_SHOWN_ITEMS_OF = Fast(select(*ITEM_COLUMNS).where(*_SHOWN_WHERE).order_by(_I.id))
+_SHOWN_REMINDERS_OF = Fast(select(*REMINDER_COLUMNS).where(REMINDERS.c.item_id.in_(select(_I.id).where(*_SHOWN_WHERE))))
+# Overdue one-off tasks: how many, and the latest few (the page folds them into one group).
+_OVERDUE_WHERE = (_I.user_id == bindparam("p_uid"), _I.status == "active", _I.kind == "task",
+                  _I.due_at < bindparam("p_before"), _I.rrule.is_(None), _I.workdays.is_(None), _I.lunar.is_(None))
+_OVERDUE_COUNT = Fast(select(func.count()).select_from(ITEMS).where(*_OVERDUE_WHERE))
+_OVERDUE_LATEST = Fast(select(*ITEM_COLUMNS).where(*_OVERDUE_WHERE).order_by(_I.due_at.desc(), _I.id.desc())
+                       .limit(bindparam("p_limit")))
 _ACTIVE_ITEMS_OF = Fast(select(*ITEM_COLUMNS).where(*_ACTIVE_WHERE).order_by(_I.id))  # what chat lists
 _ACTIVE_ITEMS_OF_KIND = Fast(select(*ITEM_COLUMNS).where(*_ACTIVE_WHERE, _I.kind == bindparam("p_kind"))
                              .order_by(_I.id))
@@ -313,22 +324,29 @@ class ScheduleService:
     async def list_items(
         self, user_id: int, *, start_ms: int | None = None, end_ms: int | None = None,
         kind: ItemKind | None = None, statuses: Sequence[str] = ("active",),
-        include_undated_tasks: bool = False, include_reminders: bool = True,
+        include_undated_tasks: bool = False, include_reminders: bool = True, expand: bool = False,
+        as_stored: bool = False,
     ) -> list[Item]:
         """Items in [start_ms, end_ms): events overlapping it, tasks due in it, recurring items
-        with an occurrence in it (reported at that occurrence). Ordered by time."""
+        with an occurrence in it (reported at that occurrence). Ordered by time.
+
+        With `expand`, a series is listed at every occurrence in the range (`occurrence.expand`: done days
+        as completed, each with its own reminders): what chat, the page and the API list. With `as_stored`,
+        a series is returned as stored, from its first occurrence (what the calendar feed writes out)."""
         async with self._tx() as session:
             params: dict[str, object] = {"p_uid": user_id, "p_statuses": list(statuses)}
             if kind is not None:
                 params["p_kind"] = kind
-            if tuple(statuses) == ("active",):
+            shown = tuple(statuses) == ("active", "completed") and kind is None
+            if tuple(statuses) == ("active",) or shown:
                 far = 1 << 62
                 params.update(p_lo=-far if start_ms is None else start_ms, p_hi=far if end_ms is None else end_ms,
                               p_undated=include_undated_tasks)
                 statements: list[tuple[Fast, Mapping[str, Any] | None]] = [
-                    ((_ACTIVE_ITEMS_OF if kind is None else _ACTIVE_ITEMS_OF_KIND), params)]
+                    (_SHOWN_ITEMS_OF if shown else _ACTIVE_ITEMS_OF if kind is None else _ACTIVE_ITEMS_OF_KIND, params)]
                 if include_reminders:  # in the same trip, for the same items
-                    statements.append(((_ACTIVE_REMINDERS_OF if kind is None else _ACTIVE_REMINDERS_OF_KIND), params))
+                    statements.append((_SHOWN_REMINDERS_OF if shown else _ACTIVE_REMINDERS_OF if kind is None
+                                       else _ACTIVE_REMINDERS_OF_KIND, params))
                 results = await run_all(session, statements)
                 rows = results[0].all()
                 read: list[Any] | None = results[1].all() if include_reminders else None
@@ -336,17 +354,33 @@ class ScheduleService:
                 rows = list((await (await (await orm(session)).connection()).execute(
                     _ITEMS_OF if kind is None else _ITEMS_OF_KIND, params)).all())
                 read = None
-            found = [item for row in rows
-                     if (item := in_range(row, start_ms, end_ms, include_undated_tasks)) is not None]
+            found = [hit for row in rows
+                     if (hit := ((row, None) if (expand or as_stored) and recurrence_of(row) is not None
+                                  else in_range(row, start_ms, end_ms, include_undated_tasks))) is not None]
+            by_item: dict[int, list[ReminderRow]] = {}
             if include_reminders and found:
-                by_item: dict[int, list[ReminderRow]] = {}
                 for rem in read if read is not None else await _reminder_rows(session, [r.id for r, _ in found]):
                     by_item.setdefault(rem.item_id, []).append(rem)
-                items = [at_occurrence(item_of(row, by_item.get(row.id, [])), occ) for row, occ in found]
-            else:
-                items = [at_occurrence(item_of(row), occ) for row, occ in found]
+            items = []
+            for row, occ in found:
+                item = item_of(row, by_item.get(row.id, []) if include_reminders else None)
+                if expand and item.recurrence is not None:
+                    items += occurrence.expand(item, start_ms, end_ms)
+                else:
+                    items.append(at_occurrence(item, occ))
         last = 1 << 62
         return sorted(items, key=lambda i: (i.anchor_at if i.anchor_at is not None else last, i.id))
+
+    async def overdue_tasks(self, user_id: int, *, before_ms: int, limit: int) -> tuple[int, list[Item]]:
+        """Open one-off tasks due before `before_ms`: how many, and the latest `limit` with their reminders."""
+        async with self._tx() as session:
+            params = {"p_uid": user_id, "p_before": before_ms, "p_limit": limit}
+            counted, latest = await run_all(session, [(_OVERDUE_COUNT, params), (_OVERDUE_LATEST, params)])
+            rows = latest.all()
+            by_item: dict[int, list[Any]] = {}
+            for rem in await _reminder_rows(session, [r.id for r in rows]):
+                by_item.setdefault(rem.item_id, []).append(rem)
+            return int(counted.rows[0][0]), [item_of(row, by_item.get(row.id, [])) for row in rows]
 
     async def update_item(self, user_id: int, item_id: int, changes: ItemChanges) -> Item:
         """Apply a partial change; moving an event or deadline moves its open reminders (offset kept)."""
@@ -449,7 +483,12 @@ class ScheduleService:
             items = [item_of(row, [r for r in found if r.item_id == row.id]) for row in rows]
             return sorted(items, key=lambda i: (i.anchor_at is None, i.anchor_at or 0, i.id)), series
 
-    async def skip_occurrence(self, user_id: int, item_id: int, on: date) -> Item:
+    async def complete_occurrence(self, user_id: int, item_id: int, on: date) -> Item:
+        """One occurrence of a series is done (吃药那个完成了): closed like a skipped one (its reminder moves on
+        to the next occurrence) but still listed, as done; the series goes on."""
+        return await self.skip_occurrence(user_id, item_id, on, done=True)
+
+    async def skip_occurrence(self, user_id: int, item_id: int, on: date, *, done: bool = False) -> Item:
         """Cancel one occurrence of a series (an EXDATE): the series itself goes on, and a reminder
         planned for that day moves on to the next occurrence with the same lead time."""
         stamp = now_ms(self._clock)
@@ -461,21 +500,62 @@ class ScheduleService:
                 raise InvalidChange(f"item {item_id} is not recurring")
             zone = ZoneInfo(row.timezone)
             skipped = sorted({*recurrence.skipped, on.isoformat()})
-            row.metadata_json = {**(row.metadata_json or {}), "skipped": skipped}
+            marked = sorted({*recurrence.done, on.isoformat()} if done else set(recurrence.done) - {on.isoformat()})
+            row.metadata_json = {**(row.metadata_json or {}), "skipped": skipped, "done": marked}
             row.updated_at = stamp
             moved = replace(recurrence, skipped=tuple(skipped))
             reminders = await _reminders_of(session, [row.id])
             for rem in reminders:
-                lead = (rem.offset_minutes or 0) * 60_000
-                occurrence = from_ms(rem.remind_at + lead)
+                occurs = reminder_occurrence(reminder_of(rem), anchor)  # as firing counts it
+                lead = occurs - rem.remind_at
+                occurrence = from_ms(occurs)
                 if rem.status != "pending" or occurrence.astimezone(zone).date() != on:
                     continue
                 rem.status, rem.updated_at = "cancelled", stamp
                 nxt = next_occurrence(moved, dtstart=from_ms(anchor), after=occurrence, tz=zone)
-                if nxt is not None:
+                if nxt is not None:  # the lead written out: the moved row belongs to its own occurrence
                     await _insert_reminder(session, row, NewReminder(remind_at=to_ms(nxt) - lead,
-                                                                     offset_minutes=rem.offset_minutes,
+                                                                     offset_minutes=lead // 60_000,
                                                                      channel=rem.channel), stamp)
+            await session.flush()
+            return item_of(row, await _reminders_of(session, [row.id]))
+
+    async def reopen_occurrence(self, user_id: int, item_id: int, on: date) -> Item:
+        """Undo a done or skipped occurrence (the page's 撤销): the day is open again, and its reminders that
+        the close cancelled and that are still ahead are pending again (the next day's, moved there by the
+        close, stays: firing this one then finds it and adds no other)."""
+        stamp = now_ms(self._clock)
+        async with self._orm_tx() as session:
+            row = await _owned_item(session, user_id, item_id, include_deleted=False)
+            recurrence = recurrence_of(row)
+            anchor = row.start_at if row.kind == "event" else row.due_at
+            if recurrence is None or anchor is None:
+                raise InvalidChange(f"item {item_id} is not recurring")
+            day, zone = on.isoformat(), ZoneInfo(row.timezone)
+            if day in recurrence.skipped:
+                row.metadata_json = {**(row.metadata_json or {}),
+                                     "skipped": [d for d in recurrence.skipped if d != day],
+                                     "done": [d for d in recurrence.done if d != day]}
+                row.updated_at = stamp
+                for rem in await _reminders_of(session, [row.id]):
+                    occurs = from_ms(reminder_occurrence(reminder_of(rem), anchor)).astimezone(zone).date()
+                    if rem.status == "cancelled" and occurs == on and rem.remind_at > stamp:
+                        rem.status, rem.updated_at, rem.attempts = "pending", stamp, 0
+            await session.flush()
+            return item_of(row, await _reminders_of(session, [row.id]))
+
+    async def reopen_item(self, user_id: int, item_id: int) -> Item:
+        """Undo completing or cancelling one item (the page's 撤销): active again, and the reminders that the
+        close cancelled (same instant) and that are still ahead are pending again."""
+        stamp = now_ms(self._clock)
+        async with self._orm_tx() as session:
+            row = await _owned_item(session, user_id, item_id, include_deleted=False)
+            if row.status in ("completed", "cancelled"):
+                closed_at = row.updated_at
+                row.status, row.updated_at = "active", stamp
+                for rem in await _reminders_of(session, [row.id]):
+                    if rem.status == "cancelled" and rem.updated_at == closed_at and rem.remind_at > stamp:
+                        rem.status, rem.updated_at, rem.attempts = "pending", stamp, 0
             await session.flush()
             return item_of(row, await _reminders_of(session, [row.id]))
 
@@ -516,6 +596,14 @@ class ScheduleService:
             if row.status != "active":
                 raise InvalidChange(f"item {item_id} is {row.status}")
             return reminder_of(await _insert_reminder(session, row, new, stamp))
+
+    async def get_reminder(self, user_id: int, reminder_id: int) -> Reminder:
+        async with self._orm_tx() as session:
+            rem = await session.scalar(select(ReminderRow).where(ReminderRow.id == reminder_id,
+                                                                 ReminderRow.user_id == user_id))
+            if rem is None:
+                raise NotFound(f"reminder {reminder_id}")
+            return reminder_of(rem)
 
     async def cancel_reminder(self, user_id: int, reminder_id: int) -> Reminder:
         async with self._orm_tx() as session:

@@ -244,7 +244,7 @@ async def _apply(intent: Targeted, item: Item, ctx: Context) -> Outcome:
     if isinstance(intent, CompleteIntent):
         day = (intent.target_date or await _occurrence_due(item, ctx)) if item.recurrence is not None else None
         if day is not None:  # 吃药那个完成了: today's pill, not the whole daily series
-            await service.skip_occurrence(uid, item.id, day)
+            await service.complete_occurrence(uid, item.id, day)
             return Changed("complete", item, before=item, occurrence_on=day.isoformat())
         return Changed("complete", await service.complete_item(uid, item.id), before=item)
     if isinstance(intent, CancelIntent):

@@ -213,6 +213,8 @@ class ConversationHandler:
                 return o.Linked("unshare", done=await links.revoke_share(uid))
             if x.what == "reset":
                 return o.Linked("reset", done=await links.reset_links(uid))
+            if x.what == "unfeed":
+                return o.Linked("unfeed", done=await links.revoke_feed(uid))
             return o.Linked("feed", await links.feed_url(uid))
         except Exception as exc:  # the list still answers; a link request says it failed
             log.warning("page link failed: %s", type(exc).__name__)

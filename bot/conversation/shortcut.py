@@ -1,5 +1,5 @@
 """Chat commands the intent contract does not cover: calling off a question, picking by position,
-and the page links (分享行程页 / 取消分享 / 订阅日历 / 重置链接)."""
+and the page links (分享行程页 / 取消分享 / 订阅日历 / 关闭日历订阅 / 重置链接)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ from typing import Literal
 _DROP = re.compile(r"^(算了|不用了|不要了|不记了|没事了|取消吧?|那算了|先不用了)[吧啊呀了哈。.!！~～]*$")
 _LATER = re.compile(r"^(后面|后边|下面|后一个|最后)(那个|那条|一个|一条)?[吧的。.]*$")
 _EARLIER = re.compile(r"^(前面|前边|上面|前一个|第一个)(那个|那条|一个|一条)?[吧的。.]*$")
-_LINKS: tuple[tuple[re.Pattern[str], Literal["share", "unshare", "feed", "reset"]], ...] = (
+_LINKS: tuple[tuple[re.Pattern[str], Literal["share", "unshare", "feed", "unfeed", "reset"]], ...] = (
     (re.compile(r"(重置|作废|重新生成)(一下)?(全部|所有)?的?(行程页?|页面|日历|订阅|分享)?链接"), "reset"),
+    (re.compile(r"(取消|关闭|停止|撤销|不要|退订)(日历订阅|订阅日历|日历)"), "unfeed"),
     (re.compile(r"(取消|关闭|停止|撤销|不要)(公开)?分享"), "unshare"),
     (re.compile(r"分享.{0,4}(行程|日程|页面|链接)|(行程|日程).{0,3}分享"), "share"),
     (re.compile(r"订阅.{0,3}日历|日历.{0,3}订阅|(ics|ical|日历)\s*(链接|地址)", re.IGNORECASE), "feed"),
@@ -42,7 +43,7 @@ def position(text: str) -> int | None:
     return None
 
 
-def link_request(text: str) -> Literal["share", "unshare", "feed", "reset"] | None:
+def link_request(text: str) -> Literal["share", "unshare", "feed", "unfeed", "reset"] | None:
     if len(text) > 30:
         return None
     for pattern, what in _LINKS:

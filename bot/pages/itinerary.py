@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.pages.inbox import take_notices
-from render.itinerary import Itinerary, Notice, build_itinerary
+from render.itinerary import Flash, Itinerary, Notice, build_itinerary
 from render.timefmt import local
 from schedule.clock import Clock, now_ms, to_ms
 from schedule.domain import Item
@@ -63,32 +63,37 @@ class ItineraryLoader:
     def today(self, tz: str) -> date:
         return local(now_ms(self._clock), tz).date()
 
-    async def itinerary(self, user_id: int, tz: str, span: DayRange, *, private: bool) -> Itinerary:
-        """The view of [span): the owner also sees overdue tasks, undated tasks and the in-app queue
-        (which this view marks as shown); a public share sees the days only."""
+    async def itinerary(self, user_id: int, tz: str, span: DayRange, *, private: bool,
+                        flash: Flash | None = None) -> Itinerary:
+        """The view of [span): every occurrence in it (the service's one expansion, as chat and the API list);
+        the owner also sees overdue tasks, undated tasks and the in-app queue (which this view marks as
+        shown); a public share sees the days only."""
         stamp = now_ms(self._clock)
         start_ms, end_ms = midnight_ms(span.start_on, tz), midnight_ms(span.end_on, tz)
         items = await self._service.list_items(user_id, start_ms=start_ms, end_ms=end_ms,
-                                               statuses=("active", "completed"))
+                                               statuses=("active", "completed"), expand=True)
         overdue: list[Item] = []
         undated: list[Item] = []
         notices: tuple[Notice, ...] = ()
         undelivered: frozenset[int] = frozenset()
+        overdue_count = 0
         if private:
             if span.start_on <= self.today(tz) < span.end_on:
-                before = await self._service.list_items(user_id, end_ms=start_ms, kind="task")
-                overdue = [i for i in before if i.recurrence is None and i.anchor_at is not None][-MAX_OVERDUE:]
+                overdue_count, overdue = await self._service.overdue_tasks(user_id, before_ms=start_ms,
+                                                                           limit=MAX_OVERDUE)  # the latest first
             loose = await self._service.list_items(user_id, start_ms=0, end_ms=1, kind="task",
                                                    include_undated_tasks=True)
             undated = [i for i in loose if i.anchor_at is None]
             shown = await take_notices(self._sessions, user_id, now_ms=stamp)
             notices, undelivered = shown.notices, shown.reminder_ids
         return build_itinerary(items, now_ms=stamp, tz=tz, start_on=span.start_on, end_on=span.end_on,
-                               overdue=overdue, undated=undated, notices=notices, undelivered=undelivered)
+                               overdue=overdue, undated=undated, notices=notices, undelivered=undelivered,
+                               overdue_count=overdue_count, shared=not private, flash=flash)
 
     async def feed_items(self, user_id: int) -> list[Item]:
         """Everything a subscribed calendar should hold: open and done items, series whole."""
         horizon = now_ms(self._clock) - FEED_HISTORY_MS
-        items = await self._service.list_items(user_id, statuses=("active", "completed"), include_undated_tasks=True)
+        items = await self._service.list_items(user_id, statuses=("active", "completed"), include_undated_tasks=True,
+                                               as_stored=True)
         return [i for i in items
                 if i.recurrence is not None or i.anchor_at is None or (i.end_at or i.anchor_at) >= horizon]

@@ -25,7 +25,7 @@ from bot.pages.tokens import Claims, LinkError
 from bot.settings import Settings
 from render.timefmt import local
 from schedule.clock import Clock, now_ms
-from schedule.model import AppSecretRow, PageShareRow, UserRow
+from schedule.model import AppSecretRow, CalendarFeedRow, PageShareRow, UserRow
 
 log = logging.getLogger("schedbot.pages")
 DAY_MS = 86_400_000
@@ -94,9 +94,12 @@ class PageLinks:
             return bool(getattr(result, "rowcount", 0))
 
     async def feed_url(self, user_id: int) -> str:
-        """The calendar feed; the expiry is rounded to a day so the URL is stable for a day."""
+        """The calendar feed; the expiry is rounded to a day so the URL is stable for a day. The token carries
+        the link epoch and the user's feed generation: 重置链接 or "关闭日历订阅" (`revoke_feed`) moves one on and
+        older links answer 410."""
         expires = (now_ms(self._clock) + FEED_TTL_MS) // DAY_MS * DAY_MS + DAY_MS
-        claims = Claims("c", user_id, expires, _nonce(await self._epoch(user_id)))
+        nonce = f"{_nonce(await self._epoch(user_id))}-{await self._feed_generation(user_id)}"
+        claims = Claims("c", user_id, expires, nonce)
         return f"{self.base_url}/ics/{await self._sign(claims)}.ics"
 
     async def reset_links(self, user_id: int) -> bool:
@@ -111,6 +114,17 @@ class PageLinks:
                                   .values(revoked_at=stamp))
         self._epochs.pop(user_id, None)
         return bool(getattr(bumped, "rowcount", 0))
+
+    async def revoke_feed(self, user_id: int) -> bool:
+        """关闭日历订阅: every feed link issued so far stops working (410); a new one can be asked for."""
+        stamp = now_ms(self._clock)
+        async with self._sessions.begin() as session:
+            row = await session.get(CalendarFeedRow, user_id, with_for_update=True)
+            if row is None:
+                session.add(CalendarFeedRow(user_id=user_id, epoch=1, revoked_at=stamp))
+            else:
+                row.epoch, row.revoked_at = row.epoch + 1, stamp
+        return True
 
     # ------------------------------------------------------------ checks for the routes
     async def resolve(self, token: str, *, scopes: frozenset[str]) -> Claims:
@@ -131,8 +145,11 @@ class PageLinks:
         epoch = await self._epoch(claims.user_id)
         if epoch is None:
             raise LinkError(404, "unknown user")
-        if claims.nonce != _nonce(epoch):
+        link_part, _, feed_part = claims.nonce.partition("-")
+        if link_part != _nonce(epoch):
             raise LinkError(410, "revoked")
+        if claims.scope == "c" and (feed_part or "0") != str(await self._feed_generation(claims.user_id)):
+            raise LinkError(410, "feed revoked")  # 关闭日历订阅
         return claims
 
     async def csrf_for(self, page_token: str) -> str:
@@ -167,6 +184,12 @@ class PageLinks:
                 self._epochs.clear()
             self._epochs[user_id] = (epoch, now_ms(self._clock))
         return epoch
+
+    async def _feed_generation(self, user_id: int) -> int:
+        """How many times the user closed the calendar subscription (关闭日历订阅); feed links carry it."""
+        async with self._sessions.begin() as session:
+            epoch = await session.scalar(select(CalendarFeedRow.epoch).where(CalendarFeedRow.user_id == user_id))
+        return int(epoch or 0)
 
     async def _timezone(self, user_id: int) -> str:
         async with self._sessions.begin() as session:
@@ -213,6 +236,11 @@ async def _live_share(session: AsyncSession, user_id: int, stamp: int) -> PageSh
 def _nonce(epoch: int | None) -> str:
     """The link epoch as a token's nonce (epoch 0 is "0", what links carried before epochs existed)."""
     return f"{epoch or 0:x}"
+
+
+def webcal(url: str) -> str:
+    """webcal://…: a phone subscribes to the feed (kept in sync) instead of importing a copy once."""
+    return "webcal://" + url.split("://", 1)[1] if "://" in url else url
 
 
 def _range_query(start_ms: int | None, end_ms: int | None, tz: str | None) -> str:

@@ -6,16 +6,17 @@ never a stack trace; private pages are never cached and never leak their URL as 
 
 from __future__ import annotations
 
+import gzip
 from datetime import timedelta
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, urlencode
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.pages.actions import SNOOZE_CHOICES, PageActions
+from bot.pages.actions import BadTap, PageActions, Tap
 from bot.pages.itinerary import BadRange, DayRange, ItineraryLoader, parse_range
-from bot.pages.links import PageLinks
+from bot.pages.links import PageLinks, webcal
 from bot.pages.tokens import LinkError
 from render.html import PageActions as FormContext
 from render.html import PageRenderer
@@ -25,7 +26,6 @@ from schedule.errors import NotFound
 from schedule.service import ScheduleService
 
 PRIVATE, SHARE, FEED = frozenset({"p"}), frozenset({"s"}), frozenset({"c"})
-ACTIONS = frozenset({"complete", "cancel", "snooze", "dismiss"})
 MAX_FORM_FIELDS = 20
 SECURITY_HEADERS = {
     "Cache-Control": "private, no-store",
@@ -41,6 +41,11 @@ MESSAGES = {
     404: ("找不到这个行程页", "链接不完整或者不存在。"),
     410: ("链接已失效", "这个链接已过期或已被取消分享。"),
 }
+TAP_MESSAGES = {  # a tap on a live page that could not be done: the way back is a fresh page
+    403: ("页面已过时", "这个页面打开太久了，刷新后再点一次就好。"),
+    404: ("这一项已经不在了", "它可能刚被改过或删除了，或者这个按钮已失效。"),
+}
+_ON_ITEM = frozenset({"complete", "cancel", "end", "undo-complete", "undo-cancel", "undo-end"})
 
 
 class Pages:
@@ -50,12 +55,14 @@ class Pages:
                  clock: Clock) -> None:
         self.links, self.loader, self.actions, self.renderer, self.clock = links, loader, actions, renderer, clock
 
-    def error(self, status: int) -> HTMLResponse:
-        title, message = MESSAGES[status]
-        return HTMLResponse(self.renderer.error(status=status, title=title, message=message), status_code=status,
-                            headers=SECURITY_HEADERS)
+    def error(self, status: int, *, back: str = "") -> HTMLResponse:
+        """The friendly page; `back` (the page the form came from, freshly loaded) is offered as the way on."""
+        title, message = (TAP_MESSAGES if back else MESSAGES)[status]
+        return HTMLResponse(self.renderer.error(status=status, title=title, message=message, back=back),
+                            status_code=status, headers=SECURITY_HEADERS)
 
-    async def page(self, token: str, raw_from: str | None, raw_to: str | None) -> Response:
+    async def page(self, token: str, raw_from: str | None, raw_to: str | None, did: str | None = None,
+                   *, gzip_ok: bool = False) -> Response:
         try:
             claims = await self.links.resolve(token, scopes=PRIVATE | SHARE)
             tz = await self.loader.timezone(claims.user_id)
@@ -69,39 +76,25 @@ class Pages:
         except BadRange:
             return self.error(400)
         private = claims.scope == "p"
-        view = await self.loader.itinerary(claims.user_id, tz, span, private=private)
+        flash = await self.actions.describe(claims.user_id, did, tz=tz) if private else None
+        view = await self.loader.itinerary(claims.user_id, tz, span, private=private, flash=flash)
         context = await self._form_context(token, claims.user_id, span) if private else None
         html = self.renderer.itinerary(view, url=f"{self.links.base_url}/p/{token}", actions=context)
-        return HTMLResponse(html, headers=SECURITY_HEADERS)
+        return _html(html, gzip_ok=gzip_ok)
 
     async def act(self, token: str, form: dict[str, str] | None) -> Response:
-        """One tap: `do` is action:id (snooze:id:delay); checked token, then the form (None: not one of
-        ours, e.g. too many fields), then CSRF, then ownership."""
+        """One tap: `do` names the action (see bot.pages.actions); checked token, then the form (None: not one
+        of ours, e.g. too many fields), then CSRF, then ownership. The answer is POST/redirect/GET back to the
+        same range, saying what was done (with 撤销)."""
         try:
             claims = await self.links.resolve(token, scopes=PRIVATE)
         except LinkError as exc:
             return self.error(exc.status)
         if form is None:
             return self.error(400)
-        if not await self.links.csrf_ok(token, form.get("csrf", "")):
-            return self.error(403)
-        action, _, rest = form.get("do", "").partition(":")
-        target, _, delay = rest.partition(":")
-        if not (target.isascii() and target.isdigit()) or len(target) > 18 or action not in ACTIONS:
-            return self.error(404)
-        if action == "snooze" and delay not in SNOOZE_CHOICES:
-            return self.error(404)
-        target_id, user_id = int(target), claims.user_id
+        user_id = claims.user_id
         try:
             tz = await self.loader.timezone(user_id)
-            if action == "complete":
-                await self.actions.complete(user_id, target_id)
-            elif action == "cancel":
-                await self.actions.cancel(user_id, target_id)
-            elif action == "snooze":
-                await self.actions.snooze(user_id, target_id, delay, now_ms=now_ms(self.clock), tz=tz)
-            else:
-                await self.actions.dismiss(user_id, target_id)
         except NotFound:
             return self.error(404)
         try:
@@ -109,10 +102,18 @@ class Pages:
         except BadRange:
             span = None
         path = self.links.page_path(token, span.start_on, span.end_on) if span else self.links.page_path(token)
-        anchor = f"#item-{target_id}" if action != "dismiss" else ""
-        return RedirectResponse(path + anchor, status_code=303, headers=SECURITY_HEADERS)
+        if not await self.links.csrf_ok(token, form.get("csrf", "")):
+            return self.error(403, back=path)
+        try:
+            tap = Tap.parse(form.get("do", ""))
+            done = await self.actions.perform(user_id, tap, now_ms=now_ms(self.clock), tz=tz)
+        except (BadTap, NotFound):
+            return self.error(404, back=path)
+        said = f"{'&' if '?' in path else '?'}{urlencode({'did': str(done)})}" if done is not None else ""
+        anchor = f"#item-{tap.target}-{tap.on}" if tap.on else f"#item-{tap.target}" if tap.verb in _ON_ITEM else ""
+        return RedirectResponse(path + said + anchor, status_code=303, headers=SECURITY_HEADERS)
 
-    async def feed(self, token: str) -> Response:
+    async def feed(self, token: str, *, head: bool = False) -> Response:
         try:
             claims = await self.links.resolve(token, scopes=FEED)
             tz = await self.loader.timezone(claims.user_id)
@@ -122,8 +123,9 @@ class Pages:
             return self.error(404)
         items = await self.loader.feed_items(claims.user_id)
         body = calendar_feed(items, uid_domain=self.links.uid_domain, tz=tz)
-        headers = {**SECURITY_HEADERS, "Content-Disposition": 'inline; filename="schedbot.ics"'}
-        return Response(body, media_type="text/calendar; charset=utf-8", headers=headers)
+        headers = {**SECURITY_HEADERS, "Content-Disposition": 'inline; filename="schedbot.ics"',
+                   "Content-Length": str(len(body))}
+        return Response(b"" if head else body, media_type="text/calendar; charset=utf-8", headers=headers)
 
     async def _form_context(self, token: str, user_id: int, span: DayRange) -> FormContext:
         week = span.end_on - span.start_on
@@ -132,8 +134,18 @@ class Pages:
             range_to=(span.end_on - timedelta(days=1)).isoformat(),
             prev_href=self.links.page_path(token, span.start_on - week, span.start_on),
             next_href=self.links.page_path(token, span.end_on, span.end_on + week),
-            feed_href=await self.links.feed_url(user_id),
+            feed_href=webcal(await self.links.feed_url(user_id)),
         )
+
+
+def _html(html: str, *, gzip_ok: bool) -> Response:
+    """The page, gzip-compressed when the browser takes it (a week of cards is mostly repeated markup)."""
+    body = html.encode("utf-8")
+    if not gzip_ok or len(body) < 1024:
+        return Response(body, media_type="text/html; charset=utf-8", headers=SECURITY_HEADERS)
+    headers = {**SECURITY_HEADERS, "Content-Encoding": "gzip", "Vary": "Accept-Encoding"}
+    return Response(gzip.compress(body, compresslevel=5, mtime=0), media_type="text/html; charset=utf-8",
+                    headers=headers)
 
 
 async def _form(request: Request) -> dict[str, str] | None:
@@ -151,15 +163,17 @@ def build_pages_router(pages: Pages) -> APIRouter:
 
     @router.get("/p/{token}")
     async def itinerary_page(token: str, request: Request) -> Response:
-        return await pages.page(token, request.query_params.get("from"), request.query_params.get("to"))
+        query = request.query_params
+        return await pages.page(token, query.get("from"), query.get("to"), query.get("did"),
+                                gzip_ok="gzip" in request.headers.get("accept-encoding", ""))
 
     @router.post("/p/{token}")
     async def page_action(token: str, request: Request) -> Response:
         return await pages.act(token, await _form(request))
 
-    @router.get("/ics/{token}.ics")
-    async def calendar(token: str) -> Response:
-        return await pages.feed(token)
+    @router.api_route("/ics/{token}.ics", methods=["GET", "HEAD"])
+    async def calendar(token: str, request: Request) -> Response:
+        return await pages.feed(token, head=request.method == "HEAD")
 
     return router
 

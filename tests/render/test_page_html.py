@@ -34,7 +34,7 @@ def week(items: list, **extra: object):  # type: ignore[no-untyped-def]
                            **extra)  # type: ignore[arg-type]
 
 
-def sample_week():  # type: ignore[no-untyped-def]
+def sample_week(**extra: object):  # type: ignore[no-untyped-def]
     return week([
         event(1, "项目会议", at(2026, 12, 1, 15, 0), at(2026, 12, 1, 16, 0),
               reminders=(reminder(11, 1, at(2026, 12, 1, 14, 0), offset=60),)),
@@ -42,7 +42,7 @@ def sample_week():  # type: ignore[no-untyped-def]
         task(3, "交周报", at(2026, 12, 1, 9, 0)),
         event(4, "周会", at(2026, 12, 7, 9, 30), reminders=(reminder(13, 4, at(2026, 12, 7, 9, 0), status="sent"),)),
     ], overdue=[task(5, "报销单", at(2026, 11, 28, 18, 0))], undated=[task(6, "看书", None)],
-        notices=[Notice("⏰ 提醒：11月30日（周一） 20:00 给妈妈打电话", expired=True)])
+        notices=[Notice("⏰ 提醒：11月30日（周一） 20:00 给妈妈打电话", expired=True)], **extra)
 
 
 def body(html: str) -> str:
@@ -62,9 +62,10 @@ def test_golden_private_page(renderer: PageRenderer) -> None:
 
 
 def test_golden_share_page_is_read_only(renderer: PageRenderer) -> None:
-    html = renderer.itinerary(sample_week(), url="https://x/p/SHARE")
+    html = renderer.itinerary(sample_week(shared=True), url="https://x/p/SHARE")
     check_golden("itinerary_share.html", html)
-    assert "<form" not in html and "csrf" not in html and "订阅日历" not in html
+    assert "<form" not in html and "csrf" not in html and "订阅" not in html
+    assert "我的行程" not in html and 'class="bell' not in html  # a visitor sees the plan, not the owner's reminders
 
 
 def test_title_and_open_graph_for_the_link_preview(renderer: PageRenderer) -> None:
@@ -96,7 +97,9 @@ def test_empty_state(renderer: PageRenderer) -> None:
 def test_long_titles_are_kept_whole_and_wrap(renderer: PageRenderer) -> None:
     long_title = "和供应商确认合同细节" * 10 + "https://example.com/" + "a" * 150
     html = renderer.itinerary(week([event(1, long_title, at(2026, 12, 2, 10, 0))]), url="https://x/p/T")
-    assert long_title in html
+    url = "https://example.com/" + "a" * 150
+    assert "和供应商确认合同细节" * 10 in html  # kept whole; the URL in it is a link
+    assert f'<a href="{url}" rel="noopener noreferrer nofollow" target="_blank">example.com/aaaaaaaaaaaaaaa…</a>' in html
     assert "overflow-wrap: anywhere" in html  # the inline stylesheet lets unbroken text wrap at 375 px
 
 
@@ -105,10 +108,22 @@ def test_error_page(renderer: PageRenderer) -> None:
     assert "<title>链接已失效</title>" in html and "410" in html and "生成行程页" in html
 
 
-def test_many_overdue_tasks_fold_so_today_stays_near_the_top(renderer: PageRenderer) -> None:
+def test_overdue_tasks_fold_into_one_group_with_their_full_count(renderer: PageRenderer) -> None:
     overdue = [task(100 + n, f"旧任务{n}", at(2026, 11, 20 + n, 18, 0)) for n in range(5)]
-    html = renderer.itinerary(week([event(1, "会议", at(2026, 12, 1, 15, 0))], overdue=overdue), url="u",
-                              actions=ACTIONS)
-    head, folded = html.split('<details class="fold"><summary>还有 2 项已过期</summary>')
-    assert all(f"旧任务{n}" in head for n in range(3)) and all(f"旧任务{n}" in folded for n in (3, 4))
-    assert folded.index("旧任务4") < folded.index('class="day today"')
+    html = renderer.itinerary(week([event(1, "会议", at(2026, 12, 1, 15, 0))], overdue=overdue, overdue_count=1000),
+                              url="u", actions=ACTIONS)
+    group = html.split('<details class="overdue"><summary>已过期 1000 项')[1].split("</aside>")[0]
+    assert all(f"旧任务{n}" in group for n in range(5)) and "只列出最近的 5 项" in group
+    assert '<button class="wide" name="do" value="postpone:0">全部顺延到今天</button>' in group
+
+
+def test_a_series_card_acts_on_its_own_day_and_hides_the_whole_series_behind_more(renderer: PageRenderer) -> None:
+    from schedule.domain import Recurrence
+
+    pills = [task(7, "吃药", at(2026, 12, d, 22, 0), recurrence=Recurrence(rrule="FREQ=DAILY")) for d in (1, 2)]
+    html = renderer.itinerary(week(pills), url="u", actions=ACTIONS)
+    assert 'value="complete:7:2026-12-01" aria-label="完成：吃药 2026-12-01"' in html
+    assert 'value="complete:7:2026-12-02"' in html and 'value="cancel:7:2026-12-02">取消这一次' in html
+    assert 'value="complete:7"' not in html and 'value="cancel:7"' not in html
+    more = html.split('id="item-7-2026-12-01"')[1].split('<details class="more">')[1]
+    assert '<details class="confirm"><summary>结束整个系列…</summary><button class="danger" name="do" value="end:7">' in more

@@ -52,14 +52,19 @@ def test_all_day_event_and_tasks() -> None:
     assert items["item-1@x"].decoded("DTSTART") == date(2026, 6, 19)
     assert items["item-1@x"].decoded("DTEND") == date(2026, 6, 20)
     assert items["item-1@x"]["DTSTART"].params["VALUE"] == "DATE"
-    todo = items["item-2@x"]
-    assert todo.name == "VTODO" and todo["STATUS"] == "NEEDS-ACTION"
-    assert todo.decoded("DUE") == datetime(2026, 6, 19, 9, 0, tzinfo=ZoneInfo(SH))
-    alarm = todo.subcomponents[0]
-    assert alarm.decoded("TRIGGER") == -timedelta(hours=1) and alarm["TRIGGER"].params["RELATED"] == "END"
-    assert items["item-4@x"]["STATUS"] == "COMPLETED" and "COMPLETED" in items["item-4@x"]
-    assert "DUE" not in items["item-5@x"] and items["item-5@x"]["SUMMARY"] == "看书"
-    assert items["item-6@x"].decoded("DUE") == date(2026, 6, 26)
+    # a dated task is an event at its deadline (subscribed calendars ignore VTODO), marked ☐ / ✓
+    dated = items["item-2@x"]
+    assert dated.name == "VEVENT" and dated["SUMMARY"] == "☐ 带材料" and "DTEND" not in dated
+    assert dated.decoded("DTSTART") == datetime(2026, 6, 19, 9, 0, tzinfo=ZoneInfo(SH))
+    alarm = dated.subcomponents[0]
+    assert alarm.decoded("TRIGGER") == -timedelta(hours=1) and "RELATED" not in alarm["TRIGGER"].params
+    assert items["item-4@x"].name == "VEVENT" and items["item-4@x"]["SUMMARY"] == "✓ 买票"
+    assert items["item-4@x"].subcomponents == []  # done: no alarm
+    assert items["item-5@x"].name == "VTODO" and items["item-5@x"]["SUMMARY"] == "看书"  # undated: a to-do
+    assert items["item-6@x"].decoded("DTSTART") == date(2026, 6, 26) and items["item-6@x"].decoded("DTEND") == \
+        date(2026, 6, 27)
+    for component in items.values():
+        assert component["SEQUENCE"] >= 0 and "LAST-MODIFIED" in component
 
 
 def test_uids_and_bytes_are_stable_and_cancelled_items_are_left_out() -> None:

@@ -21,8 +21,8 @@ def test_states_around_midnight_in_shanghai() -> None:
     view = build_itinerary(items, now_ms=now, tz=SH, start_on=date(2026, 6, 18), end_on=date(2026, 6, 25))
     by_id = {e.item_id: (day.on, e) for day in view.days for e in day.entries}
     assert by_id[1][0] == date(2026, 6, 18) and by_id[1][1].states[0] == "已过期" and by_id[1][1].tone == "overdue"
-    assert by_id[2][0] == date(2026, 6, 19) and by_id[2][1].states[0] == "明天"
-    assert by_id[3][1].states[0] == "即将到来" and by_id[3][1].time == "09:00–10:00"
+    assert by_id[2][0] == date(2026, 6, 19) and by_id[2][1].states == () and by_id[2][1].tone == "upcoming"
+    assert by_id[3][1].states == () and by_id[3][1].time == "09:00–10:00"  # no 即将到来 / 明天 noise on cards
     assert [d.relative for d in view.days[:3]] == ["今天", "明天", ""]
     assert view.title == "我的行程 · 6月18日–6月24日"
 
@@ -35,7 +35,7 @@ def test_the_same_instants_in_new_york_fall_on_other_days() -> None:
     assert today.is_today and today.on == date(2026, 6, 18)
     entries = {e.item_id: e for e in today.entries}
     assert entries[1].states[0] == "已过期" and entries[1].time == "截止 11:00"
-    assert entries[2].states[0] == "今天" and entries[2].time == "12:30"
+    assert entries[2].states == () and entries[2].tone == "today" and entries[2].time == "12:30"
 
 
 def test_kinds_and_reminder_states() -> None:
@@ -55,8 +55,10 @@ def test_kinds_and_reminder_states() -> None:
     assert (e[1].kind, e[1].mark, e[1].time) == ("reminder", "提醒", "09:00")
     assert (e[2].kind, e[2].mark) == ("event", "日程") and e[2].reminders[0].time == "14:00"
     assert e[2].reminders[0].state == "待提醒" and e[2].reminders[0].open
-    assert "无提醒" in e[3].states
-    assert e[4].states == ("已过期", "已提醒") and e[4].tone == "past" and e[4].can_snooze
+    assert e[3].states == () and e[3].reminders == ()  # no 无提醒 chip
+    # a past event is simply past: not 已过期, nothing to snooze; its reminder says it went out
+    assert e[4].states == () and e[4].tone == "past" and not e[4].can_snooze and not e[4].can_cancel
+    assert e[4].reminders[0].state == "已提醒"
     assert "未送达" in e[5].states and e[5].reminders[0].time == "6月22日 07:00"
     assert e[6].states[0] == "已完成" and e[6].done and not e[6].can_complete
     assert e[1].can_complete and not e[2].can_complete and e[2].can_cancel
@@ -72,8 +74,20 @@ def test_all_day_and_multi_day_placement_and_order() -> None:
     view = build_itinerary(items, now_ms=now, tz=SH, start_on=date(2026, 6, 18), end_on=date(2026, 6, 25))
     today = view.days[0]
     assert [e.item_id for e in today.entries] == [2, 3, 1]  # all-day first, then by time
-    assert today.entries[0].time == "全天" and today.entries[0].states[0] == "今天"
-    assert today.entries[1].time == "09:00–6月19日 18:00"
+    assert today.entries[0].time == "全天" and today.entries[0].states == ()
+    assert today.entries[1].time == "09:00–6月19日 18:00" and today.entries[1].day_note == "第 3/4 天"
+    tomorrow = view.days[1]
+    assert [(e.item_id, e.day_note, e.again) for e in tomorrow.entries] == [(3, "第 4/4 天", True)]
+    assert all(3 not in [e.item_id for e in d.entries] for d in view.days[2:])
+    assert view.count == 3  # the trip once, though it is on two days of the page
+
+
+def test_a_two_day_all_day_event_is_on_both_days() -> None:
+    now = at(2026, 6, 18, 10, 0)
+    trip = event(1, "去杭州", at(2026, 6, 20), at(2026, 6, 22), all_day=True, local_date="2026-06-20")
+    view = build_itinerary([trip], now_ms=now, tz=SH, start_on=date(2026, 6, 18), end_on=date(2026, 6, 25))
+    on = {d.on: [(e.day_note, e.again) for e in d.entries] for d in view.days if d.entries}
+    assert on == {date(2026, 6, 20): [("第 1/2 天", False)], date(2026, 6, 21): [("第 2/2 天", True)]}
 
 
 def test_summary_is_two_short_lines() -> None:

@@ -185,6 +185,7 @@ async def test_expired_reminder_waits_in_the_in_app_queue(
     rows = await outbox_rows(sessions)
     assert [(r.kind, r.channel, r.status) for r in rows] == [("notice", "inapp", "pending")]
     assert rows[0].payload["expired"] is True and "会议" in rows[0].payload["text"]
+    assert "还有" not in rows[0].payload["text"]  # read a day later: no countdown to an hour long gone
 
 
 async def test_enqueue_many_skips_keys_already_queued_and_keeps_the_queued_row(

@@ -38,7 +38,7 @@ async def test_every_action_refuses_a_missing_wrong_foreign_or_stale_csrf(world:
                     {"csrf": "你好"}):
             response = await world.client.post(base, data={"do": do, **bad})
             assert response.status_code == 403, (do, bad)
-            assert "页面已过时" in response.text
+            assert "页面已过时" in response.text and f'href="{base}' in response.text  # back to a fresh page
     world.clock.advance(timedelta(hours=25))
     for do in targets(world):
         stale = await world.client.post(base, data={"do": do, "csrf": csrf})
@@ -52,11 +52,14 @@ async def test_complete_then_the_page_shows_it_done(world: World) -> None:
     response = await world.client.post(base, data={"do": f"complete:{report.id}", "csrf": csrf,
                                                    "from": "2026-06-18", "to": "2026-06-24"})
     assert response.status_code == 303
-    assert response.headers["location"] == f"{base}?from=2026-06-18&to=2026-06-24#item-{report.id}"
+    assert response.headers["location"] == \
+        f"{base}?from=2026-06-18&to=2026-06-24&did=complete%3A{report.id}#item-{report.id}"
     assert (await world.service.get_item(world.user.id, report.id)).status == "completed"
     html = (await world.client.get(response.headers["location"].split("#")[0])).text
     entry = html.split(f'id="item-{report.id}"')[0].rsplit("<li", 1)[1]
     assert "tone-done" in entry
+    flash = html.split('<p class="flash" role="status">')[1].split("</p>")[0]
+    assert flash == f'已完成“交周报”。 <button name="do" value="undo-complete:{report.id}">撤销</button>'
     again = await world.client.post(base, data={"do": f"complete:{report.id}", "csrf": csrf})
     assert again.status_code == 303  # a second tap is harmless
 
@@ -91,7 +94,7 @@ async def test_unknown_actions_and_ids_are_404_pages(world: World) -> None:
                f"snooze:{meeting}", f"dismiss:{'9' * 40}", "", "complete:-1", f"complete:{chr(0xFF10 + meeting)}"):
         response = await world.client.post(base, data={"csrf": csrf, "do": do})
         assert response.status_code == 404, do
-        assert "找不到这个行程页" in response.text
+        assert "这一项已经不在了" in response.text and "打开最新的行程页" in response.text  # a way back
 
 
 def test_snooze_times() -> None:

@@ -77,7 +77,7 @@ async def test_share_link_is_read_only_stable_and_revocable(world: World) -> Non
     assert page.status_code == 200 and "项目会议" in page.text
     assert "<form" not in page.text and "csrf" not in page.text and "只读分享" in page.text
     later = await world.client.get(path_of(first) + "?from=2026-06-01&to=2026-08-31")
-    assert "<title>我的行程 · 6月18日–6月24日</title>" in later.text  # the query cannot widen a share
+    assert "<title>行程 · 6月18日–6月24日</title>" in later.text  # the query cannot widen a share
     token = path_of(first).split("/")[-1]
     posted = await world.client.post(f"/p/{token}", data={"csrf": "x", "do": f"complete:{world.items['report'].id}"})
     assert posted.status_code == 404

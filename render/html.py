@@ -22,7 +22,7 @@ class PageActions:
     range_to: str
     prev_href: str
     next_href: str
-    feed_href: str  # webcal://…: a phone subscribes rather than importing a copy
+    feed_href: str  # /p/{token}/calendar: redirects the page owner to the webcal:// feed (subscribe, not a copy)
 
 
 class PageRenderer:

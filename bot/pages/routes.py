@@ -127,6 +127,16 @@ class Pages:
                    "Content-Length": str(len(body))}
         return Response(b"" if head else body, media_type="text/calendar; charset=utf-8", headers=headers)
 
+    async def subscribe(self, token: str) -> Response:
+        """订阅到手机日历 on the page: the webcal:// feed link, handed out only to a live page token. The page
+        carries this address rather than the feed's own (400 days), so forwarding a page leaks no feed."""
+        try:
+            claims = await self.links.resolve(token, scopes=PRIVATE)
+        except LinkError as exc:
+            return self.error(exc.status)
+        url = webcal(await self.links.feed_url(claims.user_id))  # the live page's owner gets the live feed
+        return RedirectResponse(url, status_code=303, headers=SECURITY_HEADERS)
+
     async def _form_context(self, token: str, user_id: int, span: DayRange) -> FormContext:
         week = span.end_on - span.start_on
         return FormContext(
@@ -134,7 +144,7 @@ class Pages:
             range_to=(span.end_on - timedelta(days=1)).isoformat(),
             prev_href=self.links.page_path(token, span.start_on - week, span.start_on),
             next_href=self.links.page_path(token, span.end_on, span.end_on + week),
-            feed_href=webcal(await self.links.feed_url(user_id)),
+            feed_href=f"/p/{token}/calendar",  # never the feed itself: a forwarded page must not carry it
         )
 
 
@@ -170,6 +180,10 @@ def build_pages_router(pages: Pages) -> APIRouter:
     @router.post("/p/{token}")
     async def page_action(token: str, request: Request) -> Response:
         return await pages.act(token, await _form(request))
+
+    @router.get("/p/{token}/calendar")
+    async def subscribe_calendar(token: str) -> Response:
+        return await pages.subscribe(token)
 
     @router.api_route("/ics/{token}.ics", methods=["GET", "HEAD"])
     async def calendar(token: str, request: Request) -> Response:

@@ -96,8 +96,11 @@ async def test_head_webcal_and_revocation(world: World) -> None:
     assert webcal(url).startswith("webcal://pages.example/ics/")
     head = await world.client.head(urlsplit(url).path)
     assert head.status_code == 200 and head.content == b"" and int(head.headers["content-length"]) > 100
-    page = (await world.client.get(urlsplit(await world.links.itinerary_url(world.user.id)).path)).text
-    assert f'href="{webcal(url)}"' in page
+    page_path = urlsplit(await world.links.itinerary_url(world.user.id)).path
+    page = (await world.client.get(page_path)).text
+    assert f'href="{page_path}/calendar"' in page and "/ics/" not in page  # a forwarded page carries no feed
+    subscribe = await world.client.get(f"{page_path}/calendar", follow_redirects=False)
+    assert subscribe.status_code == 303 and subscribe.headers["location"] == webcal(url)
     assert await world.links.revoke_feed(world.user.id)
     gone = await world.client.get(urlsplit(url).path)
     assert gone.status_code == 410 and "链接已失效" in gone.text

@@ -40,6 +40,7 @@ from schedule.domain import (
     ItemKind,
     NewItem,
     NewReminder,
+    Recurrence,
     Reminder,
     User,
 )
@@ -493,11 +494,7 @@ class ScheduleService:
         planned for that day moves on to the next occurrence with the same lead time."""
         stamp = now_ms(self._clock)
         async with self._orm_tx() as session:
-            row = await _owned_item(session, user_id, item_id, include_deleted=False)
-            recurrence = recurrence_of(row)
-            anchor = row.start_at if row.kind == "event" else row.due_at
-            if recurrence is None or anchor is None:
-                raise InvalidChange(f"item {item_id} is not recurring")
+            row, recurrence, anchor = await _owned_series(session, user_id, item_id)
             zone = ZoneInfo(row.timezone)
             skipped = sorted({*recurrence.skipped, on.isoformat()})
             marked = sorted({*recurrence.done, on.isoformat()} if done else set(recurrence.done) - {on.isoformat()})
@@ -526,11 +523,7 @@ class ScheduleService:
         close, stays: firing this one then finds it and adds no other)."""
         stamp = now_ms(self._clock)
         async with self._orm_tx() as session:
-            row = await _owned_item(session, user_id, item_id, include_deleted=False)
-            recurrence = recurrence_of(row)
-            anchor = row.start_at if row.kind == "event" else row.due_at
-            if recurrence is None or anchor is None:
-                raise InvalidChange(f"item {item_id} is not recurring")
+            row, recurrence, anchor = await _owned_series(session, user_id, item_id)
             day, zone = on.isoformat(), ZoneInfo(row.timezone)
             if day in recurrence.skipped:
                 row.metadata_json = {**(row.metadata_json or {}),
@@ -672,6 +665,17 @@ def _check_series(row: ScheduleItemRow, changes: ItemChanges) -> None:
         refusal = refused(rule, anchor_ms=anchor, tz=changes.timezone or row.timezone)
         if refusal is not None:
             raise InvalidChange(refusal)
+
+
+async def _owned_series(session: AsyncSession, user_id: int, item_id: int
+                        ) -> tuple[ScheduleItemRow, Recurrence, int]:
+    """The user's series row, its rule and its first instant; InvalidChange when the item does not repeat."""
+    row = await _owned_item(session, user_id, item_id, include_deleted=False)
+    recurrence = recurrence_of(row)
+    anchor = row.start_at if row.kind == "event" else row.due_at
+    if recurrence is None or anchor is None:
+        raise InvalidChange(f"item {item_id} is not recurring")
+    return row, recurrence, anchor
 
 
 def _check_times(start_at: int | None, end_at: int | None) -> None:

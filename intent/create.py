@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from intent import clarify, reminder
 from intent.lexicon import ALL_DAY_ACTIVITY, DEADLINE, NO_REMINDER, RECORD_WORD, REMIND_WORD, is_activity, is_meeting
 from intent.model import CreateIntent, Lunar, Missing, Pending, Recurrence
-from intent.place import place_of, venue_in
+from intent.place import place_after_zai, place_of, venue_in
 from intent.slots import Slots, day_start
 from intent.title import clean, remove_spans, title_of
 
@@ -43,6 +43,9 @@ def build(text: str, slots: Slots, *, rule: str, meeting_offset: int, confidence
     venue = venue_in(title) if place is None else None
     if venue is not None:  # 星巴克见客户: the place goes to location, the title keeps the activity
         title, place = venue[0], (venue[1], (0, 0))
+    zai = place_after_zai(text) if place is None else None
+    if zai is not None and zai[0] in title:  # 在国贸跟朋友吃饭: 国贸 is where, not what
+        title, place = title.replace(zai[0], "", 1).lstrip("在") or title, (zai[0], zai[1])
     missing: list[Missing] = []
     all_day = start is not None and not has_clock
     if kind == "task" and all_day and _period_only(text, rest, slots, asked=asked, no_remind=no_remind):

@@ -45,6 +45,8 @@ _IS_INSIDE = re.compile(r"(?:而是|应该是|其实是|是|改成|改到|换成
 _PLACE = re.compile(r"^(?P<who>[^\d,!?]{0,4}?)(?:地点|地址|位置|地方|集合点|碰头点|见面点|会合点)(?:就)?"
                     r"(?:在|是|为|:|改成|改为|换成|改到|换到)?[: ]*(?P<a>[^,!?]{1,30})$"
                     r"|^(?:就|改|换)?在(?P<b>[^,!?吗呢嘛]{1,20}?)(?:吧|哈|哦|啊)?$")
+_PLACE_NOT = re.compile(
+    r"^(?:地点|地址|位置|地方)(?:不是|不在)[^,!?]{1,20}?[, ]*(?:而)?(?:是|在|改成)(?P<a>[^,!?]{1,30})$")
 _NOTE = re.compile(r"^(?:记得|帮我|再)?(?:加个|加一个|添个|加|写个)?(?:备注|补充|附注|说明|注意|note|备忘(?=:))"
                    r"(?:一下)?[: ]*(?P<n>.{1,200})$")
 _PLACE_WORD = re.compile(
@@ -55,7 +57,7 @@ _CONTACT_WORDS = re.compile(
     r"^(?:[^,!?]{0,8}?)(?:电话|手机|手机号|号码|联系方式|微信|链接|网址|地址|会议链接|会议号)?(?:是|:)?$")
 _DONE = re.compile(
     r"^(?:我)?(?:已经)?[\u4e00-\u9fff](?:完|好|掉|过|上)?(?:了|啦|咯|喽)$|^(?:已经)?(?:弄|做|搞|办)完了?$"
-    r"|^(?:搞定|搞掂|弄妥|办妥|做完|办完)(?:了|啦|咯|喽)?[!~✅✔]*$|^(?:ok|OK|done|完成)(?:了|啦|咯|喽)[!~✅✔]*$")
+    r"|^(?:搞定|搞掂|弄妥|办妥|做完|办完)(?:了|啦|咯|喽|哈+)?[!~✅✔]*$|^(?:ok|OK|done|完成)(?:了|啦|咯|喽)[!~✅✔]*$")
 _NOT_NEEDED = re.compile(r"^(?:那就|就|这个|那个)?(?:不用了|不需要了|不要了|不去了|不做了|不办了|取消了?吧?|取消掉|"
                          r"免了|甭去了|甭弄了|甭了|不用了,?取消掉?)(?:吧|哈|啊)?$")
 # 再加一个提前10分钟的提醒: a second reminder, the first one kept
@@ -67,7 +69,8 @@ _LENGTH_WORDS = re.compile(
     r"^(?:大概|大约|预计|估计|差不多|应该|一共|总共|全程|前后)?(?:需要|要花|得花|要|会|得|花)?"
     r"(?:开|持续|进行|弄|忙|[\u4e00-\u9fff])?(?:个)?$")
 _END_WORDS = re.compile(
-    r"^(?:大概|大约|预计|估计|差不多)?(?:开到|到|持续到|弄到|忙到|一直到)?$|^(?:结束|散会|完事|开完)$")
+    r"^(?:大概|大约|预计|估计|差不多|可能)?(?:开到|到|持续到|弄到|忙到|一直到|搞到|玩到|聊到|吃到)?$"
+    r"|^(?:结束|散会|完事|开完)$")
 _TRAILING = re.compile(r"(?:左右|吧|哈|哦|啊|呀|就行|就好|好了|的样子|结束|散会|完事|开完)+$")
 _REPEAT = re.compile(
     r"(?:以后|之后|往后|今后|从此)?(?:也)?(?:每.{1,6}?)(?:都|也)?(?:这样|这个时间|如此|一样|照旧|照此|重复|要|来一次|一次)"
@@ -148,6 +151,8 @@ def _last_clause(norm: str, start: int) -> int:
     lead = _IS.match(norm, at)
     if lead is not None:
         return lead.end()
+    if _PLACE.match(norm[at:]) or _NOTE.match(norm[at:]):
+        return at  # 不对 地点改成2号楼: the place clause as a whole
     inner = [m for m in _IS_INSIDE.finditer(norm, at) if norm[m.end():].strip()]
     return inner[-1].end() if inner else at
 
@@ -174,6 +179,9 @@ def _shifted(m: TimeMention, offset: int) -> TimeMention:
 
 def _bare(text: str, mentions: list[TimeMention], focus: FocusHint) -> Changes | None:
     """A time, day, lead, place, length, note or repeat said with no item words."""
+    corrected = _PLACE_NOT.match(text)
+    if corrected is not None:  # 地点不是国贸，是三里屯
+        return Changes(location=corrected.group("a").strip(" ,.\"'")[:60])
     place = _PLACE.match(text)
     if place is not None:
         where = (place.group("a") or place.group("b") or "").strip(" ,.\"'")
@@ -213,7 +221,7 @@ def _bare(text: str, mentions: list[TimeMention], focus: FocusHint) -> Changes |
         return None
     before, after = text[:when.span[0]], text[when.span[1]:]
     lead_in = _TRAILING.sub("", before.strip(" ,"))
-    until = re.search(r"(?:开到|到|持续到|弄到|忙到|一直到)$", lead_in) is not None
+    until = re.search(r"(?:开到|到|持续到|弄到|忙到|一直到|搞到|玩到|聊到|吃到)$", lead_in) is not None
     if _END_WORDS.match(lead_in) and (until or re.match(r"^\s*(?:结束|散会|完事|开完)", after)):
         return Changes(end_at=_after_start(_near(when, focus), focus)) if when.has_clock else None
     if _FILLER.sub("", rest):

@@ -28,7 +28,7 @@ ACTIVITY = re.compile(
 )
 ALL_DAY_ACTIVITY = re.compile(r"纪念日|生日|出差|旅行|旅游|放假|休假|假期|婚礼|团建")
 DEADLINE = re.compile(
-    r"(?:之前|以前|(?<![提往向目事面从以之年])前)(?:要|得|把|需要|必须|记得|,|完成|交|提交|寄|买|还|办|付|缴|续|签|订|取|写|"
+    r"(?:之前|以前|(?<![提往向目事面从以之年])前)(?:要|得|把|需要|必须|记得|,|完成|交|提交|寄|买|还|办|付|缴|续|签|订|取|写|报销|"
     r"准备|搞定|弄好|处理|发给|发到)|截止|截至|到期|要交|记得|deadline|ddl", re.IGNORECASE
 )
 # No reminder: a negation before a reminder verb (不用叫我, 这次别提醒), the reminder waived after it

@@ -32,7 +32,7 @@ _NUMERAL = r"[0-9零一二两三四五六七八九十俩]"
 _TYPO = re.compile(
     rf"(?P<day>[名鸣铭]天|明添)|(?P<noon>[上下中]五)(?={_NUMERAL}|$|[,!? ])|(?P<remind>题醒|提星|体醒|题星)"
     r"|(?P<again>(?:(?<=[后会儿下点,]))在)(?=(?:提醒|叫|喊|通知|催)我?)|(?P<two>俩)(?=[点个小钟天周礼星月年号])"
-    rf"|(?P<clock>个钟)(?!头|点)(?=后|以后|之后|内|左右|以内)|(?P<er>[今明后]儿个)"
+    rf"|(?P<clock>个钟)(?!头|点)(?=后|以后|之后|内|左右|以内|叫|提醒|喊)|(?P<er>[今明后]儿个)"
 )
 _FIX = {"day": "明天", "remind": "提醒", "again": "再", "two": "两", "clock": "个小时"}
 
@@ -51,6 +51,7 @@ def normalise(text: str) -> str:
     head = text[: MAX_CHARS * 4]
     head = _CONTROL.sub(" ", head)
     head = head.translate(_TRADITIONAL).replace("甭", "不用").replace("天天", "每天")
+    head = head.replace("听日", "明天").replace("听朝", "明早")  # Cantonese
     head = _TYPO.sub(_fix, head)
     if _LATIN.search(head):
         from intent.english import to_chinese

@@ -53,4 +53,21 @@ def venue_in(title: str) -> tuple[str, str] | None:
     m = _LEADING_VENUE.match(title) or _TRAILING_VENUE.match(title)
     if m is None:
         return None
-    return m.group("title"), m.group("venue")
+    venue = _GOING.sub("", m.group("venue"))
+    if _GENERIC_VENUE.fullmatch(venue):  # 去医院复查: a generic place is part of what is done, no location
+        return None
+    return m.group("title"), venue
+
+
+_GOING = re.compile(r"^(?:去|到|在|上)")
+_AT_BEFORE = re.compile(r"(?<![现正实存好])在(?P<v>[^\s,，。在的我你他她]{2,8}?)(?=跟|和|与|陪|找|见|给)")
+_GENERIC_VENUE = re.compile(
+    r"医院|公园|餐厅|饭店|酒店|商场|机场|火车站|高铁站|健身房|图书馆|会议室|电影院|影院|咖啡馆|咖啡厅")
+
+
+def place_after_zai(text: str) -> tuple[str, tuple[int, int]] | None:
+    """在国贸跟朋友吃饭: a place said with 在 before who or what (跟/和/与/陪/找/见/给): the place and its span."""
+    m = _AT_BEFORE.search(text)
+    if m is None:
+        return None
+    return m.group("v"), m.span()

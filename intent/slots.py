@@ -106,7 +106,8 @@ _ADJ_BEFORE = frozenset("看快慢大小高低多少好短长轻重远近简详�
 # 3号楼 / 2号会议室 / 5号线 are places and 年终总结 a report: no date (SPEC §3 rule 20)
 _NUMBERED_PLACE = re.compile(
     r"(?:楼|会议室|室|厅|门|线|房|床|窗口|馆|院|口|车厢|站台|柜台|展位|包间|电池|球场|场馆|通道|地铁)")
-_YEAR_NOUN = re.compile(r"(?:总结|奖|考核|评审|汇报|报告|盘点|大会|晚会|述职|复盘|规划|计划|目标|预算|体检|会员)")
+_YEAR_NOUN = re.compile(r"(?:总结|奖|考核|评审|汇报|报告|盘点|大会|晚会|述职|复盘|规划|计划|目标|预算|体检|会员|"
+                        r"礼物|礼品|红包|贺卡|祝福|对联|装饰|OKR|KPI|数据|财报)")
 
 
 def _names_a_thing(m: TimeMention, text: str) -> bool:
@@ -118,7 +119,8 @@ def _names_a_thing(m: TimeMention, text: str) -> bool:
         return True
     if m.text.endswith("年") and after.startswith("度"):  # 一下年度复盘: 年度 is "annual", 下 belongs to 一下
         after = after[1:]
-    return m.text.endswith(("年终", "年底", "年中", "年度", "年")) and _YEAR_NOUN.match(after) is not None
+    return m.text.endswith(("年终", "年底", "年中", "年度", "年", "季度", "新年", "春节")) \
+        and _YEAR_NOUN.match(after) is not None
 
 
 def _degree(m: TimeMention, text: str) -> bool:

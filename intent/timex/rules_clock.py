@@ -29,7 +29,7 @@ def clock_cn(m: re.Match[str], ctx: Ctx) -> Piece | None:
         return None
     if not m.group("mi") and _POINTS.match(text, m.end()):
         return None  # 两点建议, 三点意见: points of an argument
-    mi, s = 0, None
+    mi, s, end = 0, None, m.end()
     if m.group("half"):
         mi = 30
     elif m.group("q"):
@@ -38,15 +38,18 @@ def clock_cn(m: re.Match[str], ctx: Ctx) -> Piece | None:
         raw = m.group("mi")
         got = cn_int(raw)
         if got is None or got > 59 or not _minute_ok(raw, bool(m.group("fen"))):
-            return None
-        mi = got
-        if m.group("sec"):
-            s = cn_int(m.group("sec"))
+            if text[m.start("mi") - 1] != "过":
+                return None  # 二十点六: a number, not a time
+            end = m.start("mi") - 1  # 十点过一下方案: 过一 is no minute; the clock is 十点, the rest the activity
+        else:
+            mi = got
+            if m.group("sec"):
+                s = cn_int(m.group("sec"))
     weak = m.group("h") == "一" and not (m.group("z") or m.group("half") or m.group("q") or m.group("mi"))
     before = text[m.start() - 1:m.start()]
     if weak and ((after and after in "都也儿不些点小东事") or (before and before in "差有多少快慢好些")):
         return None
-    p = Piece("clock", m.start(), m.end(), "clock_hms", h=h, mi=mi, s=s, weak=weak)
+    p = Piece("clock", m.start(), end, "clock_hms", h=h, mi=mi, s=s, weak=weak)
     if "时" in m.group(0) and len(m.group("h")) == 1 and not m.group("h").isdigit() and mi == 0:
         p.extra["needs_context"] = "1"  # 同一时间, 一时半会: 时 after a lone 一..九 needs a day or period
     return p

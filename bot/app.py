@@ -20,6 +20,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from bot import api, heap, home
 from bot.agent import build_agent
+from bot.agent.scheduled import RunnerTask, request_runner
 from bot.conversation import ConversationHandler
 from bot.handler import Handler
 from bot.logging_setup import RequestLog
@@ -179,6 +180,10 @@ def create_app(
         dialog_ttl_minutes=settings.H5_DIALOG_TTL_MINUTES)
     worker = delivery_worker(settings, sessions, clock, client, batch_size=IN_PROCESS_BATCH)
     background = WorkerTask(worker)
+    requests = request_runner(sessions, clock, service, agent, catchup_hours=settings.H5_REMINDER_CATCHUP_HOURS,
+                              poll_interval_s=settings.H5_REMINDER_SCAN_INTERVAL_MS / 1000,
+                              on_queued=worker.notify)  # issue 30: requests run later, answers pushed by the worker
+    requests_task = RunnerTask(requests)
     if run_worker is None:
         run_worker = settings.H5_REMINDER_WORKER_ENABLED
     router = None
@@ -199,9 +204,11 @@ def create_app(
                      ", ".join(settings.missing_wechat_variables))
         if run_worker:
             background.start()
+            requests_task.start()
         try:
             yield
         finally:
+            await requests_task.stop()
             await background.stop()
             if router is not None:
                 await router.dispatcher.drain()
@@ -221,6 +228,7 @@ def create_app(
     app.state.agent, app.state.handler = agent, handler
     app.state.wechat_client, app.state.wechat_router, app.state.worker = client, router, worker
     app.state.page_links = page_links
+    app.state.requests = requests
     _install_error_handlers(app)
     if settings.H5_SCHEDULE_ENABLED:
         app.include_router(api.router)

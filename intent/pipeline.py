@@ -107,6 +107,12 @@ def _parse(
 def _fresh(text: str, slots: Slots, mentions: list[TimeMention], now: datetime, tz: ZoneInfo, offset: int) -> Intent:
     decision = classify(text, slots, now.date())
     action = decision.action
+    if action in ("create", "query", "none", "cancel"):  # issue 30: requests the bot runs later
+        from intent.request import read as read_request
+
+        asked = read_request(text, slots, mentions, action=action)
+        if asked is not None:
+            return asked
     if action == "create":
         from intent.create import build
 

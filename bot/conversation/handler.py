@@ -18,8 +18,10 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from bot.agent.port import Agent, Conversation
+from bot.agent.scheduled import runs_free_form
 from bot.conversation import change, create, dialog, digest, query, shortcut, snooze
 from bot.conversation import focus as focusing
+from bot.conversation import request as scheduled_request
 from bot.conversation.context import Context, PageLinks
 from bot.handler import CAPABILITIES, store_reply_in
 from bot.metrics import AGENT_FALLBACKS
@@ -32,6 +34,7 @@ from intent.model import (
     Intent,
     NoneIntent,
     QueryIntent,
+    RequestIntent,
     SnoozeIntent,
     SubscribeDigestIntent,
     UnsubscribeDigestIntent,
@@ -58,6 +61,7 @@ STEPS: dict[type[Intent], Step] = {
     SnoozeIntent: snooze.run,
     SubscribeDigestIntent: digest.subscribe,
     UnsubscribeDigestIntent: digest.unsubscribe,
+    RequestIntent: scheduled_request.run,  # issue 30: requests the bot runs later
 }
 UNDO_WINDOW_MS = 10 * 60_000  # 撤销 takes back a cancel or complete of the last 10 minutes
 NOT_SAVED = "抱歉，刚才出了点问题，这条消息没有保存任何内容，请再发一次。"
@@ -71,6 +75,7 @@ class ConversationHandler:
         self._service = service
         self._clock = clock
         self._agent = agent
+        self._llm = runs_free_form(agent)  # issue 30: free-form requests run later need an LLM
         self._links = links
         self._offset = meeting_offset_minutes
         self._ttl_ms = dialog_ttl_minutes * 60_000
@@ -118,7 +123,7 @@ class ConversationHandler:
             notices = await inbox.take(session, user.id, now_ms=now_ms) if opening.has_notices else []
             ctx = Context(user=user, tz=ZoneInfo(user.timezone), now=now, text=text, service=self._service,
                           message_id=message.msg_id,
-                          candidates=pending.candidates if pending else (), focus=opening.focus)
+                          candidates=pending.candidates if pending else (), focus=opening.focus, llm=self._llm)
             outcomes, to_agent = await self._steps(ctx, pending, text)
             turn = o.Turn(outcomes=tuple(self._links_now(outcomes, user.id)), notices=tuple(n.text for n in notices),
                           expired=sum(n.expired for n in notices),

@@ -19,6 +19,7 @@ from render import request as wording
 from render.agenda import listing
 from render.outcome import Listed
 from render.reply import MAX_BYTES
+from render.timefmt import day_label
 from schedule.clock import Clock, to_ms
 from schedule.domain import AgendaQuery, ScheduledRequest
 from schedule.occurrence import occurrences
@@ -66,7 +67,7 @@ class RequestAnswerer:
         if query.done:
             found = await self._service.list_items(request.user_id, start_ms=start_ms, end_ms=end_ms,
                                                    kind=query.filter_kind, statuses=("completed",))
-            label = "本周" if query.span == "week" and query.shift == 0 else wording.day_label(first)
+            label = "本周" if query.span == "week" and query.shift == 0 else day_label(first)
             return wording.done_list(found, label=label)
         found = await self._service.list_items(request.user_id, start_ms=start_ms, end_ms=end_ms,
                                                kind=query.filter_kind)

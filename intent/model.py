@@ -179,15 +179,15 @@ class RequestIntent(Intent):
     """Issue 30: a request the bot runs later (每天早上8点告诉我今天的天气), or listing / cancelling those."""
 
     action: Literal["request"] = "request"
-    op: Literal["create", "list", "cancel"] = "create"
+    op: Literal["create", "list", "cancel", "update"] = "create"
     text: str = ""  # the request to run, its time words left out (告诉我今天的天气)
     title: str = ""  # the short label a reply shows (今天的天气)
     remind: str | None = None  # 提醒我写周报并列出…: the reminder said before the request
-    first_at: datetime | None = None
+    first_at: datetime | None = None  # create: the first run; update: the new time
     recurrence: Recurrence | None = None
     query: RequestQuery | None = None  # a schedule query the rules answer; None: free-form (the agent)
     target_text: str | None = None  # cancel: the words naming the request (天气)
-    period: str | None = None  # cancel: the part of the day said (早上)
+    period: str | None = None  # cancel: the part of the day said (早上); update: the new time's, if said
 
 
 class NoneIntent(Intent):

@@ -43,6 +43,30 @@ _POINTER = re.compile(r"那个|这个")
 _DAY_WORDS = re.compile(r"^(?:今天|今日|当天|每天)(?:的)?")
 
 
+_CHANGE = re.compile(r"^(?:把|将)?(?P<what>.+?)(?:的)?(?:改成|改到|换成|换到|挪到|调到|调整到|改为)(?P<rest>.+)$")
+_SEND_END = re.compile(r"(?:发|推送|推|告诉我|播报|发给我|发我)(?:吧|了|呢)?[。！!~～\s]*$")
+_DIGEST = re.compile(r"待办|早报|日报|晚报|日程|行程|安排|每日推送|提醒")
+_SENDING = re.compile(r"推送|定时|播报|消息")
+
+
+def change(text: str, slots: Slots) -> RequestIntent | None:
+    """天气改成早上7点发 / 天气推送改到7点半: a new time for a request (read before the digest's 推送改到8点)."""
+    m = _CHANGE.match(text)
+    if m is None:
+        return None
+    when = slots.recur if slots.recur is not None and slots.recur.has_clock else slots.when
+    if when is None or when.start is None or not when.has_clock or when.span[0] < m.start("rest"):
+        return None
+    what = m.group("what")
+    words = _POINTER.sub("", _DAY_WORDS.sub("", _PERIOD.sub("", _SENDING.sub("", what)))).strip("的，, ")
+    if not words or _DIGEST.search(what):
+        return None
+    if not (_SEND_END.search(m.group("rest")) or _SENDING.search(what) or _WORLD.search(words)):
+        return None
+    return RequestIntent(op="update", target_text=words, first_at=when.start, recurrence=_recurrence(slots.recur),
+                         period=when.period, rule="request.update", confidence=0.8)
+
+
 def read(text: str, slots: Slots, mentions: list[TimeMention], *, action: str) -> RequestIntent | None:
     """A request to run later, or a list / cancel of those; None when the text is neither."""
     if action in ("query", "none") and _LIST.search(text):

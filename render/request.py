@@ -29,7 +29,7 @@ def when_label(request: ScheduledRequest) -> str:
 
 def created(request: ScheduledRequest) -> str:
     what = _you(request.text)
-    head = f"好的，{when_label(request)}{'提醒你' + request.remind + '，并' if request.remind else ''}{what}。"
+    head = f"好的，{when_label(request)} {'提醒你' + request.remind + '，并' if request.remind else ''}{what}。"
     if request.recurrence is None:
         return head
     nxt = local(request.run_at, request.timezone)
@@ -51,8 +51,19 @@ def listed(requests: list[ScheduledRequest]) -> str:
 def cancelled(requests: list[ScheduledRequest]) -> str:
     if len(requests) == 1:
         r = requests[0]
-        return f"好的，以后不再{when_label(r)}{_you(r.text)}了。"
+        return f"好的，以后不再{when_label(r)} {_you(r.text)}了。"
     return "好的，这些定时请求已取消：\n" + "\n".join(f"· {when_label(r)} {_you(r.text)}" for r in requests)
+
+
+def retimed(request: ScheduledRequest) -> str:
+    nxt = local(request.run_at, request.timezone)
+    return (f"好的，改为{when_label(request)} {_you(request.text)}。"
+            f"下一次是{day_label(nxt.date())}{clock_label(nxt)}。")
+
+
+def which(requests: list[ScheduledRequest]) -> str:
+    lines = ["有几个定时请求都对得上，请说得具体一点（例如带上时间）："]
+    return "\n".join(lines + [f"{i}. {when_label(r)} {_you(r.text)}" for i, r in enumerate(requests, 1)])
 
 
 def no_match(words: str | None) -> str:

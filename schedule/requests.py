@@ -91,6 +91,21 @@ async def cancel(session: AsyncSession, user_id: int, ids: Sequence[int], *, now
     return int(getattr(result, "rowcount", 0) or 0)
 
 
+async def retime(session: AsyncSession, user_id: int, request_id: int, *, first_at: int, run_at: int,
+                 recurrence: Recurrence | None, now_ms: int) -> ScheduledRequest:
+    """A new time (and maybe series) for the user's request; the next run is `run_at`."""
+    row = await session.scalar(select(R).where(R.id == request_id, R.user_id == user_id))
+    if row is None:
+        raise LookupError(request_id)
+    row.first_at, row.run_at, row.attempts, row.updated_at = first_at, run_at, 0, now_ms
+    if recurrence is not None:
+        row.rrule, row.workdays = recurrence.rrule, recurrence.workdays
+        row.lunar = ({"month": recurrence.lunar.month, "day": recurrence.lunar.day, "leap": recurrence.lunar.leap}
+                     if recurrence.lunar else None)
+    await session.flush()
+    return request_of(row)
+
+
 def next_run(request: ScheduledRequest, *, after: datetime) -> datetime | None:
     """The series' next run strictly after `after`; None for a one-off or an ended series."""
     if request.recurrence is None:

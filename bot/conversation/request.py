@@ -3,10 +3,13 @@ cancel one (早上的天气不用发了). Free-form ones need an LLM: without on
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from bot.conversation.context import Context
 from intent.model import RequestIntent
 from render import request as wording
 from render.outcome import Outcome, Said
+from render.timefmt import local
 from schedule import requests
 from schedule.clock import to_ms
 from schedule.domain import AgendaQuery, Lunar, NewRequest, Recurrence, ScheduledRequest
@@ -23,6 +26,8 @@ async def run(intent: RequestIntent, ctx: Context) -> Outcome:
             return Said(wording.listed(await requests.active(session, ctx.user.id)))
     if intent.op == "cancel":
         return await _cancel(intent, ctx)
+    if intent.op == "update":
+        return await _retime(intent, ctx)
     return await _create(intent, ctx)
 
 
@@ -54,6 +59,28 @@ async def _cancel(intent: RequestIntent, ctx: Context) -> Outcome:
     return Said(wording.cancelled(found))
 
 
+async def _retime(intent: RequestIntent, ctx: Context) -> Outcome:
+    """天气改成早上7点发: the request's new time (its series kept unless a new one was said)."""
+    if intent.first_at is None:
+        return Said(wording.no_match(intent.target_text))
+    async with ctx.service.orm_session() as session:
+        found = [r for r in await requests.active(session, ctx.user.id) if _matches(r, intent)]
+        if len(found) != 1:
+            return Said(wording.no_match(intent.target_text) if not found else wording.which(found))
+        request = found[0]
+        first = intent.first_at
+        old_hour = local(request.first_at, request.timezone).hour
+        if intent.period is None and old_hour < 12 <= first.hour < 24 and first.hour != 12:
+            first -= timedelta(hours=12)  # 天气改成7点发 said of a morning request: 07:00, not 19:00
+            if first <= ctx.now:
+                first += timedelta(days=1)
+        recurrence = _recurrence(intent) or request.recurrence
+        run_at = first_occurrence(recurrence, dtstart=first, tz=ctx.tz) or first if recurrence else first
+        changed = await requests.retime(session, ctx.user.id, request.id, first_at=to_ms(first),
+                                        run_at=to_ms(run_at), recurrence=recurrence, now_ms=ctx.now_ms)
+    return Said(wording.retimed(changed))
+
+
 def _matches(request: ScheduledRequest, intent: RequestIntent) -> bool:
     words = intent.target_text or ""
     said = request.title + request.text + (request.remind or "")
@@ -61,8 +88,6 @@ def _matches(request: ScheduledRequest, intent: RequestIntent) -> bool:
         return False
     hours = _HOURS.get(intent.period or "")
     if hours is not None:
-        from render.timefmt import local
-
         hour = local(request.first_at, request.timezone).hour
         return hours[0] <= hour < hours[1]
     return bool(words)

@@ -70,7 +70,7 @@ async def test_a_schedule_query_runs_at_its_time_and_is_pushed_once_across_two_w
         async with running(app) as client:
             assert "已记录" in await say(client, clock, "明天下午三点开会")
             answer = await say(client, clock, "明早8点帮我看看今天有什么会")
-            assert answer == "好的，6月19日（周五）08:00帮你看看今天有什么会。"
+            assert answer == "好的，6月19日（周五）08:00 帮你看看今天有什么会。"
             assert (await app.state.requests.run_once()).claimed == 0  # not due yet
             clock.set(clock.now().replace(day=19, hour=0))  # 08:00 local on the 19th
             # a second worker process on the same database: its own engine, runner and agent
@@ -96,7 +96,7 @@ async def test_a_daily_free_form_request_runs_through_the_llm_and_is_cancelled_i
         app = create_app(config(api, database_url, **with_llm(llm)), clock=clock, run_worker=False)
         async with running(app) as client:
             answer = await say(client, clock, "每天早上8点告诉我今天的天气")
-            assert answer.startswith("好的，每天 08:00告诉你今天的天气。第一次是6月19日（周五）08:00。"), answer
+            assert answer == "好的，每天 08:00 告诉你今天的天气。第一次是6月19日（周五）08:00。不需要时说“天气不用发了”。"
             calls_before = len(llm.requests)
             clock.set(clock.now().replace(day=19, hour=0))
             llm.reply("北京今天晴，18~27°C。")
@@ -108,11 +108,18 @@ async def test_a_daily_free_form_request_runs_through_the_llm_and_is_cancelled_i
             assert stored.status == "active" and stored.run_at == int(
                 clock.now().replace(day=20).timestamp() * 1000)
             assert await say(client, clock, "我有哪些定时任务") == "你的定时请求（1 个）：\n1. 每天 08:00 告诉你今天的天气"
-            assert await say(client, clock, "早上的天气不用发了") == "好的，以后不再每天 08:00告诉你今天的天气了。"
-            clock.set(clock.now().replace(day=20))
+            # a new time said without 早上 keeps the morning: 07:00, from the next day on
+            assert await say(client, clock, "天气改成7点发") == ("好的，改为每天 07:00 告诉你今天的天气。"
+                                                                  "下一次是6月20日（周六）07:00。")
+            clock.set(clock.now().replace(day=19, hour=23))  # 07:00 local on the 20th
+            llm.reply("北京今天多云。")
+            assert (await app.state.requests.run_once()).answered == 1
+            assert (await app.state.worker.run_once()).sent == 1
+            assert await say(client, clock, "早上的天气不用发了") == "好的，以后不再每天 07:00 告诉你今天的天气了。"
+            clock.set(clock.now().replace(day=20, hour=23))
             assert (await app.state.requests.run_once()).claimed == 0
             [stored] = await requests_of(app)
-    assert pushed(api) == ["北京今天晴，18~27°C。"]
+    assert pushed(api) == ["北京今天晴，18~27°C。", "北京今天多云。"]
     assert stored.status == "cancelled"
 
 
@@ -155,7 +162,7 @@ async def test_a_reminder_with_a_weekly_list_of_what_was_done(database_url: str,
             await say(client, clock, "今天下午三点提交报销单")
             await say(client, clock, "提交报销单已经完成了")
             answer = await say(client, clock, "每周五下午5点提醒我写周报并列出这周完成的事")
-            assert answer.startswith("好的，每周五 17:00提醒你写周报，并列出这周完成的事。"), answer
+            assert answer.startswith("好的，每周五 17:00 提醒你写周报，并列出这周完成的事。"), answer
             clock.set(clock.now().replace(day=19, hour=9))  # Friday 17:00 local
             assert (await app.state.requests.run_once()).answered == 1
             assert (await app.state.worker.run_once()).sent == 1

@@ -291,3 +291,18 @@ class ScheduledRequestRow(Base):
     last_error: Mapped[str | None] = mapped_column(String(200))
     created_at: Mapped[int] = mapped_column(BigInteger)
     updated_at: Mapped[int] = mapped_column(BigInteger)
+
+
+class SubscribeGrantRow(Base):
+    """A user's consent to a subscription-message template (issue 30, 订阅通知): accepted one-time grants
+    not yet used (`remaining`), or refused. Long-term templates ignore the count but honour a refusal."""
+
+    __tablename__ = "subscribe_grants"
+    __table_args__ = (UniqueConstraint("user_id", "template_id", name="uq_subscribe_grants_user_template"),)
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    template_id: Mapped[str] = mapped_column(String(128))
+    status: Mapped[str] = mapped_column(String(8))  # accept | reject
+    remaining: Mapped[int] = mapped_column(Integer, default=0)  # one-time sends granted and not yet used
+    updated_at: Mapped[int] = mapped_column(BigInteger)

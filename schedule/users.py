@@ -22,6 +22,7 @@ from schedule.model import (
     ReminderRow,
     ScheduledRequestRow,
     ScheduleItemRow,
+    SubscribeGrantRow,
     UserRow,
 )
 
@@ -74,6 +75,7 @@ async def forget(session: AsyncSession, user_id: int, *, now_ms: int) -> None:
     await session.execute(delete(ScheduleItemRow).where(ScheduleItemRow.user_id == user_id))
     await session.execute(delete(DigestSubscriptionRow).where(DigestSubscriptionRow.user_id == user_id))
     await session.execute(delete(ScheduledRequestRow).where(ScheduledRequestRow.user_id == user_id))  # issue 30
+    await session.execute(delete(SubscribeGrantRow).where(SubscribeGrantRow.user_id == user_id))
     await session.execute(delete(DialogStateRow).where(DialogStateRow.user_id == user_id))
     await session.execute(delete(AgentMessageRow).where(AgentMessageRow.user_id == user_id))
     await session.execute(delete(PageShareRow).where(PageShareRow.user_id == user_id))  # public links stop working

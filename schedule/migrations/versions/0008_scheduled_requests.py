@@ -1,4 +1,4 @@
-"""requests the bot runs later (issue 30): 每天早上8点告诉我今天的天气
+"""issue 30: requests the bot runs later (每天早上8点告诉我今天的天气) and subscription-message grants (订阅通知)
 
 Revision ID: 0008
 Revises: 0007
@@ -44,9 +44,22 @@ def upgrade() -> None:
     )
     op.create_index('ix_scheduled_requests_status_run_at', 'scheduled_requests', ['status', 'run_at'])
     op.create_index(op.f('ix_scheduled_requests_user_id'), 'scheduled_requests', ['user_id'])
+    op.create_table('subscribe_grants',
+    sa.Column('id', sa.BigInteger().with_variant(sa.Integer(), 'sqlite'), autoincrement=True, nullable=False),
+    sa.Column('user_id', sa.BigInteger().with_variant(sa.Integer(), 'sqlite'), nullable=False),
+    sa.Column('template_id', sa.String(length=128), nullable=False),
+    sa.Column('status', sa.String(length=8), nullable=False),
+    sa.Column('remaining', sa.Integer(), nullable=False),
+    sa.Column('updated_at', sa.BigInteger(), nullable=False),
+    sa.ForeignKeyConstraint(['user_id'], ['users.id'], name=op.f('fk_subscribe_grants_user_id_users'),
+                            ondelete='CASCADE'),
+    sa.PrimaryKeyConstraint('id', name=op.f('pk_subscribe_grants')),
+    sa.UniqueConstraint('user_id', 'template_id', name='uq_subscribe_grants_user_template')
+    )
 
 
 def downgrade() -> None:
+    op.drop_table('subscribe_grants')
     op.drop_index(op.f('ix_scheduled_requests_user_id'), table_name='scheduled_requests')
     op.drop_index('ix_scheduled_requests_status_run_at', table_name='scheduled_requests')
     op.drop_table('scheduled_requests')

@@ -30,6 +30,7 @@ from bot.pages.routes import pages_router
 from bot.runtime import IN_PROCESS_BATCH, WorkerTask, delivery_worker, wechat_client
 from bot.settings import Settings
 from bot.webhook import WeChatFastPath, build_wechat_router
+from bot.wechat.jsapi import JsApiTickets, jsapi_router
 from intent import target
 from schedule.clock import Clock, SystemClock
 from schedule.db import create_engine, session_factory
@@ -235,6 +236,9 @@ def create_app(
         app.include_router(pages_router(page_links, service, sessions, clock))
     if router is not None:
         app.include_router(router)
+    if client is not None:  # issue 30: the JS-SDK signature our pages need for the subscribe button
+        app.state.jsapi = JsApiTickets(client, sessions, clock, api_base=settings.WECHAT_API_BASE)
+        app.include_router(jsapi_router(app.state.jsapi, public_base_url=settings.PUBLIC_BASE_URL))
 
     app.include_router(home.router)
 

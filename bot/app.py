@@ -178,7 +178,8 @@ def create_app(
     handler = handler or ConversationHandler(
         service, clock, agent=agent, links=page_links if settings.H5_SCHEDULE_ENABLED else None,
         meeting_offset_minutes=settings.H5_REMINDER_DEFAULT_MEETING_OFFSET_MINUTES,
-        dialog_ttl_minutes=settings.H5_DIALOG_TTL_MINUTES)
+        dialog_ttl_minutes=settings.H5_DIALOG_TTL_MINUTES,
+        subscribe_template_id=settings.WECHAT_SUBSCRIBE_TEMPLATE_ID if client is not None else "")
     worker = delivery_worker(settings, sessions, clock, client, batch_size=IN_PROCESS_BATCH)
     background = WorkerTask(worker)
     requests = request_runner(sessions, clock, service, agent, catchup_hours=settings.H5_REMINDER_CATCHUP_HOURS,

@@ -27,6 +27,16 @@ async def record(session: AsyncSession, user_id: int, *, accepted: tuple[str, ..
         row.remaining = row.remaining + 1 if ok else 0
 
 
+async def ask(session: AsyncSession, user_id: int, template_id: str, *, now_ms: int) -> bool:
+    """Record that the user was told how to grant `template_id` ('asked'); False when a row was there already
+    (asked, granted or refused before)."""
+    if await session.scalar(select(G.id).where(G.user_id == user_id, G.template_id == template_id)) is not None:
+        return False
+    session.add(G(user_id=user_id, template_id=template_id, status="asked", remaining=0, updated_at=now_ms))
+    await session.flush()
+    return True
+
+
 async def take(session: AsyncSession, user_id: int, template_id: str, *, long_term: bool, now_ms: int) -> bool:
     """Spend one send of the user's grant (a long-term grant is not spent); False when there is none."""
     where = [G.user_id == user_id, G.template_id == template_id, G.status == "accept"]

@@ -303,6 +303,6 @@ class SubscribeGrantRow(Base):
     id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
     template_id: Mapped[str] = mapped_column(String(128))
-    status: Mapped[str] = mapped_column(String(8))  # accept | reject
+    status: Mapped[str] = mapped_column(String(8))  # accept | reject | asked (told how, no answer yet)
     remaining: Mapped[int] = mapped_column(Integer, default=0)  # one-time sends granted and not yet used
     updated_at: Mapped[int] = mapped_column(BigInteger)

@@ -32,6 +32,18 @@ async def record_grants(session: AsyncSession, message: InboundMessage, *, now_m
                         rejected=message.rejected_template_ids, now_ms=now_ms)
 
 
+WINDOW_MS = 48 * 3_600_000
+
+
+async def hint_once(session: AsyncSession, user_id: int, remind_ats: list[int], template_id: str, *,
+                    now_ms: int) -> bool:
+    """Whether to tell the user, once, how a reminder beyond the 48-hour window reaches them: a reminder that
+    far ahead, and no consent asked for or given yet (the asking is recorded as a grant row 'asked')."""
+    if not any(at - now_ms > WINDOW_MS for at in remind_ats):
+        return False
+    return await grants.ask(session, user_id, template_id, now_ms=now_ms)
+
+
 class WeChatSubscribeChannel:
     """`message/subscribe/bizsend` for users who granted the template; without a grant the row moves down
     the ladder (a window-class failure) without a call."""

@@ -10,6 +10,7 @@ from contextlib import asynccontextmanager
 from datetime import timedelta
 
 import httpx
+import xmltodict
 from asgi_lifespan import LifespanManager
 from fastapi import FastAPI
 from sqlalchemy import select
@@ -17,6 +18,7 @@ from sqlalchemy import select
 from bot.app import create_app
 from bot.settings import Settings
 from bot.testing import FakeWeChatAPI, grant_event, sign_request, text_message
+from render.subscribe import HINT
 from schedule.model import OutboundMessageRow, SubscribeGrantRow
 from schedule.testing import FrozenClock
 
@@ -125,3 +127,25 @@ async def test_a_sent_event_reporting_a_block_stops_the_template(database_url: s
             assert await grants(app) == [(TEMPLATE, "accept", 2)]
             await grant(client, clock, "subscribe_msg_sent_event", "failed:user block")
             assert await grants(app) == [(TEMPLATE, "reject", 0)]
+
+
+async def test_a_reminder_beyond_the_window_says_once_how_to_make_sure_it_arrives(
+        database_url: str, clock: FrozenClock) -> None:
+    async with FakeWeChatAPI() as api:
+        app = create_app(config(api, database_url), clock=clock, run_worker=False)
+        async with running(app) as client:
+            near = await ask(client, clock, "明天上午九点提醒我交材料")
+            far = await ask(client, clock, "下周三上午九点提醒我交房租")
+            again = await ask(client, clock, "下周四上午九点提醒我买票")
+            await grant(client, clock, "subscribe_msg_popup_event", "accept")  # the asked row becomes a grant
+            assert await grants(app) == [(TEMPLATE, "accept", 1)]
+    assert "订阅通知" not in near
+    assert far.startswith("已记录") and far.endswith(HINT)
+    assert "订阅通知" not in again
+
+
+async def ask(client: httpx.AsyncClient, clock: FrozenClock, text: str) -> str:
+    params = sign_request(TOKEN, timestamp=int(clock.now().timestamp()), nonce=f"n{next(_IDS)}")
+    response = await client.post("/wechat", params=params,
+                                 content=text_message("o-sub", text, msg_id=next(_IDS), create_time=1))
+    return str(xmltodict.parse(response.text)["xml"]["Content"])

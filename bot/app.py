@@ -30,7 +30,7 @@ from bot.pages.routes import pages_router
 from bot.runtime import IN_PROCESS_BATCH, WorkerTask, delivery_worker, wechat_client
 from bot.settings import Settings
 from bot.webhook import WeChatFastPath, build_wechat_router
-from bot.wechat.jsapi import JsApiTickets, jsapi_router
+from bot.wechat.jsapi import JsApiTickets, jsapi_router, subscribe_button
 from intent import target
 from schedule.clock import Clock, SystemClock
 from schedule.db import create_engine, session_factory
@@ -232,14 +232,17 @@ def create_app(
     app.state.page_links = page_links
     app.state.requests = requests
     _install_error_handlers(app)
+    jsapi = JsApiTickets(client, sessions, clock, api_base=settings.WECHAT_API_BASE) if client is not None else None
+    subscribe = (subscribe_button(jsapi, settings.WECHAT_SUBSCRIBE_TEMPLATE_ID)  # issue 30: the 订阅通知 button
+                 if jsapi is not None and settings.WECHAT_SUBSCRIBE_TEMPLATE_ID else None)
     if settings.H5_SCHEDULE_ENABLED:
         app.include_router(api.router)
-        app.include_router(pages_router(page_links, service, sessions, clock))
+        app.include_router(pages_router(page_links, service, sessions, clock, subscribe=subscribe))
     if router is not None:
         app.include_router(router)
-    if client is not None:  # issue 30: the JS-SDK signature our pages need for the subscribe button
-        app.state.jsapi = JsApiTickets(client, sessions, clock, api_base=settings.WECHAT_API_BASE)
-        app.include_router(jsapi_router(app.state.jsapi, public_base_url=settings.PUBLIC_BASE_URL))
+    if jsapi is not None:  # issue 30: the JS-SDK signature for our pages
+        app.state.jsapi = jsapi
+        app.include_router(jsapi_router(jsapi, public_base_url=settings.PUBLIC_BASE_URL))
 
     app.include_router(home.router)
 

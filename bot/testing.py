@@ -28,9 +28,9 @@ from bot.wechat.xml import cdata
 
 ENDPOINTS = ("stable_token", "message/custom/send", "message/custom/typing", "message/template/send",
              "menu/create", "template/get_all_private_template", "menu/get", "menu/delete", "get_api_domain_ip",
-             "message/subscribe/bizsend", "ticket/getticket")
+             "message/subscribe/bizsend", "ticket/getticket", "wxaapi/newtmpl/gettemplate")
 GET_ENDPOINTS = frozenset({"menu/get", "menu/delete", "template/get_all_private_template", "get_api_domain_ip",
-                           "ticket/getticket"})
+                           "ticket/getticket", "wxaapi/newtmpl/gettemplate"})
 # errmsg WeChat sends with a scripted errcode, where its wording matters to the caller.
 ERRMSG = {40164: "invalid ip {ip} ipv6 ::ffff:{ip}, not in whitelist", 46003: "menu no exist",
           48001: "api unauthorized", 40018: "invalid button name size"}
@@ -62,6 +62,7 @@ class FakeWeChatAPI:
         self.private_templates: list[dict[str, str]] = []  # answered by template/get_all_private_template
         self.refusing: set[str] = set()  # openids whose bizsend WeChat refuses (43101: the user blocks it)
         self.tickets = 0  # jsapi tickets issued by ticket/getticket
+        self.subscribe_templates: list[dict[str, Any]] = []  # answered by /wxaapi/newtmpl/gettemplate
         self._loopback: LoopbackServer | None = None
         self.port = 0
 
@@ -102,8 +103,8 @@ class FakeWeChatAPI:
 
     async def _endpoint(self, scope: Scope, receive: Receive) -> tuple[int, dict[str, Any]]:
         path, method = str(scope["path"]), scope["method"]
-        endpoint = path.removeprefix("/cgi-bin/")
-        if not path.startswith("/cgi-bin/") or endpoint not in ENDPOINTS \
+        endpoint = path[1:] if path.startswith("/wxaapi/") else path.removeprefix("/cgi-bin/")
+        if not path.startswith(("/cgi-bin/", "/wxaapi/")) or endpoint not in ENDPOINTS \
                 or (method == "GET") != (endpoint in GET_ENDPOINTS):
             return 404, {"errcode": 404, "errmsg": "not found"}
         chunks = []
@@ -154,6 +155,8 @@ class FakeWeChatAPI:
             if str(body.get("touser")) in self.refusing:
                 return {"errcode": 43101, "errmsg": "user refuse to accept the msg"}
             return {"errcode": 0, "errmsg": "ok", "msgid": 2_000_000 + next(self._serial)}
+        if endpoint == "wxaapi/newtmpl/gettemplate":
+            return {"errcode": 0, "errmsg": "ok", "data": list(self.subscribe_templates)}
         if endpoint == "ticket/getticket":
             self.tickets += 1
             return {"errcode": 0, "errmsg": "ok", "ticket": f"FAKE_TICKET_{self.tickets}", "expires_in": 7200}

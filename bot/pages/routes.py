@@ -6,6 +6,8 @@ never a stack trace; private pages are never cached and never leak their URL as 
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from datetime import timedelta
 from urllib.parse import parse_qs
 
@@ -20,10 +22,12 @@ from bot.pages.tokens import LinkError
 from render.html import PageActions as FormContext
 from render.html import PageRenderer
 from render.ics import calendar_feed
+from render.subscribe import SubscribeButton
 from schedule.clock import Clock, now_ms
 from schedule.errors import NotFound
 from schedule.service import ScheduleService
 
+SubscribeFor = Callable[[str], Awaitable[SubscribeButton | None]]  # page URL → the button, None when unavailable
 PRIVATE, SHARE, FEED = frozenset({"p"}), frozenset({"s"}), frozenset({"c"})
 ACTIONS = frozenset({"complete", "cancel", "snooze", "dismiss"})
 SECURITY_HEADERS = {
@@ -46,15 +50,16 @@ class Pages:
     """The page endpoints' behaviour; the route functions below only translate HTTP."""
 
     def __init__(self, *, links: PageLinks, loader: ItineraryLoader, actions: PageActions, renderer: PageRenderer,
-                 clock: Clock) -> None:
+                 clock: Clock, subscribe: SubscribeFor | None = None) -> None:
         self.links, self.loader, self.actions, self.renderer, self.clock = links, loader, actions, renderer, clock
+        self.subscribe = subscribe  # issue 30: the 订阅通知 button (signed wx.config) on private pages
 
     def error(self, status: int) -> HTMLResponse:
         title, message = MESSAGES[status]
         return HTMLResponse(self.renderer.error(status=status, title=title, message=message), status_code=status,
                             headers=SECURITY_HEADERS)
 
-    async def page(self, token: str, raw_from: str | None, raw_to: str | None) -> Response:
+    async def page(self, token: str, raw_from: str | None, raw_to: str | None, query: str = "") -> Response:
         try:
             claims = await self.links.resolve(token, scopes=PRIVATE | SHARE)
             tz = await self.loader.timezone(claims.user_id)
@@ -70,8 +75,15 @@ class Pages:
         private = claims.scope == "p"
         view = await self.loader.itinerary(claims.user_id, tz, span, private=private)
         context = await self._form_context(token, claims.user_id, span) if private else None
+        headers = SECURITY_HEADERS
+        if context is not None and self.subscribe is not None:  # issue 30: signed for the URL the browser shows
+            button = await self.subscribe(f"{self.links.base_url}/p/{token}" + (f"?{query}" if query else ""))
+            if button is not None:
+                context = replace(context, subscribe=button)
+                headers = {**SECURITY_HEADERS, "Content-Security-Policy": SECURITY_HEADERS["Content-Security-Policy"]
+                           + f"; script-src https://res.wx.qq.com 'nonce-{button.script_nonce}'"}
         html = self.renderer.itinerary(view, url=f"{self.links.base_url}/p/{token}", actions=context)
-        return HTMLResponse(html, headers=SECURITY_HEADERS)
+        return HTMLResponse(html, headers=headers)
 
     async def act(self, token: str, form: dict[str, str]) -> Response:
         """One tap: `do` is action:id (snooze:id:delay); checked token, then CSRF, then ownership."""
@@ -143,7 +155,8 @@ def build_pages_router(pages: Pages) -> APIRouter:
 
     @router.get("/p/{token}")
     async def itinerary_page(token: str, request: Request) -> Response:
-        return await pages.page(token, request.query_params.get("from"), request.query_params.get("to"))
+        return await pages.page(token, request.query_params.get("from"), request.query_params.get("to"),
+                                request.url.query)
 
     @router.post("/p/{token}")
     async def page_action(token: str, request: Request) -> Response:
@@ -157,8 +170,8 @@ def build_pages_router(pages: Pages) -> APIRouter:
 
 
 def pages_router(links: PageLinks, service: ScheduleService, sessions: async_sessionmaker[AsyncSession],
-                 clock: Clock) -> APIRouter:
+                 clock: Clock, *, subscribe: SubscribeFor | None = None) -> APIRouter:
     """Wire the page endpoints (templates are loaded here, once per app)."""
     pages = Pages(links=links, loader=ItineraryLoader(service, sessions, clock), actions=PageActions(service),
-                  renderer=PageRenderer(), clock=clock)
+                  renderer=PageRenderer(), clock=clock, subscribe=subscribe)
     return build_pages_router(pages)

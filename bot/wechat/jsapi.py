@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 import secrets
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,7 +18,10 @@ from fastapi import APIRouter, HTTPException, Query
 from bot.wechat.client import WeChatClient
 from bot.wechat.errors import FailureClass, WeChatAPIError, WeChatTransportError
 from bot.wechat.token_store import CachedToken, TokenStore, usable_until
+from render.subscribe import SubscribeButton
 from schedule.clock import Clock, now_ms
+
+log = logging.getLogger(__name__)
 
 JS_API_LIST = ("checkJsApi",)
 OPEN_TAGS = ("wx-open-subscribe",)
@@ -110,6 +115,20 @@ class JsApiTickets:
         ticket = await self.ticket()
         return JsConfig(self._client.app_id, timestamp, nonce, signature(ticket, nonce=nonce, timestamp=timestamp,
                                                                           url=url))
+
+
+def subscribe_button(tickets: JsApiTickets, template_id: str) -> Callable[[str], Awaitable[SubscribeButton | None]]:
+    """The page's 订阅通知 button for a URL; None (the page shows without it) when WeChat cannot sign now."""
+
+    async def button(url: str) -> SubscribeButton | None:
+        try:
+            config = await tickets.config(url)
+        except (WeChatAPIError, WeChatTransportError) as exc:
+            log.warning("no subscribe button on the page: jsapi_ticket unavailable (%s)", type(exc).__name__)
+            return None
+        return SubscribeButton(template_id, config.as_wx_config(), secrets.token_urlsafe(12))
+
+    return button
 
 
 def jsapi_router(tickets: JsApiTickets, *, public_base_url: str) -> APIRouter:

@@ -3,6 +3,8 @@ processes, and `/wechat/jssdk` answering a correctly signed `wx.config` for our 
 
 from __future__ import annotations
 
+import json
+import re
 from datetime import timedelta
 
 import httpx
@@ -60,3 +62,26 @@ async def test_the_page_gets_a_signed_config_and_the_ticket_is_fetched_once_per_
     assert foreign.status_code == 404
     [call, _] = api.calls_to("ticket/getticket")
     assert call.access_token is not None and call.answer["ticket"] == "FAKE_TICKET_1"
+
+
+async def test_the_private_page_carries_the_subscribe_button_with_a_signed_wx_config(
+        database_url: str, clock: FrozenClock) -> None:
+    async with FakeWeChatAPI() as api:
+        settings = Settings(_env_file=None, DATABASE_URL=database_url, WECHAT_TOKEN="t",  # type: ignore[call-arg]
+                            WECHAT_APP_ID=api.app_id, WECHAT_APP_SECRET=api.app_secret, WECHAT_API_BASE=api.base_url,
+                            PUBLIC_BASE_URL="https://bot.example.com", WECHAT_SUBSCRIBE_TEMPLATE_ID="tmpl-sub")
+        app = create_app(settings, clock=clock, run_worker=False)
+        async with LifespanManager(app), httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
+                                                           base_url="http://t") as client:
+            user = await app.state.service.get_or_create_user("o-page")
+            url = await app.state.page_links.itinerary_url(user.id)
+            response = await client.get(url.removeprefix("https://bot.example.com"))
+    assert response.status_code == 200
+    html = response.text
+    assert '<wx-open-subscribe template="tmpl-sub"' in html and "接收提醒通知" in html
+    config = json.loads(re.search(r"wx\.config\((\{.*?\})\);", html).group(1))  # type: ignore[union-attr]
+    assert config["appId"] == api.app_id and config["openTagList"] == ["wx-open-subscribe"]
+    assert config["signature"] == signature("FAKE_TICKET_1", nonce=config["nonceStr"], timestamp=config["timestamp"],
+                                            url=url)
+    nonce = re.search(r'<script nonce="([^"]+)">', html).group(1)  # type: ignore[union-attr]
+    assert f"script-src https://res.wx.qq.com 'nonce-{nonce}'" in response.headers["content-security-policy"]

@@ -112,7 +112,7 @@ def _fresh(text: str, slots: Slots, mentions: list[TimeMention], now: datetime, 
         return changed
     decision = classify(text, slots, now.date())
     action = decision.action
-    if action in ("create", "query", "none", "cancel"):
+    if action in ("create", "query", "none", "cancel", "subscribe_digest"):
         asked = request.read(text, slots, mentions, action=action)
         if asked is not None:
             return asked

@@ -23,7 +23,7 @@ _ASK = (r"告诉我|跟我说|给我(?:说说|讲讲|说|讲|发|列|报|汇报|
 _REQUEST = re.compile(rf"^(?:提醒我(?P<remind>[^，,。；;并]+?)(?:，|,|并且|并|然后|顺便|同时|再)+)?"
                       rf"(?P<ask>{_ASK})(?P<what>.+)$")
 _LEAD_IN = re.compile(r"^[，,。\s的]*(?:请|麻烦|你|就|都|再|准时|按时)*")
-_SCHEDULE = re.compile(r"会议?|例会|周会|安排|日程|行程|待办|任务|要做的|完成的|做完的|做了什么|做了哪些|提醒")
+_SCHEDULE = re.compile(r"会议?|例会|周会|安排|日程|行程|待办|任务|要做的|完成的|完成了|做完的|做了什么|做了哪些|提醒")
 _WORLD = re.compile(r"天气|下雨|气温|温度|新闻|股|汇率|油价|热搜|资讯|路况|空气|限行|比赛|星座|运势|邮件|快递")
 _WEEK = re.compile(r"这周|本周|这个星期|这星期|这礼拜|本星期|下周|下个星期|上周")
 _DONE = re.compile(r"完成|做完|做了|干了|搞定")
@@ -75,6 +75,10 @@ def read(text: str, slots: Slots, mentions: list[TimeMention], *, action: str) -
         stop = _stop(text, strict=action != "none")
         if stop is not None:
             return stop
+    if action == "subscribe_digest":  # 每周日晚上8点告诉我下周的安排: a week, or what was done, is no digest
+        asked = _create(text, slots, mentions)
+        return asked if asked is not None and asked.query is not None and (
+            asked.query.span == "week" or asked.query.done) else None
     if action not in ("create", "query", "none"):
         return None
     return _create(text, slots, mentions)
@@ -90,7 +94,7 @@ def _create(text: str, slots: Slots, mentions: list[TimeMention]) -> RequestInte
     m = _REQUEST.match(rest)
     if m is None:
         return None
-    what = _TAIL.sub("", m.group("what")).lstrip("一下")
+    what = _TAIL.sub("", m.group("what")).removeprefix("一下")
     if not what or len(what) < 2:
         return None
     ask = _TAIL.sub("", rest[m.start("ask"):])

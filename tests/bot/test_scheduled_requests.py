@@ -18,7 +18,7 @@ from bot.agent.scheduled import request_runner
 from bot.agent.testing import FakeLLM
 from bot.app import create_app
 from bot.settings import Settings
-from bot.testing import FakeWeChatAPI, sign_request, text_message
+from bot.testing import FakeWeChatAPI, event_message, sign_request, text_message
 from schedule.db import create_engine, session_factory
 from schedule.model import OutboundMessageRow, ScheduledRequestRow
 from schedule.service import ScheduleService
@@ -168,3 +168,20 @@ async def test_a_reminder_with_a_weekly_list_of_what_was_done(database_url: str,
             assert (await app.state.worker.run_once()).sent == 1
     [text] = pushed(api)
     assert text.startswith("⏰ 提醒：写周报。\n本周完成的事（1 项）：\n· 6月18日（周四）15:00 提交报销单"), text
+
+
+async def test_unsubscribing_deletes_the_requests(
+        database_url: str, clock: FrozenClock) -> None:
+    async with FakeWeChatAPI() as api:
+        app = create_app(config(api, database_url), clock=clock, run_worker=False)
+        async with running(app) as client:
+            await say(client, clock, "明早8点帮我看看今天有什么会")
+            await say(client, clock, "每天早上9点告诉我今天有什么安排")
+            params = sign_request(TOKEN, timestamp=int(clock.now().timestamp()), nonce="unsub")
+            response = await client.post("/wechat", params=params,
+                                         content=event_message("o-req", "unsubscribe", create_time=2))
+            assert response.status_code == 200
+            assert await requests_of(app) == []
+            clock.set(clock.now().replace(day=19, hour=2))
+            assert (await app.state.requests.run_once()).claimed == 0
+    assert pushed(api) == []

@@ -73,3 +73,7 @@ def test_the_workday_series_is_kept() -> None:
 @pytest.mark.parametrize("text", list(OTHERS))
 def test_not_requests(text: str) -> None:
     assert [i.action for i in parse_all(text, now=NOW, tz=TZ)] == [OTHERS[text]]
+
+
+def test_a_digest_named_by_its_day_stays_a_digest_change() -> None:
+    assert [i.action for i in parse_all("第二天的推送改到晚上10点", now=NOW, tz=TZ)] == ["subscribe_digest"]

@@ -20,7 +20,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from bot import api, heap, home
 from bot.agent import build_agent
-from bot.agent.scheduled import RunnerTask, request_runner
+from bot.agent.scheduled import RunnerTask, request_runner, run_lease_ms
 from bot.conversation import ConversationHandler
 from bot.handler import Handler
 from bot.logging_setup import RequestLog
@@ -184,6 +184,7 @@ def create_app(
     background = WorkerTask(worker)
     requests = request_runner(sessions, clock, service, agent, catchup_hours=settings.H5_REMINDER_CATCHUP_HOURS,
                               poll_interval_s=settings.H5_REMINDER_SCAN_INTERVAL_MS / 1000,
+                              lease_ms=run_lease_ms(settings),
                               on_queued=worker.notify)  # issue 30: requests run later, answers pushed by the worker
     requests_task = RunnerTask(requests)
     if run_worker is None:

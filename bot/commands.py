@@ -93,13 +93,14 @@ async def _worker(settings: Settings, *, metrics_at: tuple[str, int] | None = No
     worker = delivery_worker(settings, sessions, clock, client)
     # issue 30: requests run later (the agent answers free-form ones); their answers go out through this worker
     from bot.agent.build import build_agent
-    from bot.agent.scheduled import RunnerTask, request_runner
+    from bot.agent.scheduled import RunnerTask, request_runner, run_lease_ms
     from schedule.service import ScheduleService
 
     service = ScheduleService(sessions, clock, default_timezone=settings.H5_DEFAULT_TIMEZONE)
     agent = build_agent(settings, service=service, sessions=sessions, clock=clock)
     requests = RunnerTask(request_runner(sessions, clock, service, agent,
-                                         catchup_hours=settings.H5_REMINDER_CATCHUP_HOURS, on_queued=worker.notify))
+                                         catchup_hours=settings.H5_REMINDER_CATCHUP_HOURS,
+                                         lease_ms=run_lease_ms(settings), on_queued=worker.notify))
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, worker.stop)

@@ -233,4 +233,6 @@ def to_json(intent: Intent) -> dict[str, Any]:
         out["every"] = True
     if dumped.get("location"):
         out["location"] = dumped["location"]
+    if dumped.get("action") == "request":  # issue 30: not in §5
+        out.update({k: dumped.get(k) for k in ("op", "text", "title", "remind", "first_at", "query", "period")})
     return out

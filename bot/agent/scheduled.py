@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.agent.builtin import BuiltinResponder
 from bot.agent.port import APOLOGY, Agent
+from bot.settings import Settings
 from render import request as wording
 from render.agenda import listing
 from render.outcome import Listed
@@ -83,6 +84,13 @@ def _span(day: date, query: AgendaQuery) -> tuple[date, date]:
         return monday, monday + timedelta(days=7)
     first = day + timedelta(days=query.shift)
     return first, first + timedelta(days=1)
+
+
+def run_lease_ms(settings: Settings) -> int:
+    """A run's lease outlasts the agent's whole budget (timeout × attempts × tool rounds and the answer), so a
+    slow run is never taken over while it may still finish."""
+    rounds = settings.AGENT_MAX_TOOL_ROUNDS + 1
+    return int(settings.AGENT_TIMEOUT_S * (settings.AGENT_MAX_RETRIES + 1) * rounds * 1000) + 60_000
 
 
 def request_runner(sessions: async_sessionmaker[AsyncSession], clock: Clock, service: ScheduleService,

@@ -20,6 +20,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from bot import api, heap, home
 from bot.agent import build_agent
+from bot.agent.scheduled import RunnerTask, request_runner, run_lease_ms
 from bot.conversation import ConversationHandler
 from bot.handler import Handler
 from bot.headers import SecurityHeaders
@@ -30,6 +31,7 @@ from bot.pages.routes import pages_router
 from bot.runtime import IN_PROCESS_BATCH, WorkerTask, delivery_worker, wechat_client
 from bot.settings import Settings
 from bot.webhook import WeChatFastPath, build_wechat_router
+from bot.wechat.jsapi import JsApiTickets, jsapi_router, subscribe_button
 from intent import target
 from schedule.clock import Clock, SystemClock
 from schedule.db import create_engine, session_factory
@@ -177,9 +179,15 @@ def create_app(
     handler = handler or ConversationHandler(
         service, clock, agent=agent, links=page_links if settings.H5_SCHEDULE_ENABLED else None,
         meeting_offset_minutes=settings.H5_REMINDER_DEFAULT_MEETING_OFFSET_MINUTES,
-        dialog_ttl_minutes=settings.H5_DIALOG_TTL_MINUTES)
+        dialog_ttl_minutes=settings.H5_DIALOG_TTL_MINUTES,
+        subscribe_template_id=settings.WECHAT_SUBSCRIBE_TEMPLATE_ID if client is not None else "")
     worker = delivery_worker(settings, sessions, clock, client, batch_size=IN_PROCESS_BATCH)
     background = WorkerTask(worker)
+    requests = request_runner(sessions, clock, service, agent, catchup_hours=settings.H5_REMINDER_CATCHUP_HOURS,
+                              poll_interval_s=settings.H5_REMINDER_SCAN_INTERVAL_MS / 1000,
+                              lease_ms=run_lease_ms(settings),
+                              on_queued=worker.notify)  # issue 30: requests run later, answers pushed by the worker
+    requests_task = RunnerTask(requests)
     if run_worker is None:
         run_worker = settings.H5_REMINDER_WORKER_ENABLED
     router = None
@@ -200,9 +208,11 @@ def create_app(
                      ", ".join(settings.missing_wechat_variables))
         if run_worker:
             background.start()
+            requests_task.start()
         try:
             yield
         finally:
+            await requests_task.stop()
             await background.stop()
             if router is not None:
                 await router.dispatcher.drain()
@@ -222,12 +232,19 @@ def create_app(
     app.state.agent, app.state.handler = agent, handler
     app.state.wechat_client, app.state.wechat_router, app.state.worker = client, router, worker
     app.state.page_links = page_links
+    app.state.requests = requests
     _install_error_handlers(app)
+    jsapi = JsApiTickets(client, sessions, clock, api_base=settings.WECHAT_API_BASE) if client is not None else None
+    subscribe = (subscribe_button(jsapi, settings.WECHAT_SUBSCRIBE_TEMPLATE_ID)  # issue 30: the 订阅通知 button
+                 if jsapi is not None and settings.WECHAT_SUBSCRIBE_TEMPLATE_ID else None)
     if settings.H5_SCHEDULE_ENABLED:
         app.include_router(api.router)
-        app.include_router(pages_router(page_links, service, sessions, clock))
+        app.include_router(pages_router(page_links, service, sessions, clock, subscribe=subscribe))
     if router is not None:
         app.include_router(router)
+    if jsapi is not None:  # issue 30: the JS-SDK signature for our pages
+        app.state.jsapi = jsapi
+        app.include_router(jsapi_router(jsapi, public_base_url=settings.PUBLIC_BASE_URL))
 
     app.include_router(home.router)
 

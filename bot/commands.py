@@ -91,6 +91,16 @@ async def _worker(settings: Settings, *, metrics_at: tuple[str, int] | None = No
     sessions = session_factory(engine)
     client = wechat_client(settings, sessions, clock)
     worker = delivery_worker(settings, sessions, clock, client)
+    # issue 30: requests run later (the agent answers free-form ones); their answers go out through this worker
+    from bot.agent.build import build_agent
+    from bot.agent.scheduled import RunnerTask, request_runner, run_lease_ms
+    from schedule.service import ScheduleService
+
+    service = ScheduleService(sessions, clock, default_timezone=settings.H5_DEFAULT_TIMEZONE)
+    agent = build_agent(settings, service=service, sessions=sessions, clock=clock)
+    requests = RunnerTask(request_runner(sessions, clock, service, agent,
+                                         catchup_hours=settings.H5_REMINDER_CATCHUP_HOURS,
+                                         lease_ms=run_lease_ms(settings), on_queued=worker.notify))
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, worker.stop)
@@ -107,7 +117,13 @@ async def _worker(settings: Settings, *, metrics_at: tuple[str, int] | None = No
         if client is None:
             log.info("WeChat is not configured: pushes wait in the in-app queue")
         log.info("delivery worker running (%s)", _safe_url(settings.DATABASE_URL))
-        await worker.run()
+        requests.start()
+        try:
+            await worker.run()
+        finally:
+            await requests.stop()
+            if hasattr(agent, "aclose"):
+                await agent.aclose()
         log.info("delivery worker stopped")
     finally:
         if metrics is not None:

@@ -12,6 +12,7 @@ from bot.delivery import WeChatCustomChannel, WeChatTemplateChannel
 from bot.logging_setup import LoggedChannel
 from bot.settings import Settings
 from bot.wechat.client import WeChatClient
+from bot.wechat.subscribe import WeChatSubscribeChannel
 from render.push import digest_text, reminder_text
 from schedule.channel import Channel
 from schedule.clock import Clock
@@ -42,6 +43,10 @@ def delivery_worker(settings: Settings, sessions: async_sessionmaker[AsyncSessio
     channels: dict[str, Channel] = {}
     if client is not None:
         channels["wechat"] = LoggedChannel(WeChatCustomChannel(client))
+        if settings.WECHAT_SUBSCRIBE_TEMPLATE_ID:  # issue 30: 订阅通知, for users who granted it
+            channels["subscribe"] = LoggedChannel(WeChatSubscribeChannel(
+                client, sessions, clock, settings.WECHAT_SUBSCRIBE_TEMPLATE_ID,
+                long_term=settings.WECHAT_SUBSCRIBE_LONG_TERM))
         if settings.WECHAT_TEMPLATE_ID_REMINDER:
             channels["template"] = LoggedChannel(WeChatTemplateChannel(client, settings.WECHAT_TEMPLATE_ID_REMINDER))
     scheduler = Scheduler(sessions, clock, reminder_text=lambda item, at: reminder_text(item, remind_at=at),

@@ -39,6 +39,8 @@ class Settings(BaseSettings):
     WECHAT_ENCODING_AES_KEY: str = ""
     WECHAT_PREVIOUS_ENCODING_AES_KEY: str = ""
     WECHAT_TEMPLATE_ID_REMINDER: str = ""
+    WECHAT_SUBSCRIBE_TEMPLATE_ID: str = ""  # issue 30: a subscription-message (订阅通知) template for pushes
+    WECHAT_SUBSCRIBE_LONG_TERM: bool = False  # the template is long-term (a grant is not spent by a send)
     WECHAT_TIMESTAMP_TOLERANCE_S: int = Field(300, ge=0)
     WECHAT_ACCEPT_PLAINTEXT: bool = False  # 1: plaintext posts still accepted while an AES key is set (mode switch)
     WECHAT_API_BASE: str = "https://api.weixin.qq.com"

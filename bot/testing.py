@@ -27,8 +27,10 @@ from bot.wechat.crypto import MessageCrypto
 from bot.wechat.xml import cdata
 
 ENDPOINTS = ("stable_token", "message/custom/send", "message/custom/typing", "message/template/send",
-             "menu/create", "template/get_all_private_template", "menu/get", "menu/delete", "get_api_domain_ip")
-GET_ENDPOINTS = frozenset({"menu/get", "menu/delete", "template/get_all_private_template", "get_api_domain_ip"})
+             "menu/create", "template/get_all_private_template", "menu/get", "menu/delete", "get_api_domain_ip",
+             "message/subscribe/bizsend", "ticket/getticket", "wxaapi/newtmpl/gettemplate")
+GET_ENDPOINTS = frozenset({"menu/get", "menu/delete", "template/get_all_private_template", "get_api_domain_ip",
+                           "ticket/getticket", "wxaapi/newtmpl/gettemplate"})
 # errmsg WeChat sends with a scripted errcode, where its wording matters to the caller.
 ERRMSG = {40164: "invalid ip {ip} ipv6 ::ffff:{ip}, not in whitelist", 46003: "menu no exist",
           48001: "api unauthorized", 40018: "invalid button name size"}
@@ -58,6 +60,9 @@ class FakeWeChatAPI:
         self._templates: dict[tuple[str, str], int] = {}
         self.menu: dict[str, Any] | None = None  # as last created through menu/create
         self.private_templates: list[dict[str, str]] = []  # answered by template/get_all_private_template
+        self.refusing: set[str] = set()  # openids whose bizsend WeChat refuses (43101: the user blocks it)
+        self.tickets = 0  # jsapi tickets issued by ticket/getticket
+        self.subscribe_templates: list[dict[str, Any]] = []  # answered by /wxaapi/newtmpl/gettemplate
         self._loopback: LoopbackServer | None = None
         self.port = 0
 
@@ -98,8 +103,8 @@ class FakeWeChatAPI:
 
     async def _endpoint(self, scope: Scope, receive: Receive) -> tuple[int, dict[str, Any]]:
         path, method = str(scope["path"]), scope["method"]
-        endpoint = path.removeprefix("/cgi-bin/")
-        if not path.startswith("/cgi-bin/") or endpoint not in ENDPOINTS \
+        endpoint = path[1:] if path.startswith("/wxaapi/") else path.removeprefix("/cgi-bin/")
+        if not path.startswith(("/cgi-bin/", "/wxaapi/")) or endpoint not in ENDPOINTS \
                 or (method == "GET") != (endpoint in GET_ENDPOINTS):
             return 404, {"errcode": 404, "errmsg": "not found"}
         chunks = []
@@ -146,6 +151,15 @@ class FakeWeChatAPI:
             key = (str(body.get("touser")), str(body.get("client_msg_id") or next(self._serial)))
             msgid = self._templates.setdefault(key, 1_000_000 + next(self._serial))
             return {"errcode": 0, "errmsg": "ok", "msgid": msgid}
+        if endpoint == "message/subscribe/bizsend":  # issue 30: 订阅通知
+            if str(body.get("touser")) in self.refusing:
+                return {"errcode": 43101, "errmsg": "user refuse to accept the msg"}
+            return {"errcode": 0, "errmsg": "ok", "msgid": 2_000_000 + next(self._serial)}
+        if endpoint == "wxaapi/newtmpl/gettemplate":
+            return {"errcode": 0, "errmsg": "ok", "data": list(self.subscribe_templates)}
+        if endpoint == "ticket/getticket":
+            self.tickets += 1
+            return {"errcode": 0, "errmsg": "ok", "ticket": f"FAKE_TICKET_{self.tickets}", "expires_in": 7200}
         if endpoint.startswith(("menu/", "template/get_all", "get_api")):
             return self._account_api(endpoint, body)
         return {"errcode": 0, "errmsg": "ok"}
@@ -240,3 +254,18 @@ def event_message(openid: str, event: str, *, create_time: int, key: str | None 
     return (f"<xml><ToUserName>{cdata(to_user)}</ToUserName><FromUserName>{cdata(openid)}</FromUserName>"
             f"<CreateTime>{create_time}</CreateTime><MsgType><![CDATA[event]]></MsgType>"
             f"<Event>{cdata(event)}</Event>{key_xml}</xml>")
+
+
+def grant_event(openid: str, event: str, grants: list[tuple[str, str]], *, create_time: int,
+                to_user: str = "gh_test") -> str:
+    """A subscription-message event (issue 30) as WeChat posts it: `subscribe_msg_popup_event` and
+    `subscribe_msg_change_event` with (template id, accept|reject), `subscribe_msg_sent_event` with
+    (template id, ErrorStatus such as success or failed:user block)."""
+    block = {"subscribe_msg_popup_event": "SubscribeMsgPopupEvent", "subscribe_msg_change_event":
+             "SubscribeMsgChangeEvent", "subscribe_msg_sent_event": "SubscribeMsgSentEvent"}[event]
+    status = "ErrorStatus" if event == "subscribe_msg_sent_event" else "SubscribeStatusString"
+    items = "".join(f"<List><TemplateId>{cdata(t)}</TemplateId><{status}>{cdata(s)}</{status}></List>"
+                    for t, s in grants)
+    return (f"<xml><ToUserName>{cdata(to_user)}</ToUserName><FromUserName>{cdata(openid)}</FromUserName>"
+            f"<CreateTime>{create_time}</CreateTime><MsgType><![CDATA[event]]></MsgType>"
+            f"<Event>{cdata(event)}</Event><{block}>{items}</{block}></xml>")

@@ -16,6 +16,7 @@ from typing import Any, TextIO
 import httpx
 
 from bot.settings import Settings
+from bot.wechat import subscribe_templates
 from bot.wechat.errors import FailureClass, WeChatAPIError, WeChatError, WeChatTransportError
 
 # 今日/本周/行程页 are the CLICK keys the webhook turns into questions; HELP asks what the bot can do.
@@ -73,7 +74,8 @@ class AccountAPI:
         try:
             # ensure_ascii=False: WeChat stores \uXXXX escapes in menu names literally on some APIs
             content = None if body is None else json.dumps(body, ensure_ascii=False).encode()
-            response = await self._http.request(method, f"/cgi-bin/{api}", params=params, content=content,
+            path = api if api.startswith("/") else f"/cgi-bin/{api}"  # /wxaapi/… (订阅通知) has its own root
+            response = await self._http.request(method, path, params=params, content=content,
                                                 headers={"content-type": "application/json"} if content else None)
             data = response.json()
         except httpx.HTTPError as exc:
@@ -165,7 +167,8 @@ async def run(settings: Settings, args: argparse.Namespace, out: TextIO) -> int:
     async with AccountAPI(settings) as api:
         try:
             if args.wechat_command == "template":
-                return await _template(settings, api, out)
+                reminder = await _template(settings, api, out)
+                return max(reminder, await subscribe_templates.check(settings, api, out))  # issue 30
             return await _menu(args, api, out)
         except WeChatError as exc:
             out.write(f"✘ {describe(exc)}\n")

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 Action = Literal[
     "create", "query", "update", "cancel", "complete", "snooze",
     "subscribe_digest", "unsubscribe_digest", "none",
+    "request",  # issue 30: a request the bot runs later (intent.request); not in SPEC §5
 ]
 Missing = Literal[
     "event_time", "reminder_time", "reminder_offset", "digest_time", "snooze_duration", "target", "changes"
@@ -164,13 +165,38 @@ class UnsubscribeDigestIntent(Intent):
     action: Literal["unsubscribe_digest"] = "unsubscribe_digest"
 
 
+class RequestQuery(_Value):
+    """A schedule query run at a request's time: the run's day or week (`shift` later), maybe only events
+    or tasks, maybe only what was done."""
+
+    span: Literal["day", "week"] = "day"
+    shift: int = 0
+    filter_kind: Kind | None = None
+    done: bool = False
+
+
+class RequestIntent(Intent):
+    """Issue 30: a request the bot runs later (每天早上8点告诉我今天的天气), or listing / cancelling those."""
+
+    action: Literal["request"] = "request"
+    op: Literal["create", "list", "cancel", "update"] = "create"
+    text: str = ""  # the request to run, its time words left out (告诉我今天的天气)
+    title: str = ""  # the short label a reply shows (今天的天气)
+    remind: str | None = None  # 提醒我写周报并列出…: the reminder said before the request
+    first_at: datetime | None = None  # create: the first run; update: the new time
+    recurrence: Recurrence | None = None
+    query: RequestQuery | None = None  # a schedule query the rules answer; None: free-form (the agent)
+    target_text: str | None = None  # cancel: the words naming the request (天气)
+    period: str | None = None  # cancel: the part of the day said (早上); update: the new time's, if said
+
+
 class NoneIntent(Intent):
     action: Literal["none"] = "none"
 
 
 AnyIntent = Annotated[
     CreateIntent | QueryIntent | UpdateIntent | CancelIntent | CompleteIntent | SnoozeIntent
-    | SubscribeDigestIntent | UnsubscribeDigestIntent | NoneIntent,
+    | SubscribeDigestIntent | UnsubscribeDigestIntent | NoneIntent | RequestIntent,
     Field(discriminator="action"),
 ]
 
@@ -207,4 +233,6 @@ def to_json(intent: Intent) -> dict[str, Any]:
         out["every"] = True
     if dumped.get("location"):
         out["location"] = dumped["location"]
+    if dumped.get("action") == "request":  # issue 30: not in §5
+        out.update({k: dumped.get(k) for k in ("op", "text", "title", "remind", "first_at", "query", "period")})
     return out

@@ -105,8 +105,17 @@ def _parse(
 
 
 def _fresh(text: str, slots: Slots, mentions: list[TimeMention], now: datetime, tz: ZoneInfo, offset: int) -> Intent:
+    from intent import request  # issue 30: requests the bot runs later
+
+    changed = request.change(text, slots)  # 天气改成7点发: before the digest's 推送改到8点
+    if changed is not None:
+        return changed
     decision = classify(text, slots, now.date())
     action = decision.action
+    if action in ("create", "query", "none", "cancel", "subscribe_digest"):
+        asked = request.read(text, slots, mentions, action=action)
+        if asked is not None:
+            return asked
     if action == "create":
         from intent.create import build
 

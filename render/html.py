@@ -8,6 +8,7 @@ from pathlib import Path
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from render.itinerary import Itinerary, summary
+from render.subscribe import SubscribeButton
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 
@@ -23,6 +24,7 @@ class PageActions:
     prev_href: str
     next_href: str
     feed_href: str  # /p/{token}/calendar: redirects the page owner to the webcal:// feed (subscribe, not a copy)
+    subscribe: SubscribeButton | None = None  # issue 30: the 订阅通知 consent button, inside WeChat
 
 
 class PageRenderer:

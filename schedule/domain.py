@@ -133,3 +133,44 @@ class DigestSubscription:
     next_run_at: int | None
     workdays: str | None = None
     rrule: str | None = None  # FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR: only on those days (周末不用发)
+
+
+# ---------------------------------------------------------------- issue 30: requests the bot runs later
+@dataclass(frozen=True, slots=True)
+class AgendaQuery:
+    """A schedule query run at the request's time: its day or week, `shift` days/weeks on."""
+
+    span: Literal["day", "week"] = "day"
+    shift: int = 0
+    filter_kind: Literal["task", "event"] | None = None
+    done: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {"span": self.span, "shift": self.shift, "filter_kind": self.filter_kind, "done": self.done}
+
+
+@dataclass(frozen=True, slots=True)
+class ScheduledRequest:
+    id: int
+    user_id: int
+    text: str
+    title: str
+    remind: str | None
+    query: AgendaQuery | None  # None: free-form, for the agent
+    timezone: str
+    first_at: int
+    recurrence: Recurrence | None
+    status: str
+    run_at: int
+    attempts: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class NewRequest:
+    text: str
+    title: str
+    first_at: int
+    timezone: str
+    remind: str | None = None
+    query: AgendaQuery | None = None
+    recurrence: Recurrence | None = None

@@ -273,3 +273,48 @@ class ChannelPauseRow(Base):
     daily: Mapped[bool] = mapped_column(Boolean, default=False)  # the day's quota: rows move down the ladder
     code: Mapped[str | None] = mapped_column(String(32), nullable=True)
     updated_at: Mapped[int] = mapped_column(BigInteger)
+
+
+class ScheduledRequestRow(Base):
+    """A request the bot runs at a time (issue 30: 每天早上8点告诉我今天的天气); its answer is pushed.
+
+    `query` set: a schedule query the rules answer (schedule.requests.AgendaQuery as JSON); null: free-form,
+    for the agent. `run_at` is the next run; a claim leases the row (`locked_until`, `lock_token`)."""
+
+    __tablename__ = "scheduled_requests"
+    __table_args__ = (Index("ix_scheduled_requests_status_run_at", "status", "run_at"),)
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    text: Mapped[str] = mapped_column(Text)  # the request as said, time words left out
+    title: Mapped[str] = mapped_column(String(100))
+    remind: Mapped[str | None] = mapped_column(String(200))  # 提醒我写周报并…: said with the answer
+    query: Mapped[dict[str, Any] | None] = mapped_column(NullableJSON)
+    timezone: Mapped[str] = mapped_column(String(64))
+    first_at: Mapped[int] = mapped_column(BigInteger)  # the series' first run: its day and local time
+    rrule: Mapped[str | None] = mapped_column(String(200))
+    workdays: Mapped[str | None] = mapped_column(String(8))
+    lunar: Mapped[dict[str, Any] | None] = mapped_column(NullableJSON)
+    status: Mapped[str] = mapped_column(String(12), default="active")  # active | done | cancelled
+    run_at: Mapped[int] = mapped_column(BigInteger)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)  # failed runs of the current occurrence
+    locked_until: Mapped[int | None] = mapped_column(BigInteger)
+    lock_token: Mapped[str | None] = mapped_column(String(36))
+    last_error: Mapped[str | None] = mapped_column(String(200))
+    created_at: Mapped[int] = mapped_column(BigInteger)
+    updated_at: Mapped[int] = mapped_column(BigInteger)
+
+
+class SubscribeGrantRow(Base):
+    """A user's consent to a subscription-message template (issue 30, 订阅通知): accepted one-time grants
+    not yet used (`remaining`), or refused. Long-term templates ignore the count but honour a refusal."""
+
+    __tablename__ = "subscribe_grants"
+    __table_args__ = (UniqueConstraint("user_id", "template_id", name="uq_subscribe_grants_user_template"),)
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    template_id: Mapped[str] = mapped_column(String(128))
+    status: Mapped[str] = mapped_column(String(8))  # accept | reject | asked (told how, no answer yet)
+    remaining: Mapped[int] = mapped_column(Integer, default=0)  # one-time sends granted and not yet used
+    updated_at: Mapped[int] = mapped_column(BigInteger)

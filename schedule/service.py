@@ -202,6 +202,13 @@ class ScheduleService:
         async with self._tx() as target:
             yield await orm(target)
 
+    @asynccontextmanager
+    async def orm_session(self) -> AsyncIterator[AsyncSession]:
+        """An ORM session in the open unit of work (or a transaction of its own), for stores beside this
+        service (schedule.requests) whose writes must commit with the message."""
+        async with self._orm_tx() as session:
+            yield session
+
     # ------------------------------------------------------------------ users
     async def get_or_create_user(self, openid: str, *, timezone: str | None = None) -> User:
         async with self._orm_tx() as session:

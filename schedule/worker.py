@@ -40,7 +40,8 @@ PIPELINE = 2  # batches in flight at once: one sending while the next is claimed
 # a row: 256-row batches cost 0.2 ms a row less than 64-row ones. Leases are renewed while a batch sends,
 # so a large batch only means more rows wait for a dead worker's 5 s lease to run out.
 COALESCE_S = 0.02  # a receipt waits at most this long for others to share its commit
-LADDER = ("wechat", "template", "inapp")  # custom message → template message → in-app queue
+# custom message → subscription message (a grant exists; issue 30) → template message → in-app queue
+LADDER = ("wechat", "subscribe", "template", "inapp")
 __all__ = ["LADDER", "Claimed", "DeliveryWorker", "TickReport"]
 
 

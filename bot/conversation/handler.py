@@ -18,12 +18,15 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from bot.agent.port import Agent, Conversation
+from bot.agent.scheduled import runs_free_form
 from bot.conversation import change, create, dialog, digest, query, shortcut, snooze
 from bot.conversation import focus as focusing
+from bot.conversation import request as scheduled_request
 from bot.conversation.context import Context, PageLinks
 from bot.handler import CAPABILITIES, store_reply_in
 from bot.metrics import AGENT_FALLBACKS
 from bot.wechat.messages import InboundMessage
+from bot.wechat.subscribe import hint_once
 from intent import parse_all
 from intent.model import (
     CancelIntent,
@@ -32,6 +35,7 @@ from intent.model import (
     Intent,
     NoneIntent,
     QueryIntent,
+    RequestIntent,
     SnoozeIntent,
     SubscribeDigestIntent,
     UnsubscribeDigestIntent,
@@ -39,6 +43,7 @@ from intent.model import (
 )
 from render import outcome as o
 from render.reply import reply
+from render.subscribe import HINT as SUBSCRIBE_HINT
 from schedule import inbox
 from schedule.clock import Clock, to_ms
 from schedule.db import is_retryable
@@ -58,6 +63,7 @@ STEPS: dict[type[Intent], Step] = {
     SnoozeIntent: snooze.run,
     SubscribeDigestIntent: digest.subscribe,
     UnsubscribeDigestIntent: digest.unsubscribe,
+    RequestIntent: scheduled_request.run,  # issue 30: requests the bot runs later
 }
 UNDO_WINDOW_MS = 10 * 60_000  # 撤销 takes back a cancel or complete of the last 10 minutes
 NOT_SAVED = "抱歉，刚才出了点问题，这条消息没有保存任何内容，请再发一次。"
@@ -67,10 +73,13 @@ class ConversationHandler:
     """The webhook's and `schedbot chat`'s message handler (the `Handler` port)."""
 
     def __init__(self, service: ScheduleService, clock: Clock, *, agent: Agent, links: PageLinks | None = None,
-                 meeting_offset_minutes: int = 60, dialog_ttl_minutes: int = 30) -> None:
+                 meeting_offset_minutes: int = 60, dialog_ttl_minutes: int = 30,
+                 subscribe_template_id: str = "") -> None:
         self._service = service
         self._clock = clock
         self._agent = agent
+        self._llm = runs_free_form(agent)  # issue 30: free-form requests run later need an LLM
+        self._subscribe_template = subscribe_template_id  # issue 30: hint once how far-off reminders arrive
         self._links = links
         self._offset = meeting_offset_minutes
         self._ttl_ms = dialog_ttl_minutes * 60_000
@@ -118,8 +127,10 @@ class ConversationHandler:
             notices = await inbox.take(session, user.id, now_ms=now_ms) if opening.has_notices else []
             ctx = Context(user=user, tz=ZoneInfo(user.timezone), now=now, text=text, service=self._service,
                           message_id=message.msg_id,
-                          candidates=pending.candidates if pending else (), focus=opening.focus)
+                          candidates=pending.candidates if pending else (), focus=opening.focus, llm=self._llm)
             outcomes, to_agent = await self._steps(ctx, pending, text)
+            if self._subscribe_template:  # issue 30
+                outcomes = await subscribe_hint(ctx, outcomes, self._subscribe_template)
             turn = o.Turn(outcomes=tuple(self._links_now(outcomes, user.id)), notices=tuple(n.text for n in notices),
                           expired=sum(n.expired for n in notices),
                           only_reminders=all(n.kind == "reminder" or n.expired for n in notices))
@@ -223,6 +234,18 @@ class ConversationHandler:
 
     async def _user(self, message: InboundMessage) -> User:
         return await self._service.get_or_create_user(message.openid)
+
+
+async def subscribe_hint(ctx: Context, outcomes: list[o.Outcome], template_id: str) -> list[o.Outcome]:
+    """Issue 30: a reminder set beyond the 48-hour window gets, once per user, how to make sure it arrives."""
+    remind_ats = [r.remind_at for x in outcomes if isinstance(x, o.Created) for r in x.item.reminders
+                  if r.status == "pending"]
+    if not remind_ats:
+        return outcomes
+    async with ctx.service.orm_session() as session:
+        if await hint_once(session, ctx.user.id, remind_ats, template_id, now_ms=ctx.now_ms):
+            return [*outcomes, o.Said(SUBSCRIBE_HINT)]
+    return outcomes
 
 
 async def _conversation(ctx: Context, focus: focusing.Focus) -> Conversation:

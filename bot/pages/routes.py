@@ -7,6 +7,8 @@ never a stack trace; private pages are never cached and never leak their URL as 
 from __future__ import annotations
 
 import gzip
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from datetime import timedelta
 from urllib.parse import parse_qs, urlencode
 
@@ -21,10 +23,12 @@ from bot.pages.tokens import LinkError
 from render.html import PageActions as FormContext
 from render.html import PageRenderer
 from render.ics import calendar_feed
+from render.subscribe import SubscribeButton
 from schedule.clock import Clock, now_ms
 from schedule.errors import NotFound
 from schedule.service import ScheduleService
 
+SubscribeFor = Callable[[str], Awaitable[SubscribeButton | None]]  # page URL → the button, None when unavailable
 PRIVATE, SHARE, FEED = frozenset({"p"}), frozenset({"s"}), frozenset({"c"})
 MAX_FORM_FIELDS = 20
 SECURITY_HEADERS = {
@@ -52,8 +56,9 @@ class Pages:
     """The page endpoints' behaviour; the route functions below only translate HTTP."""
 
     def __init__(self, *, links: PageLinks, loader: ItineraryLoader, actions: PageActions, renderer: PageRenderer,
-                 clock: Clock) -> None:
+                 clock: Clock, subscribe: SubscribeFor | None = None) -> None:
         self.links, self.loader, self.actions, self.renderer, self.clock = links, loader, actions, renderer, clock
+        self.subscribe = subscribe  # issue 30: the 订阅通知 button (signed wx.config) on private pages
 
     def error(self, status: int, *, back: str = "") -> HTMLResponse:
         """The friendly page; `back` (the page the form came from, freshly loaded) is offered as the way on."""
@@ -62,7 +67,7 @@ class Pages:
                             status_code=status, headers=SECURITY_HEADERS)
 
     async def page(self, token: str, raw_from: str | None, raw_to: str | None, did: str | None = None,
-                   *, gzip_ok: bool = False) -> Response:
+                   *, gzip_ok: bool = False, query: str = "") -> Response:
         try:
             claims = await self.links.resolve(token, scopes=PRIVATE | SHARE)
             tz = await self.loader.timezone(claims.user_id)
@@ -79,8 +84,15 @@ class Pages:
         flash = await self.actions.describe(claims.user_id, did, tz=tz) if private else None
         view = await self.loader.itinerary(claims.user_id, tz, span, private=private, flash=flash)
         context = await self._form_context(token, claims.user_id, span) if private else None
+        headers = SECURITY_HEADERS
+        if context is not None and self.subscribe is not None:  # issue 30: signed for the URL the browser shows
+            button = await self.subscribe(f"{self.links.base_url}/p/{token}" + (f"?{query}" if query else ""))
+            if button is not None:
+                context = replace(context, subscribe=button)
+                headers = {**SECURITY_HEADERS, "Content-Security-Policy": SECURITY_HEADERS["Content-Security-Policy"]
+                           + f"; script-src https://res.wx.qq.com 'nonce-{button.script_nonce}'"}
         html = self.renderer.itinerary(view, url=f"{self.links.base_url}/p/{token}", actions=context)
-        return _html(html, gzip_ok=gzip_ok)
+        return _html(html, gzip_ok=gzip_ok, headers=headers)
 
     async def act(self, token: str, form: dict[str, str] | None) -> Response:
         """One tap: `do` names the action (see bot.pages.actions); checked token, then the form (None: not one
@@ -127,7 +139,7 @@ class Pages:
                    "Content-Length": str(len(body))}
         return Response(b"" if head else body, media_type="text/calendar; charset=utf-8", headers=headers)
 
-    async def subscribe(self, token: str) -> Response:
+    async def calendar_link(self, token: str) -> Response:
         """订阅到手机日历 on the page: the webcal:// feed link, handed out only to a live page token. The page
         carries this address rather than the feed's own (400 days), so forwarding a page leaks no feed."""
         try:
@@ -148,12 +160,13 @@ class Pages:
         )
 
 
-def _html(html: str, *, gzip_ok: bool) -> Response:
+def _html(html: str, *, gzip_ok: bool, headers: dict[str, str] | None = None) -> Response:
     """The page, gzip-compressed when the browser takes it (a week of cards is mostly repeated markup)."""
+    headers = headers or SECURITY_HEADERS
     body = html.encode("utf-8")
     if not gzip_ok or len(body) < 1024:
-        return Response(body, media_type="text/html; charset=utf-8", headers=SECURITY_HEADERS)
-    headers = {**SECURITY_HEADERS, "Content-Encoding": "gzip", "Vary": "Accept-Encoding"}
+        return Response(body, media_type="text/html; charset=utf-8", headers=headers)
+    headers = {**headers, "Content-Encoding": "gzip", "Vary": "Accept-Encoding"}
     return Response(gzip.compress(body, compresslevel=5, mtime=0), media_type="text/html; charset=utf-8",
                     headers=headers)
 
@@ -175,7 +188,7 @@ def build_pages_router(pages: Pages) -> APIRouter:
     async def itinerary_page(token: str, request: Request) -> Response:
         query = request.query_params
         return await pages.page(token, query.get("from"), query.get("to"), query.get("did"),
-                                gzip_ok="gzip" in request.headers.get("accept-encoding", ""))
+                                gzip_ok="gzip" in request.headers.get("accept-encoding", ""), query=request.url.query)
 
     @router.post("/p/{token}")
     async def page_action(token: str, request: Request) -> Response:
@@ -183,7 +196,7 @@ def build_pages_router(pages: Pages) -> APIRouter:
 
     @router.get("/p/{token}/calendar")
     async def subscribe_calendar(token: str) -> Response:
-        return await pages.subscribe(token)
+        return await pages.calendar_link(token)
 
     @router.api_route("/ics/{token}.ics", methods=["GET", "HEAD"])
     async def calendar(token: str, request: Request) -> Response:
@@ -193,8 +206,8 @@ def build_pages_router(pages: Pages) -> APIRouter:
 
 
 def pages_router(links: PageLinks, service: ScheduleService, sessions: async_sessionmaker[AsyncSession],
-                 clock: Clock) -> APIRouter:
+                 clock: Clock, *, subscribe: SubscribeFor | None = None) -> APIRouter:
     """Wire the page endpoints (templates are loaded here, once per app)."""
     pages = Pages(links=links, loader=ItineraryLoader(service, sessions, clock), actions=PageActions(service),
-                  renderer=PageRenderer(), clock=clock)
+                  renderer=PageRenderer(), clock=clock, subscribe=subscribe)
     return build_pages_router(pages)

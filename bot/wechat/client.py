@@ -234,6 +234,16 @@ class WeChatClient:
     async def typing(self, openid: str, *, command: str = "Typing") -> None:
         await self._call("message/custom/typing", {"touser": openid, "command": command})
 
+    async def send_subscribe(self, openid: str, template_id: str, data: dict[str, Any], *,
+                             page: str | None = None) -> str | None:
+        """A subscription message (订阅通知, `message/subscribe/bizsend`); the user must have granted it."""
+        body: dict[str, Any] = {"touser": openid, "template_id": template_id, "data": data}
+        if page:
+            body["page"] = page
+        result = await self._call("message/subscribe/bizsend", body)
+        msgid = result.get("msgid")
+        return str(msgid) if msgid is not None else None
+
     async def send_template(self, openid: str, template_id: str, data: dict[str, Any], *,
                             client_msg_id: str, url: str | None = None) -> str | None:
         body: dict[str, Any] = {"touser": openid, "template_id": template_id, "data": data,

@@ -26,6 +26,7 @@ from bot.wechat import template_job
 from bot.wechat.client import WeChatClient
 from bot.wechat.commit import DirectCommit, committer_for
 from bot.wechat.messages import InboundMessage
+from bot.wechat.subscribe import GRANT_EVENTS, record_grants
 from bot.wechat.xml import split_utf8, strip_illegal, text_reply
 from schedule import inbound, outbox, users, window
 from schedule.clock import Clock, now_ms
@@ -176,6 +177,10 @@ class Dispatcher:
             await self._finish(message, received, None, window_kind=None)
             return SUCCESS
         window_kind = "click" if event in CLICK_WINDOW_EVENTS else ("message" if not event else None)
+        if event in GRANT_EVENTS:  # issue 30: subscription-message consent given, changed, or a send refused
+            await self._writes.run(partial(record_grants, message=message, now_ms=received))
+            await self._finish(message, received, None, window_kind=None)
+            return SUCCESS
         if event == "templatesendjobfinish":
             await self._finish(message, received, None, window_kind=None, template_status=message.status or "")
             return SUCCESS

@@ -65,16 +65,26 @@ def _s(fields: dict[str, Any], name: str) -> str | None:
     return str(value)
 
 
+_GRANT_BLOCKS = ("SubscribeMsgPopupEvent", "SubscribeMsgChangeEvent", "SubscribeMsgSentEvent")
+
+
 def _popup(fields: dict[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    block = fields.get("SubscribeMsgPopupEvent") or {}
-    items = block.get("List", []) if isinstance(block, dict) else []
-    items = [items] if isinstance(items, dict) else items
+    """Templates accepted and refused: the popup's answers, a consent changed in settings, or a subscription
+    message the user blocks (the sent event's `failed:user block`; a success changes nothing)."""
     accepted: list[str] = []
     rejected: list[str] = []
-    for item in items:
-        if isinstance(item, dict) and item.get("TemplateId"):
-            status = str(item.get("SubscribeStatusString", ""))
-            (accepted if status == "accept" else rejected).append(str(item["TemplateId"]))
+    for name in _GRANT_BLOCKS:
+        block = fields.get(name) or {}
+        items = block.get("List", []) if isinstance(block, dict) else []
+        items = [items] if isinstance(items, dict) else items
+        for item in items:
+            if not (isinstance(item, dict) and item.get("TemplateId")):
+                continue
+            status = str(item.get("SubscribeStatusString") or item.get("ErrorStatus") or "")
+            if status == "accept":
+                accepted.append(str(item["TemplateId"]))
+            elif status == "reject" or "user block" in status:
+                rejected.append(str(item["TemplateId"]))
     return tuple(accepted), tuple(rejected)
 
 

@@ -151,11 +151,12 @@ async def mark_sending(session: AsyncSession, items: Sequence[Claimed], *, windo
 
 
 async def renew(session: AsyncSession, items: Sequence[Claimed], *, now: int, lease_ms: int) -> None:
-    """Extend the lease of a batch still in flight (fenced: rows taken over are left alone)."""
+    """Extend the lease of a batch still in flight, rows sending or waiting their turn (fenced: rows
+    taken over are left alone)."""
     if items:
         await session.execute(
             update(OUTBOX).where(OUTBOX.c.id.in_([i.row_id for i in items]), OUTBOX.c.lock_token == items[0].token,
-                                 OUTBOX.c.status == "sending")
+                                 OUTBOX.c.status.in_(("claimed", "sending")))
             .values(locked_until=now + lease_ms))
 
 

@@ -6,6 +6,11 @@ BEGIN IMMEDIATE (taken by the engine for every SQLite transaction) + the same st
 Each claim carries a fencing token; a receipt only commits under a matching token, so a worker
 whose lease expired can never overwrite another worker's result. Leases are a few seconds long and
 renewed while a batch is in flight, so a dead worker's rows go to another worker within seconds.
+
+A crash replays little (SPEC §7): at most MAX_UNRECEIPTED sends are out without a committed receipt
+(a send takes a slot that only its receipt's commit gives back, so new sends wait while receipts
+commit), and a batch is marked `sending` LEAD rows at a time, just ahead of its sends, so a crash
+leaves few rows holding window slots.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ import logging
 import random
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
@@ -40,7 +45,10 @@ PIPELINE = 2  # batches in flight at once: one sending while the next is claimed
 # a row: 256-row batches cost 0.2 ms a row less than 64-row ones. Leases are renewed while a batch sends,
 # so a large batch only means more rows wait for a dead worker's 5 s lease to run out.
 COALESCE_S = 0.02  # a receipt waits at most this long for others to share its commit
+MAX_UNRECEIPTED = 64  # sends out without a committed receipt: what a kill -9 may replay (SPEC §7)
+LEAD = 64  # rows of a batch marked `sending` ahead of their sends (the rest stay `claimed`)
 LADDER = ("wechat", "template", "inapp")  # custom message → template message → in-app queue
+WINDOW_CLOSED = DeliveryFailure("window", "customer-service window closed or used up")
 __all__ = ["LADDER", "Claimed", "DeliveryWorker", "TickReport"]
 
 
@@ -80,13 +88,15 @@ class Slots:
 
 @dataclass(frozen=True, slots=True)
 class Batch:
-    """A claimed batch marked sending: rows to send, and rows whose customer-service window is closed."""
+    """A claimed batch: rows marked sending, rows whose customer-service window is closed, and rows still
+    `claimed` (marked sending LEAD at a time as the sends reach them)."""
 
     ready: list[Claimed]
     closed: list[Claimed]
+    later: list[Claimed] = field(default_factory=list)
 
     def __len__(self) -> int:
-        return len(self.ready) + len(self.closed)
+        return len(self.ready) + len(self.closed) + len(self.later)
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +113,8 @@ class DeliveryWorker:
     def __init__(self, sessions: async_sessionmaker[AsyncSession], clock: Clock, channels: dict[str, Channel], *,
                  policy: RetryPolicy | None = None, lease_ms: int = 5_000, batch_size: int = 256,
                  poll_interval_s: float = 1.0, rand: random.Random | None = None,
-                 scheduler: Scheduler | None = None, max_in_flight: int = 32) -> None:
+                 scheduler: Scheduler | None = None, max_in_flight: int = 32,
+                 max_unreceipted: int = MAX_UNRECEIPTED, lead: int = LEAD) -> None:
         self._sessions = sessions
         self._clock = clock
         self._channels = channels
@@ -123,6 +134,10 @@ class DeliveryWorker:
         self._fired_at = -(1 << 62)
         self._fire_again = False
         self._bound = Slots(max_in_flight)  # sends of all batches; matches the HTTP keep-alive pool
+        self._unreceipted = Slots(max(max_unreceipted, max_in_flight))  # given back by the receipt's commit
+        self._lead = lead
+        # a commit starts once this many receipts wait (or COALESCE_S passed): sends go on meanwhile
+        self._coalesce = max(1, max_unreceipted * 3 // 4)
         self._released_at = -(1 << 62)
 
     def notify(self) -> None:
@@ -234,7 +249,7 @@ class DeliveryWorker:
         return await in_transaction(self._sessions, lambda session: claims.release_stale(session, now=now))
 
     async def _claim_batch(self) -> Batch:
-        """Lease a batch and mark it sending, taking window slots, in one transaction (one commit per batch)."""
+        """Lease a batch and mark its first LEAD rows sending, taking window slots, in one transaction."""
         now, token = now_ms(self._clock), str(uuid.uuid4())
         await self._read_pauses(now)
         held = self._held(now)
@@ -242,11 +257,16 @@ class DeliveryWorker:
         async def work(session: AsyncSession) -> Batch:
             claimed = await claims.claim(session, token=token, now=now, lease_ms=self._lease_ms, limit=self._batch,
                                          held=held)
-            ready, closed = await claims.mark_sending(session, claimed, windowed=self._windowed, now=now,
-                                                      lease_ms=self._lease_ms)
-            return Batch(ready, closed)
+            ready, closed = await claims.mark_sending(session, claimed[:self._lead], windowed=self._windowed,
+                                                      now=now, lease_ms=self._lease_ms)
+            return Batch(ready, closed, claimed[self._lead:])
 
         return await in_transaction(self._sessions, work)
+
+    async def _mark_sending(self, items: list[Claimed]) -> tuple[list[Claimed], list[Claimed]]:
+        now = now_ms(self._clock)
+        return await in_transaction(self._sessions, lambda session: claims.mark_sending(
+            session, items, windowed=self._windowed, now=now, lease_ms=self._lease_ms))
 
     # ---------------------------------------------------------------- pauses shared by every worker
     def _held(self, now: int) -> list[str]:
@@ -300,24 +320,52 @@ class DeliveryWorker:
     # ---------------------------------------------------------------- sending
     async def _deliver(self, batch: Batch) -> list[Outcome]:
         """Send the batch concurrently; receipts are group-committed as sends complete (whatever finished
-        while the previous commit ran), so a crash replays only sends whose receipt was still in memory."""
-        ready, closed = batch.ready, batch.closed
-        if not ready and not closed:
+        while the previous commit ran). A send first takes one of the MAX_UNRECEIPTED slots, which its
+        receipt's commit gives back: a crash replays at most those sends."""
+        if not batch:
             return []
-        buffer = [self._failed(i, DeliveryFailure("window", "customer-service window closed or used up"))
-                  for i in closed]
-        arrived = asyncio.Event()
+        buffer = [self._failed(i, WINDOW_CLOSED) for i in batch.closed]
+        taken = given = holding = 0  # unreceipted slots taken, given back, held by outcomes in `buffer`
+        arrived, full = asyncio.Event(), asyncio.Event()
 
         async def send(item: Claimed) -> None:
+            nonlocal holding
             await self._bound.acquire()
             try:
-                buffer.append(await self._send(item))
+                outcome = await self._send(item)
             finally:
                 self._bound.release()
+            buffer.append(outcome)
+            holding += 1
             arrived.set()
+            if len(buffer) >= self._coalesce:
+                full.set()
 
-        renewal = asyncio.create_task(self._renew(ready))
-        sends = asyncio.gather(*(send(item) for item in ready))
+        async def feed() -> None:
+            """Start the sends in order, each once it has an unreceipted slot; the next LEAD rows are
+            marked sending when a slot is there for the first of them."""
+            nonlocal taken
+            ready, later, started = list(batch.ready), list(batch.later), []
+            try:
+                while ready or later:
+                    await self._unreceipted.acquire()
+                    taken += 1
+                    while not ready and later:
+                        ready, closed = await self._mark_sending(later[:self._lead])
+                        later = later[self._lead:]
+                        if closed:
+                            buffer.extend(self._failed(i, WINDOW_CLOSED) for i in closed)
+                            arrived.set()
+                    if not ready:  # the rest were window-closed or taken over
+                        break
+                    started.append(asyncio.create_task(send(ready.pop(0))))
+                await asyncio.gather(*started)
+            finally:
+                for task in started:
+                    task.cancel()
+
+        renewal = asyncio.create_task(self._renew([*batch.ready, *batch.later]))
+        sends = asyncio.ensure_future(feed())
         committed: list[Outcome] = []
         try:
             while buffer or not sends.done():
@@ -327,14 +375,22 @@ class DeliveryWorker:
                     await asyncio.wait((sends, waiter), return_when=asyncio.FIRST_COMPLETED)
                     waiter.cancel()
                     continue
-                if not sends.done() and len(buffer) < self._in_flight:
-                    await asyncio.wait((sends,), timeout=COALESCE_S)  # more receipts join this commit
-                chunk, buffer[:] = list(buffer), []
+                if not sends.done() and len(buffer) < self._coalesce:  # more receipts join this commit
+                    full.clear()
+                    waiter = asyncio.ensure_future(full.wait())
+                    await asyncio.wait((sends, waiter), timeout=COALESCE_S, return_when=asyncio.FIRST_COMPLETED)
+                    waiter.cancel()
+                chunk, buffer[:], held, holding = list(buffer), [], holding, 0
                 committed += await self._finish(chunk)
+                for _ in range(held):
+                    self._unreceipted.release()
+                given += held
             await sends
         finally:
             renewal.cancel()
             sends.cancel()
+            for _ in range(taken - given):  # sends cut short or receipts not committed: replayed after the lease
+                self._unreceipted.release()
             with contextlib.suppress(asyncio.CancelledError):
                 await renewal
         return committed

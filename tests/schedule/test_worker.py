@@ -8,7 +8,7 @@ import random
 
 import pytest
 from sqlalchemy import func, select
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from schedule import claims, outbox, window
 from schedule.channel import DeliveryFailure, Outgoing, Receipt
@@ -19,7 +19,7 @@ from schedule.model import DeliveryLogRow, OutboundMessageRow, UserRow
 from schedule.retry import RetryPolicy
 from schedule.service import ScheduleService
 from schedule.testing import FrozenClock, RecordingChannel
-from schedule.worker import DeliveryWorker
+from schedule.worker import LEAD, MAX_UNRECEIPTED, DeliveryWorker
 
 
 async def queue(sessions: async_sessionmaker[AsyncSession], clock: FrozenClock, user_id: int, key: str,
@@ -424,3 +424,65 @@ async def test_send_slots_bound_in_flight_in_order_and_survive_cancellation() ->
     assert peak == 2 and order == [0, 1, 3, 4, 5]
     await asyncio.wait_for(slots.acquire(), 1)  # every slot came back
     await asyncio.wait_for(slots.acquire(), 1)
+
+
+class CountingChannel(RecordingChannel):
+    """Notes, at its first send, how many rows are `sending` (the lead marked ahead of the sends)."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        super().__init__()
+        self._engine = engine
+        self.first_seen: dict[str, int] = {}
+
+    async def send(self, message: Outgoing) -> Receipt:
+        if not self.attempts:
+            async with self._engine.connect() as conn:
+                self.first_seen = dict((await conn.execute(
+                    select(OutboundMessageRow.status, func.count()).group_by(OutboundMessageRow.status))).all())
+        return await super().send(message)
+
+
+def gated_sessions(engine: AsyncEngine, channel: RecordingChannel, gate: asyncio.Event
+                   ) -> async_sessionmaker[AsyncSession]:
+    """Sessions whose commits wait at `gate` once the channel has sent something: receipts stall."""
+
+    class GatedSession(AsyncSession):
+        async def commit(self) -> None:
+            if channel.sent:
+                await gate.wait()
+            await super().commit()
+
+    return async_sessionmaker(engine, expire_on_commit=False, class_=GatedSession)
+
+
+async def test_sends_wait_while_receipts_commit_so_a_crash_replays_at_most_64(
+        engine: AsyncEngine, sessions: async_sessionmaker[AsyncSession], clock: FrozenClock, user_id: int) -> None:
+    async with sessions.begin() as session:
+        for n in range(300):
+            await outbox.enqueue(session, user_id=user_id, idempotency_key=f"b{n}", kind="agent_reply",
+                                 payload={"text": f"answer {n}"}, now_ms=now_ms(clock))
+    channel, gate = CountingChannel(engine), asyncio.Event()
+    w = DeliveryWorker(gated_sessions(engine, channel, gate), clock, {"wechat": channel}, batch_size=256)
+    task = asyncio.create_task(w.run())
+    try:
+        for _ in range(1000):  # the channel is instant: only the stalled commits hold sends back
+            if len(channel.sent) >= MAX_UNRECEIPTED:
+                break
+            await asyncio.sleep(0.01)
+        for _ in range(20):  # a worker without backpressure would go on sending the whole batch
+            await asyncio.sleep(0.01)
+        assert len(channel.sent) == MAX_UNRECEIPTED  # a kill -9 now would replay at most these
+    finally:
+        gate.set()
+    for _ in range(500):
+        if len(channel.sent) == 300:
+            break
+        await asyncio.sleep(0.01)
+    w.stop()
+    await asyncio.wait_for(task, timeout=10)
+    assert sorted(m.idempotency_key for m in channel.sent) == sorted(f"b{n}" for n in range(300))
+    # marked sending a few at a time: at the first send, two batches' first LEAD rows at most, the rest claimed
+    assert channel.first_seen.get("sending", 0) <= 2 * LEAD
+    assert channel.first_seen["claimed"] >= 300 - 2 * LEAD
+    async with sessions() as session:
+        assert (await session.scalar(select(func.count()).where(OutboundMessageRow.status == "sent"))) == 300

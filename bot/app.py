@@ -17,7 +17,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from bot import api, heap, home
+from bot import api, heap, home, incident
 from bot.agent import build_agent
 from bot.conversation import ConversationHandler
 from bot.handler import Handler
@@ -28,7 +28,7 @@ from bot.pages.routes import pages_router
 from bot.runtime import IN_PROCESS_BATCH, WorkerTask, delivery_worker, wechat_client
 from bot.settings import Settings
 from bot.webhook import WeChatFastPath, build_wechat_router
-from schedule.clock import Clock, SystemClock
+from schedule.clock import Clock, SystemClock, now_ms
 from schedule.db import create_engine, session_factory
 from schedule.errors import InvalidChange, NotFound
 from schedule.migrate import upgrade
@@ -235,9 +235,13 @@ def create_app(
         except Exception:
             log.warning("health check: database unreachable")
             return JSONResponse({"status": "degraded", "database": "unreachable"}, status_code=503)
-        health = {"status": "ok", "database": "ok"}
+        health: dict[str, object] = {"status": "ok", "database": "ok"}
         if client is not None and client.misconfigured:  # bad AppID/secret, IP not whitelisted (issue 11)
             health["wechat"] = f"misconfigured: {client.misconfigured}"
+        standing = await incident.standing(sessions, now_ms(clock))  # paused by any worker process (issue 27)
+        if standing:
+            health["status"], health["incidents"] = "degraded", standing
+            health.setdefault("wechat", f"misconfigured: {standing[0]}")
         return JSONResponse(health)
 
     metrics = Metrics(sessions, clock)

@@ -18,7 +18,8 @@ def _failure_of(exc: WeChatError) -> DeliveryFailure:
     failure: Failure = exc.failure.value
     return DeliveryFailure(failure, str(exc), code=str(exc.errcode) if exc.errcode is not None else None,
                            retry_after_s=exc.rule.retry_after_s, until_tomorrow=exc.rule.until_tomorrow,
-                           sent_parts=sent)
+                           sent_parts=sent, setting=exc.rule.setting if exc.rule.alert else None,
+                           ladder=exc.rule.ladder)
 
 
 class WeChatCustomChannel:

@@ -48,7 +48,8 @@ def delivery_worker(settings: Settings, sessions: async_sessionmaker[AsyncSessio
                           digest_text=lambda day, items, tz, ahead: digest_text(day, items, tz=tz, next_day=ahead),
                           catchup_hours=settings.H5_REMINDER_CATCHUP_HOURS)
     return DeliveryWorker(sessions, clock, channels, scheduler=scheduler,
-                          policy=RetryPolicy(max_attempts=settings.H5_REMINDER_MAX_ATTEMPTS),
+                          policy=RetryPolicy(max_attempts=settings.H5_REMINDER_MAX_ATTEMPTS,
+                                             catchup_ms=settings.H5_REMINDER_CATCHUP_HOURS * 3_600_000),
                           poll_interval_s=settings.H5_REMINDER_SCAN_INTERVAL_MS / 1000,
                           batch_size=batch_size or STANDALONE_BATCH)
 

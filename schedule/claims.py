@@ -188,7 +188,8 @@ _FINISH = (
     .where(OUTBOX.c.id == bindparam("b_id"), OUTBOX.c.lock_token == bindparam("b_token"))
     .values(status=bindparam("b_status"), receipt=bindparam("b_receipt"), channel=bindparam("b_channel"),
             next_attempt_at=bindparam("b_next"), failure_class=bindparam("b_failure"),
-            window_reserved_at=bindparam("b_reserved"), lock_token=None, locked_until=None,
+            window_reserved_at=bindparam("b_reserved"), attempts=bindparam("b_attempts"), lock_token=None,
+            locked_until=None,
             updated_at=bindparam("b_now"))
 )
 
@@ -252,7 +253,8 @@ def _values(o: Outcome, now: int) -> dict[str, Any]:
             "b_next": o.next_attempt_at if o.next_attempt_at is not None else item.next_attempt_at,
             "b_failure": o.failure.failure if o.failure else item.failure_class,
             # a slot belongs to the rung that took it: moving down the ladder gives it up
-            "b_reserved": item.window_reserved_at if channel == item.channel else None, "b_now": now}
+            "b_reserved": item.window_reserved_at if channel == item.channel else None,
+            "b_attempts": item.attempts, "b_now": now}  # one less than claimed when the attempt was given back
 
 
 def _log(o: Outcome, now: int) -> dict[str, Any]:

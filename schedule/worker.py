@@ -22,7 +22,7 @@ import logging
 import random
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
@@ -295,6 +295,13 @@ class DeliveryWorker:
             return
         self._pauses[channel] = pause
         self._new_pauses[channel] = pause
+        if failure.failure == "config":
+            # one ERROR line per pause (an account-wide incident is also named by the WeChat client's line)
+            log.log(logging.ERROR if failure.ladder else logging.WARNING,
+                    "channel %s paused for every worker until %s: configuration incident (code %s), fix %s; %s",
+                    channel, from_ms(pause.until).isoformat(), pause.code or "-", failure.setting or "the setup",
+                    "rows go down the ladder" if pause.ladder else "rows wait without spending attempts")
+            return
         log.warning("channel %s paused for every worker until %s (code %s: %s)", channel,
                     from_ms(pause.until).isoformat(), pause.code or "-",
                     "daily quota used up: rows go down the ladder" if pause.daily else "rate limited: rows wait")
@@ -422,7 +429,7 @@ class DeliveryWorker:
                 raise DeliveryFailure("window", "the user blocks template messages")
             pause, now = self._pauses.get(item.channel), now_ms(self._clock)
             if pause is not None and pause.until > now:
-                return self._failed(item, pause.failure(now))  # no call: it would be refused
+                return self._failed(item, pause.failure(now), called=False)  # no call: it would be refused
             try:
                 receipt = await channel.send(item.message)
             except DeliveryFailure as failure:
@@ -435,9 +442,12 @@ class DeliveryWorker:
             return self._failed(item, DeliveryFailure("unknown", type(exc).__name__))
         return Outcome(item, "sent", receipt=receipt, log="success")
 
-    def _failed(self, item: Claimed, failure: DeliveryFailure) -> Outcome:
+    def _failed(self, item: Claimed, failure: DeliveryFailure, *, called: bool = True) -> Outcome:
         now = now_ms(self._clock)
-        decision = self._policy.decide(failure, attempts=item.attempts, now_ms=now, rand=self._rand)
+        decision = self._policy.decide(failure, attempts=item.attempts, now_ms=now, rand=self._rand,
+                                       due_ms=item.due_at, called=called)
+        if decision.refund:
+            item = replace(item, attempts=item.attempts - 1)  # given back: a pause or an incident is no try
         if decision.fallback:
             rung = LADDER.index(item.channel) + 1 if item.channel in LADDER else len(LADDER) - 1
             next_channel = next((c for c in LADDER[rung:] if c in self._channels or c == "inapp"), "inapp")

@@ -368,13 +368,15 @@ async def test_wechat_saying_the_window_is_closed_closes_it_for_the_users_other_
     assert len(custom.sent) == 1
 
 
-def test_system_busy_gets_three_attempts_not_five() -> None:
+def test_system_busy_timeouts_and_5xx_get_three_attempts_not_five() -> None:
     policy = RetryPolicy(max_attempts=5)
-    busy = DeliveryFailure("transient", "system busy", code="-1")
-    other = DeliveryFailure("transient", "timeout")
-    assert policy.decide(busy, attempts=2, now_ms=0).retry_at_ms is not None
-    assert policy.decide(busy, attempts=3, now_ms=0).retry_at_ms is None
-    assert policy.decide(other, attempts=3, now_ms=0).retry_at_ms is not None
+    for transient in (DeliveryFailure("transient", "system busy", code="-1"),
+                      DeliveryFailure("transient", "message/custom/send: timeout"),
+                      DeliveryFailure("transient", "message/custom/send: HTTP 502")):
+        assert policy.decide(transient, attempts=2, now_ms=0).retry_at_ms is not None
+        assert policy.decide(transient, attempts=3, now_ms=0).retry_at_ms is None
+    unknown = DeliveryFailure("unknown", "errcode 99999")
+    assert policy.decide(unknown, attempts=3, now_ms=0).retry_at_ms is not None  # unknown keeps the full budget
 
 
 async def test_a_user_who_blocks_templates_gets_pushes_in_app(sessions: async_sessionmaker[AsyncSession],

@@ -8,7 +8,7 @@ Every write after the claim is fenced by the batch's token; the claim itself is 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
@@ -20,6 +20,7 @@ from schedule.channel import DeliveryFailure, Outgoing, Receipt, parts_of
 from schedule.model import DeliveryLogRow, OutboundMessageRow, ReminderRow, UserRow
 
 WINDOW_CLOSED_CODES = ("45015", "45047")  # WeChat: window closed / per-user limit reached
+PUSH_KINDS = frozenset({"reminder", "digest"})  # pushes; the other kinds are answers and notices to the user
 TEMPLATE_BLOCKED = "template_blocked"  # failure class of a template row the user refused
 
 OUTBOX = cast(Table, OutboundMessageRow.__table__)
@@ -105,9 +106,12 @@ async def _template_blockers(session: AsyncSession, user_ids: set[int]) -> set[i
 
 
 async def mark_sending(session: AsyncSession, items: Sequence[Claimed], *, windowed: frozenset[str], now: int,
-                       lease_ms: int) -> tuple[list[Claimed], list[Claimed]]:
-    """Move our claimed rows to `sending`; rows on a windowed channel take a window slot in the same
-    transaction (recorded on the row, so a replay after a crash never takes a second one).
+                       lease_ms: int, parts: Callable[[Outgoing], int] = lambda _message: 1
+                       ) -> tuple[list[Claimed], list[Claimed]]:
+    """Move our claimed rows to `sending`; rows on a windowed channel take their window slots in the same
+    transaction (recorded on the row, so a replay after a crash never takes them again): one per message
+    the platform will count (`parts`: a long text goes out as several). Pushes (reminders, digests)
+    leave the window's last slot to answers (SPEC §7).
 
     Returns (ready to send, window closed); rows another worker took over are in neither.
     """
@@ -135,10 +139,12 @@ async def mark_sending(session: AsyncSession, items: Sequence[Claimed], *, windo
     counts: dict[int, int] = {}
     for item in need:
         state = states.get(item.message.user_id)
-        if state is None or not window.is_open(state, now):
+        count = max(1, parts(item.message))
+        kept = 1 if item.message.kind in PUSH_KINDS else 0  # the last slot waits for an answer
+        if state is None or window.remaining(state, now) < count + kept:
             closed.append(item)
             continue
-        state = states[item.message.user_id] = window.after_send(state)
+        state = states[item.message.user_id] = window.after_send(state, count)
         counts[item.message.user_id] = state.sent_count
         reserved.append(item.row_id)
     for count, users_at in _grouped(counts).items():  # one cached statement per count (at most 5), not a CASE

@@ -29,7 +29,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from schedule import claims, metrics, pauses
-from schedule.channel import Channel, DeliveryFailure
+from schedule.channel import Channel, DeliveryFailure, Outgoing
 from schedule.claims import Claimed, Outcome
 from schedule.clock import Clock, from_ms, now_ms
 from schedule.db import in_transaction
@@ -48,8 +48,9 @@ COALESCE_S = 0.02  # a receipt waits at most this long for others to share its c
 MAX_UNRECEIPTED = 64  # sends out without a committed receipt: what a kill -9 may replay (SPEC §7)
 LEAD = 64  # rows of a batch marked `sending` ahead of their sends (the rest stay `claimed`)
 LADDER = ("wechat", "template", "inapp")  # custom message → template message → in-app queue
+ANSWER_LADDER = ("wechat", "inapp")  # answers and notices are no reminders: never the reminder template
 WINDOW_CLOSED = DeliveryFailure("window", "customer-service window closed or used up")
-__all__ = ["LADDER", "Claimed", "DeliveryWorker", "TickReport"]
+__all__ = ["ANSWER_LADDER", "LADDER", "Claimed", "DeliveryWorker", "TickReport"]
 
 
 class Slots:
@@ -258,7 +259,7 @@ class DeliveryWorker:
             claimed = await claims.claim(session, token=token, now=now, lease_ms=self._lease_ms, limit=self._batch,
                                          held=held)
             ready, closed = await claims.mark_sending(session, claimed[:self._lead], windowed=self._windowed,
-                                                      now=now, lease_ms=self._lease_ms)
+                                                      now=now, lease_ms=self._lease_ms, parts=self._parts)
             return Batch(ready, closed, claimed[self._lead:])
 
         return await in_transaction(self._sessions, work)
@@ -266,7 +267,12 @@ class DeliveryWorker:
     async def _mark_sending(self, items: list[Claimed]) -> tuple[list[Claimed], list[Claimed]]:
         now = now_ms(self._clock)
         return await in_transaction(self._sessions, lambda session: claims.mark_sending(
-            session, items, windowed=self._windowed, now=now, lease_ms=self._lease_ms))
+            session, items, windowed=self._windowed, now=now, lease_ms=self._lease_ms, parts=self._parts))
+
+    def _parts(self, message: Outgoing) -> int:
+        """Messages the platform will count for this row (a channel with `parts()` says; else one)."""
+        counter = getattr(self._channels.get("wechat"), "parts", None)
+        return int(counter(message)) if counter is not None else 1
 
     # ---------------------------------------------------------------- pauses shared by every worker
     def _held(self, now: int) -> list[str]:
@@ -427,6 +433,8 @@ class DeliveryWorker:
                 raise DeliveryFailure("window", f"channel {item.channel!r} is not configured")
             if item.channel == "template" and item.template_blocked:
                 raise DeliveryFailure("window", "the user blocks template messages")
+            if item.channel == "template" and item.message.kind not in claims.PUSH_KINDS:
+                raise DeliveryFailure("window", "an answer never goes through the reminder template")
             pause, now = self._pauses.get(item.channel), now_ms(self._clock)
             if pause is not None and pause.until > now:
                 return self._failed(item, pause.failure(now), called=False)  # no call: it would be refused
@@ -449,8 +457,9 @@ class DeliveryWorker:
         if decision.refund:
             item = replace(item, attempts=item.attempts - 1)  # given back: a pause or an incident is no try
         if decision.fallback:
-            rung = LADDER.index(item.channel) + 1 if item.channel in LADDER else len(LADDER) - 1
-            next_channel = next((c for c in LADDER[rung:] if c in self._channels or c == "inapp"), "inapp")
+            ladder = LADDER if item.message.kind in claims.PUSH_KINDS else ANSWER_LADDER
+            rung = ladder.index(item.channel) + 1 if item.channel in ladder else len(ladder) - 1
+            next_channel = next((c for c in ladder[rung:] if c in self._channels or c == "inapp"), "inapp")
             log.info("outbox %s fell back from %s to %s (%s)", item.row_id, item.channel, next_channel,
                      failure.code or failure.failure)
             return Outcome(item, "pending", channel=next_channel, next_attempt_at=now, failure=failure, log="failed")

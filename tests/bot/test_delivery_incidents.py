@@ -61,13 +61,13 @@ async def test_an_incident_outlasting_the_catch_up_window_goes_down_the_ladder(
 async def test_a_bad_template_id_alerts_once_and_sends_pushes_on_down_the_ladder(
         database_url: str, clock: FrozenClock, caplog: pytest.LogCaptureFixture) -> None:
     async with FakeWeChatAPI() as api, app_with(api, database_url, clock, WECHAT_TEMPLATE_ID_REMINDER="tpl-x") as app:
-        rows = [await queue_text(app, clock, f"o-t{n}", "提醒") for n in range(3)]
+        rows = [await queue_text(app, clock, f"o-t{n}", "提醒", kind="reminder") for n in range(3)]
         api.script("message/custom/send", *[45015] * 4)  # every window closed: the template rung
         api.script("message/template/send", *[40037] * 4)
         with caplog.at_level(logging.ERROR):
             for _ in range(3):
                 await app.state.worker.run_once()
-            rows.append(await queue_text(app, clock, "o-t3", "又一条提醒"))  # while the template pause lasts
+            rows.append(await queue_text(app, clock, "o-t3", "又一条提醒", kind="reminder"))  # while the template pause lasts
             for _ in range(3):
                 await app.state.worker.run_once()
         final = [await outbox_row(app, i) for i in rows]

@@ -23,9 +23,9 @@ from schedule.worker import LEAD, MAX_UNRECEIPTED, DeliveryWorker
 
 
 async def queue(sessions: async_sessionmaker[AsyncSession], clock: FrozenClock, user_id: int, key: str,
-                **payload: object) -> int:
+                kind: str = "agent_reply", **payload: object) -> int:
     async with sessions.begin() as session:
-        row = await outbox.enqueue(session, user_id=user_id, idempotency_key=key, kind="agent_reply",
+        row = await outbox.enqueue(session, user_id=user_id, idempotency_key=key, kind=kind,
                                    payload={"text": f"answer {key}", **payload}, now_ms=now_ms(clock))
         return row.id
 
@@ -132,7 +132,7 @@ async def test_closed_window_falls_down_the_ladder_to_inapp(sessions: async_sess
 
 async def test_closed_window_uses_template_when_configured(sessions: async_sessionmaker[AsyncSession],
                                                            clock: FrozenClock, user_id: int) -> None:
-    row_id = await queue(sessions, clock, user_id, "k")
+    row_id = await queue(sessions, clock, user_id, "k", kind="reminder")
     custom = RecordingChannel(failures=[DeliveryFailure("window", "45047", code="45047")])
     template = RecordingChannel("template")
     w = worker(sessions, clock, custom, template)
@@ -350,12 +350,12 @@ async def test_wechat_saying_the_window_is_closed_closes_it_for_the_users_other_
         sessions: async_sessionmaker[AsyncSession], clock: FrozenClock, user_id: int) -> None:
     async with sessions.begin() as session:
         await window.record_message(session, user_id, now_ms(clock))  # our count says 5 sends are left
-    first = await queue(sessions, clock, user_id, "w1")
+    first = await queue(sessions, clock, user_id, "w1", kind="reminder")
     custom = RecordingChannel(needs_window=True, failures=[DeliveryFailure("window", "closed", code="45015")])
     template = RecordingChannel("template")
     await worker(sessions, clock, custom, template).run_once()
     assert (await row_of(sessions, first)).channel == "template"
-    second = await queue(sessions, clock, user_id, "w2")
+    second = await queue(sessions, clock, user_id, "w2", kind="reminder")
     await worker(sessions, clock, custom, template).run_once()
     await worker(sessions, clock, custom, template).run_once()
     assert len(custom.attempts) == 1  # the second row never called the closed customer-service API
@@ -363,7 +363,7 @@ async def test_wechat_saying_the_window_is_closed_closes_it_for_the_users_other_
     async with sessions.begin() as session:  # the user writes again: the window is open again
         await window.record_message(session, user_id, now_ms(clock) + 1000)
     clock.advance(seconds=2)
-    await queue(sessions, clock, user_id, "w3")
+    await queue(sessions, clock, user_id, "w3", kind="reminder")
     await worker(sessions, clock, custom, template).run_once()
     assert len(custom.sent) == 1
 
@@ -385,7 +385,7 @@ async def test_a_user_who_blocks_templates_gets_pushes_in_app(sessions: async_se
         session.add(OutboundMessageRow(user_id=user_id, idempotency_key="old", kind="reminder", payload={},
                                        channel="template", status="failed", failure_class="template_blocked",
                                        attempts=1, next_attempt_at=0, created_at=0, updated_at=0))
-    row_id = await queue(sessions, clock, user_id, "after")
+    row_id = await queue(sessions, clock, user_id, "after", kind="reminder")
     custom = RecordingChannel(needs_window=True)  # window closed: no message from the user yet
     template = RecordingChannel("template")
     w = worker(sessions, clock, custom, template)

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
-from sqlalchemy import Table, and_, bindparam, insert, or_, select, update
+from sqlalchemy import Table, and_, bindparam, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from schedule import window
@@ -97,12 +97,16 @@ async def claim(session: AsyncSession, *, token: str, now: int, lease_ms: int, l
 
 
 async def _template_blockers(session: AsyncSession, user_ids: set[int]) -> set[int]:
-    """Users whose template message came back "failed:user block" (TEMPLATESENDJOBFINISH): the template
-    rung is closed to them for good, so their pushes go on to the in-app queue instead."""
+    """Users whose template message came back "failed:user block" (TEMPLATESENDJOBFINISH) since they last
+    wrote or clicked: the template rung is closed to them, so their pushes go on to the in-app queue
+    instead, until they interact with the account again (they may have unblocked it)."""
     if not user_ids:
         return set()
-    return set((await session.scalars(select(OUTBOX.c.user_id).distinct().where(
-        OUTBOX.c.user_id.in_(sorted(user_ids)), OUTBOX.c.failure_class == TEMPLATE_BLOCKED))).all())
+    return set((await session.scalars(select(OUTBOX.c.user_id).distinct()
+                                      .join(UserRow, UserRow.id == OUTBOX.c.user_id).where(
+        OUTBOX.c.user_id.in_(sorted(user_ids)), OUTBOX.c.failure_class == TEMPLATE_BLOCKED,
+        OUTBOX.c.updated_at > func.coalesce(UserRow.last_user_message_at, 0),
+        OUTBOX.c.updated_at > func.coalesce(UserRow.window_opened_at, 0)))).all())
 
 
 async def mark_sending(session: AsyncSession, items: Sequence[Claimed], *, windowed: frozenset[str], now: int,

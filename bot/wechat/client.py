@@ -108,9 +108,10 @@ class WeChatClient:
 
     async def _refresh(self, lease: str, stale: str | None) -> str:
         try:
-            token, expires_in = await self._fetch_token(force=False)
-            if stale is not None and token == stale and await self._store.claim_forced_refresh():
-                token, expires_in = await self._fetch_token(force=True)
+            # WeChat rejected `stale`: a plain stable_token call would hand the same token back, so the
+            # refresh is forced straight away (one call, not two; at most once a minute for every process)
+            force = stale is not None and await self._store.claim_forced_refresh()
+            token, expires_in = await self._fetch_token(force=force)
         except BaseException:
             await self._store.release(lease)
             raise

@@ -384,7 +384,7 @@ async def test_a_user_who_blocks_templates_gets_pushes_in_app(sessions: async_se
     async with sessions.begin() as session:  # an earlier template came back "failed:user block"
         session.add(OutboundMessageRow(user_id=user_id, idempotency_key="old", kind="reminder", payload={},
                                        channel="template", status="failed", failure_class="template_blocked",
-                                       attempts=1, next_attempt_at=0, created_at=0, updated_at=0))
+                                       attempts=1, next_attempt_at=0, created_at=0, updated_at=now_ms(clock)))
     row_id = await queue(sessions, clock, user_id, "after", kind="reminder")
     custom = RecordingChannel(needs_window=True)  # window closed: no message from the user yet
     template = RecordingChannel("template")
@@ -394,6 +394,14 @@ async def test_a_user_who_blocks_templates_gets_pushes_in_app(sessions: async_se
     assert template.attempts == [] and custom.attempts == []
     row = await row_of(sessions, row_id)
     assert (row.channel, row.status) == ("inapp", "pending")  # waits for the next reply or the page
+    clock.advance(minutes=1)
+    async with sessions.begin() as session:  # the user writes again: they may have unblocked us
+        await window.record_message(session, user_id, now_ms(clock))
+    clock.advance(hours=49)  # their window closed again: the next push may go by template once more
+    later = await queue(sessions, clock, user_id, "later", kind="reminder")
+    await w.run_once()
+    await w.run_once()
+    assert [m.outbox_id for m in template.sent] == [later]
 
 
 async def test_send_slots_bound_in_flight_in_order_and_survive_cancellation() -> None:

@@ -22,7 +22,7 @@ from bot.agent import build_agent
 from bot.conversation import ConversationHandler
 from bot.handler import Handler
 from bot.logging_setup import RequestLog
-from bot.metrics import CONTENT_TYPE_LATEST, Metrics
+from bot.metrics import CONTENT_TYPE_LATEST, Metrics, allowed
 from bot.pages.links import PageLinks
 from bot.pages.routes import pages_router
 from bot.runtime import IN_PROCESS_BATCH, WorkerTask, delivery_worker, wechat_client
@@ -246,9 +246,15 @@ def create_app(
 
     metrics = Metrics(sessions, clock)
 
+    networks = settings.metrics_networks
+
     @app.get("/metrics", tags=["ops"], response_class=Response)
-    async def prometheus_metrics() -> Response:
-        """Prometheus text format: outbox backlog, delivery attempts and latency, webhook latency."""
+    async def prometheus_metrics(request: Request) -> Response:
+        """Prometheus text format: outbox backlog, delivery attempts and latency, webhook latency. Only for
+        METRICS_ALLOW (the backlog is nobody else's business, and a scrape reads the database)."""
+        if not allowed(request.client.host if request.client else None, request.headers.get("x-forwarded-for"),
+                       networks):
+            raise HTTPException(status_code=404)
         return Response(await metrics.render(), media_type=CONTENT_TYPE_LATEST)
 
     if router is not None:

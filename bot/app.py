@@ -7,6 +7,7 @@ import logging
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import partial
 from typing import Any
 
 from fastapi import FastAPI, HTTPException, Request
@@ -27,7 +28,8 @@ from bot.pages.links import PageLinks
 from bot.pages.routes import pages_router
 from bot.runtime import IN_PROCESS_BATCH, WorkerTask, delivery_worker, wechat_client
 from bot.settings import Settings
-from bot.webhook import WeChatFastPath, build_wechat_router
+from bot.spool import Spool, SpoolReplayer
+from bot.webhook import WeChatFastPath, build_wechat_router, replay_spool
 from schedule.clock import Clock, SystemClock, now_ms
 from schedule.db import create_engine, session_factory
 from schedule.errors import InvalidChange, NotFound
@@ -179,10 +181,12 @@ def create_app(
     background = WorkerTask(worker)
     if run_worker is None:
         run_worker = settings.H5_REMINDER_WORKER_ENABLED
-    router = None
+    router, replayer = None, None
     if settings.H5_WECHAT_MP_ENABLED:
+        spool = Spool(settings.SPOOL_DIR)
         router = build_wechat_router(settings=settings, sessions=sessions, clock=clock, handler=handler,
-                                     client=client, users=service, reply_budget_s=reply_budget_s)
+                                     client=client, users=service, reply_budget_s=reply_budget_s, spool=spool)
+        replayer = SpoolReplayer(spool, partial(replay_spool, spool, router.dispatcher))
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -196,9 +200,13 @@ def create_app(
                      ", ".join(settings.missing_wechat_variables))
         if run_worker:
             background.start()
+        if replayer is not None:
+            replayer.start()  # what an earlier outage (or a process that died) spooled goes out now
         try:
             yield
         finally:
+            if replayer is not None:
+                await replayer.stop()
             await background.stop()
             if router is not None:
                 await router.dispatcher.drain()
@@ -217,7 +225,7 @@ def create_app(
     app.state.sessions, app.state.engine = sessions, engine
     app.state.agent, app.state.handler = agent, handler
     app.state.wechat_client, app.state.wechat_router, app.state.worker = client, router, worker
-    app.state.page_links = page_links
+    app.state.page_links, app.state.spool_replayer = page_links, replayer
     _install_error_handlers(app)
     if settings.H5_SCHEDULE_ENABLED:
         app.include_router(api.router)

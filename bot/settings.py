@@ -53,6 +53,8 @@ class Settings(BaseSettings):
     # who may read /metrics on `schedbot serve`: addresses or networks, comma-separated (behind the local
     # nginx, the client address nginx forwards); the monitoring network only, never the public
     METRICS_ALLOW: str = "127.0.0.1/32,::1/128"
+    # where the webhook keeps messages that arrive while the database is down (SPEC §8), until replayed
+    SPOOL_DIR: str = "./schedbot-spool"
 
     @field_validator("METRICS_ALLOW")
     @classmethod

@@ -42,6 +42,7 @@ VOICE_UNRECOGNISED = "没听清这段语音，可以发文字给我吗？"
 UNKNOWN_MENU = "这个菜单暂时没有内容。" + CAPABILITIES
 SCANNED = "已收到扫码结果。" + CAPABILITIES
 SUCCESS = "success"
+CLAIM_BUDGET_S = 2.5  # the database must claim a message within this, or the webhook spools it (SPEC §8)
 Opening = tuple[Fast, Mapping[str, Any]]  # a handler's first statement and its parameters
 ClaimUnit = Callable[..., Awaitable[inbound.Claim]]  # the claim on a transaction, with statements after it
 # Events that open WeChat's 3-messages-per-minute window (a click, follow or scan).
@@ -90,14 +91,17 @@ class Dispatcher:
         task.add_done_callback(self._background.discard)
 
     async def handle(self, message: InboundMessage, *, arrived: float | None = None,
-                     replay_key: str | None = None) -> str:
+                     replay_key: str | None = None, received_ms: int | None = None) -> str:
         """The plaintext response body: a passive reply XML or `success`.
 
         `arrived` is `self.monotonic()` when the request came in; `replay_key` names the request's
-        signed (timestamp, nonce) pair, accepted for this message only (raises `Replayed` otherwise).
+        signed (timestamp, nonce) pair, accepted for this message only (raises `Replayed` otherwise);
+        `received_ms`: when it arrived, if not now (a message replayed from the spool).
+        The claim must answer within CLAIM_BUDGET_S: a database that does not raises, and the webhook
+        spools the message.
         """
         arrived = self.monotonic() if arrived is None else arrived
-        received = now_ms(self._clock)
+        received = now_ms(self._clock) if received_ms is None else received_ms
         known_user = self._user_ids.get(message.openid)  # recorded with the claim so recovery can notify
         owner = hashlib.sha1(message.dedupe_key.encode("utf-8")).hexdigest()
 
@@ -113,9 +117,10 @@ class Dispatcher:
         opening = self._opening_of(message, known_user) if replay_key is not None else None
         handoff = None
         if opening is not None:
-            claim, handoff = await self._claim_and_open(message, claim_unit, opening)
+            claim, handoff = await asyncio.wait_for(self._claim_and_open(message, claim_unit, opening),
+                                                    CLAIM_BUDGET_S)
         else:
-            claim = await self._writes.run_fast(claim_unit)
+            claim = await asyncio.wait_for(self._writes.run_fast(claim_unit), CLAIM_BUDGET_S)
         try:
             if not claim.fresh:
                 log.info("wechat retry of %s (%s)", message.dedupe_key, claim.status)

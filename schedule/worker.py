@@ -10,7 +10,7 @@ renewed while a batch is in flight, so a dead worker's rows go to another worker
 A crash replays little (SPEC §7): at most MAX_UNRECEIPTED sends are out without a committed receipt
 (a send takes a slot that only its receipt's commit gives back, so new sends wait while receipts
 commit), and a batch is marked `sending` LEAD rows at a time, just ahead of its sends, so a crash
-leaves few rows holding window slots.
+leaves few rows holding window slots (at most 1.5 × LEAD a batch, plus the next batch's first LEAD).
 """
 
 from __future__ import annotations
@@ -355,25 +355,36 @@ class DeliveryWorker:
                 full.set()
 
         async def feed() -> None:
-            """Start the sends in order, each once it has an unreceipted slot; the next LEAD rows are
-            marked sending when a slot is there for the first of them."""
+            """Start the sends in order, each once it has an unreceipted slot. The next LEAD rows are marked
+            sending while the last half of the marked ones start (the transaction hides behind their sends),
+            so at most 1.5 × LEAD rows of the batch are `sending` without having gone out."""
             nonlocal taken
             ready, later, started = list(batch.ready), list(batch.later), []
+            marking: asyncio.Task[tuple[list[Claimed], list[Claimed]]] | None = None
             try:
-                while ready or later:
+                while ready or later or marking is not None:
                     await self._unreceipted.acquire()
                     taken += 1
-                    while not ready and later:
-                        ready, closed = await self._mark_sending(later[:self._lead])
-                        later = later[self._lead:]
+                    while not ready and (later or marking is not None):
+                        if marking is None:
+                            marking = asyncio.create_task(self._mark_sending(later[:self._lead]))
+                            later = later[self._lead:]
+                        marked, closed = await marking
+                        marking = None
+                        ready.extend(marked)
                         if closed:
                             buffer.extend(self._failed(i, WINDOW_CLOSED) for i in closed)
                             arrived.set()
                     if not ready:  # the rest were window-closed or taken over
                         break
                     started.append(asyncio.create_task(send(ready.pop(0))))
+                    if marking is None and later and len(ready) <= self._lead // 2:
+                        marking = asyncio.create_task(self._mark_sending(later[:self._lead]))
+                        later = later[self._lead:]
                 await asyncio.gather(*started)
             finally:
+                if marking is not None:
+                    marking.cancel()
                 for task in started:
                     task.cancel()
 

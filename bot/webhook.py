@@ -180,9 +180,10 @@ class WeChatEndpoint:
             log.warning("wechat callback rejected (403): timestamp/nonce reused for another message")
             return Answer(403)
         except Exception as exc:  # before the claim committed: the database is down or does not answer
-            reply = await self._spooled(message, fields, exc)
-            if reply is None:
+            spooled = await self._spooled(message, fields, exc)
+            if spooled is None:
                 return Answer(503)  # not even spooled: let WeChat retry
+            reply = spooled
         if reply == SUCCESS:
             return Answer(200, SUCCESS)
         if safe_mode and crypto is not None:

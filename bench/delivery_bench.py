@@ -49,23 +49,26 @@ def _now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-async def seed(url: str, kind: str, count: int, due_ms: int, *, per_user: int = 1, spread_ms: int = 0) -> None:
-    """Users with an open window (5 sends), `per_user` reminders each titled bench{i}, due over `spread_ms`."""
+async def seed(url: str, kind: str, count: int, due_ms: int, *, per_user: int = 1, spread_ms: int = 0,
+               first: int = 0) -> None:
+    """Users with an open window (5 sends), `per_user` reminders each titled bench{i}, due over `spread_ms`.
+    `first`: the first reminder's number (a later round on the same database; a multiple of `per_user`)."""
     engine = create_engine(url)
     try:
         await upgrade(engine)
         now = _now_ms()
         async with engine.begin() as conn:
-            users = -(-count // per_user)
-            for start in range(0, users, 1000):
+            users = range(first // per_user, first // per_user + -(-count // per_user))
+            for start in range(users.start, users.stop, 1000):
                 await conn.execute(insert(UserRow), [
                     {"id": u + 1, "wechat_openid": f"oBench{u}", "timezone": "Asia/Shanghai", "subscribed": True,
                      "window_kind": "message", "window_opened_at": now, "window_sent_count": 0,
-                     "last_user_message_at": now, "created_at": now} for u in range(start, min(start + 1000, users))])
-            for start in range(0, count, 1000):
-                n = range(start, min(start + 1000, count))
+                     "last_user_message_at": now, "created_at": now}
+                    for u in range(start, min(start + 1000, users.stop))])
+            for start in range(first, first + count, 1000):
+                n = range(start, min(start + 1000, first + count))
                 if kind == "reminder":
-                    at = {i: due_ms + i * spread_ms // count for i in n}
+                    at = {i: due_ms + (i - first) * spread_ms // count for i in n}
                     await conn.execute(insert(ScheduleItemRow), [
                         {"id": i + 1, "user_id": i // per_user + 1, "kind": "event", "title": f"bench{i}",
                          "status": "active", "start_at": at[i] + 3_600_000, "timezone": "Asia/Shanghai",

@@ -8,6 +8,7 @@ import logging
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import partial
 from typing import Any
 
 from fastapi import FastAPI, HTTPException, Request
@@ -18,22 +19,23 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from bot import api, heap, home
+from bot import api, heap, home, incident
 from bot.agent import build_agent
 from bot.agent.scheduled import RunnerTask, request_runner, run_lease_ms
 from bot.conversation import ConversationHandler
 from bot.handler import Handler
 from bot.headers import SecurityHeaders
 from bot.logging_setup import RequestLog, loggable_path
-from bot.metrics import CONTENT_TYPE_LATEST, Metrics
+from bot.metrics import CONTENT_TYPE_LATEST, Metrics, allowed
 from bot.pages.links import PageLinks
 from bot.pages.routes import pages_router
 from bot.runtime import IN_PROCESS_BATCH, WorkerTask, delivery_worker, wechat_client
 from bot.settings import Settings
-from bot.webhook import WeChatFastPath, build_wechat_router
+from bot.spool import Spool, SpoolReplayer
+from bot.webhook import WeChatFastPath, build_wechat_router, replay_spool
 from bot.wechat.jsapi import JsApiTickets, jsapi_router, subscribe_button
 from intent import target
-from schedule.clock import Clock, SystemClock
+from schedule.clock import Clock, SystemClock, now_ms
 from schedule.db import create_engine, session_factory
 from schedule.errors import InvalidChange, NotFound
 from schedule.migrate import upgrade
@@ -190,10 +192,12 @@ def create_app(
     requests_task = RunnerTask(requests)
     if run_worker is None:
         run_worker = settings.H5_REMINDER_WORKER_ENABLED
-    router = None
+    router, replayer = None, None
     if settings.H5_WECHAT_MP_ENABLED:
+        spool = Spool(settings.SPOOL_DIR)
         router = build_wechat_router(settings=settings, sessions=sessions, clock=clock, handler=handler,
-                                     client=client, users=service, reply_budget_s=reply_budget_s)
+                                     client=client, users=service, reply_budget_s=reply_budget_s, spool=spool)
+        replayer = SpoolReplayer(spool, partial(replay_spool, spool, router.dispatcher))
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
@@ -209,9 +213,13 @@ def create_app(
         if run_worker:
             background.start()
             requests_task.start()
+        if replayer is not None:
+            replayer.start()  # what an earlier outage (or a process that died) spooled goes out now
         try:
             yield
         finally:
+            if replayer is not None:
+                await replayer.stop()
             await requests_task.stop()
             await background.stop()
             if router is not None:
@@ -231,7 +239,7 @@ def create_app(
     app.state.sessions, app.state.engine = sessions, engine
     app.state.agent, app.state.handler = agent, handler
     app.state.wechat_client, app.state.wechat_router, app.state.worker = client, router, worker
-    app.state.page_links = page_links
+    app.state.page_links, app.state.spool_replayer = page_links, replayer
     app.state.requests = requests
     _install_error_handlers(app)
     jsapi = JsApiTickets(client, sessions, clock, api_base=settings.WECHAT_API_BASE) if client is not None else None
@@ -257,15 +265,22 @@ def create_app(
             log.warning("health check: database unreachable")
             return JSONResponse({"status": "degraded", "database": "unreachable"}, status_code=503)
         # Public: ok or degraded, nothing more. What is wrong with WeChat (bad AppID/secret, the server's IP
-        # missing from the whitelist) is for the operator: the ERROR line the client logs, and `doctor`.
+        # missing from the whitelist, an incident any worker met) is for the operator: the ERROR line, `doctor`.
         degraded = client is not None and client.misconfigured is not None
+        degraded = degraded or bool(await incident.standing(sessions, now_ms(clock)))
         return JSONResponse({"status": "degraded" if degraded else "ok", "database": "ok"})
 
     metrics = Metrics(sessions, clock)
 
+    networks = settings.metrics_networks
+
     @app.get("/metrics", tags=["ops"], response_class=Response)
-    async def prometheus_metrics() -> Response:
-        """Prometheus text format: outbox backlog, delivery attempts and latency, webhook latency."""
+    async def prometheus_metrics(request: Request) -> Response:
+        """Prometheus text format: outbox backlog, delivery attempts and latency, webhook latency. Only for
+        METRICS_ALLOW (the backlog is nobody else's business, and a scrape reads the database)."""
+        if not allowed(request.client.host if request.client else None, request.headers.get("x-forwarded-for"),
+                       networks):
+            raise HTTPException(status_code=404)
         return Response(await metrics.render(), media_type=CONTENT_TYPE_LATEST)
 
     if router is not None:

@@ -10,6 +10,7 @@ from typing import Any
 
 from bot.wechat.client import WeChatClient, template_client_msg_id
 from bot.wechat.errors import PartialSendError, WeChatError
+from bot.wechat.xml import split_utf8, strip_illegal
 from schedule.channel import DeliveryFailure, Failure, Outgoing, Receipt
 
 
@@ -18,7 +19,8 @@ def _failure_of(exc: WeChatError) -> DeliveryFailure:
     failure: Failure = exc.failure.value
     return DeliveryFailure(failure, str(exc), code=str(exc.errcode) if exc.errcode is not None else None,
                            retry_after_s=exc.rule.retry_after_s, until_tomorrow=exc.rule.until_tomorrow,
-                           sent_parts=sent)
+                           sent_parts=sent, setting=exc.rule.setting if exc.rule.alert else None,
+                           ladder=exc.rule.ladder)
 
 
 class WeChatCustomChannel:
@@ -29,6 +31,12 @@ class WeChatCustomChannel:
 
     def __init__(self, client: WeChatClient) -> None:
         self._client = client
+
+    @staticmethod
+    def parts(message: Outgoing) -> int:
+        """Custom messages this row still needs: WeChat counts each part of a split text in the window."""
+        total = len(split_utf8(strip_illegal(message.text)))
+        return max(1, total - sum(1 for index in message.sent_parts if index < total))
 
     async def send(self, message: Outgoing) -> Receipt:
         try:

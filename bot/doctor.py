@@ -1,6 +1,7 @@
 """`schedbot doctor`: one line per check (✔ pass, ✘ fail, – skipped) and a non-zero exit on any failure.
 
-Checks configuration, the database (reachable, credentials, revision), WeChat credentials (a token;
+Checks configuration, the database (reachable, credentials, revision), configuration incidents that
+pause deliveries now (IP not whitelisted, bad template …), WeChat credentials (a token;
 the IP to whitelist on 40164), the agent endpoint (one tiny completion), PUBLIC_BASE_URL from this
 host, and the clock against the WeChat API's Date header (signatures expire with skew).
 """
@@ -13,11 +14,12 @@ from typing import TextIO
 
 import httpx
 
+from bot import incident
 from bot.preflight import DatabaseProblem, check_database, masked
 from bot.settings import Settings
 from bot.wechat.errors import WeChatError
 from bot.wechat_admin import AccountAPI, describe
-from schedule.clock import Clock, SystemClock
+from schedule.clock import Clock, SystemClock, now_ms
 
 PASS, FAIL, SKIP = "✔", "✘", "–"
 MAX_SKEW_S = 30
@@ -37,7 +39,7 @@ async def run(settings: Settings, out: TextIO, *, clock: Clock | None = None) ->
     clock = clock or SystemClock()
     checks = [Check(PASS, "configuration", f"DATABASE_URL={masked(settings.DATABASE_URL)}, "
                                            f"H5_DEFAULT_TIMEZONE={settings.H5_DEFAULT_TIMEZONE}, {_secret(settings)}")]
-    for check in (await _database(settings), *await _wechat(settings, clock), await _agent(settings),
+    for check in (*await _database(settings, clock), *await _wechat(settings, clock), await _agent(settings),
                   await _public_url(settings)):
         checks.append(check)
     for check in checks:
@@ -54,17 +56,23 @@ def _secret(settings: Settings) -> str:
     return "SECRET_KEY unset (one is generated and kept in the database, table app_secrets)"
 
 
-async def _database(settings: Settings) -> Check:
-    from schedule.db import create_engine
+async def _database(settings: Settings, clock: Clock) -> list[Check]:
+    from schedule.db import create_engine, session_factory
 
     engine = create_engine(settings.DATABASE_URL)
     try:
         revision = await check_database(engine, settings.DATABASE_URL, migrate=False)
     except DatabaseProblem as exc:
-        return Check(FAIL, "database", str(exc))
+        return [Check(FAIL, "database", str(exc))]
+    try:
+        standing = await incident.standing(session_factory(engine), now_ms(clock))
+    except Exception as exc:  # an older schema without the pauses table: the revision check says so
+        standing = [f"pauses unreadable ({type(exc).__name__})"]
     finally:
         await engine.dispose()
-    return Check(PASS, "database", f"{masked(settings.DATABASE_URL)} reachable, schema at revision {revision}")
+    return [Check(PASS, "database", f"{masked(settings.DATABASE_URL)} reachable, schema at revision {revision}"),
+            Check(FAIL, "deliveries", "; ".join(standing)) if standing
+            else Check(PASS, "deliveries", "no configuration incident pauses the WeChat API")]
 
 
 async def _wechat(settings: Settings, clock: Clock) -> list[Check]:

@@ -171,6 +171,10 @@ class LoggedChannel:
         self.name = inner.name
         self.needs_window = bool(getattr(inner, "needs_window", False))
 
+    def parts(self, message: Outgoing) -> int:
+        counter = getattr(self.inner, "parts", None)
+        return int(counter(message)) if counter is not None else 1
+
     async def send(self, message: Outgoing) -> Receipt:
         fields: dict[str, Any] = {"channel": self.name, "outbox_id": message.outbox_id, "user_id": message.user_id,
                                   "kind": message.kind}

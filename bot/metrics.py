@@ -1,14 +1,17 @@
 """GET /metrics (Prometheus text format) for `schedbot serve`, and the worker's own `--metrics-port` server.
 
 Process metrics (webhook latency, messages handed to the agent, the worker's delivery counters) are
-per process; the outbox figures are read from the database at scrape time, so any process tells the
-whole deployment's backlog. No metric carries a user's text or id.
+per process; the outbox figures are read from the database (at most every 5 s), so any process tells the
+whole deployment's backlog. No metric carries a user's text or id. `schedbot serve` answers /metrics only
+to the addresses of METRICS_ALLOW (`allowed`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import logging
+from collections.abc import Sequence
 
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client import start_http_server as _start_http_server
@@ -18,28 +21,37 @@ from schedule.clock import Clock, now_ms
 from schedule.metrics import OutboxSnapshot
 
 log = logging.getLogger(__name__)
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 WEBHOOK_SECONDS = Histogram("schedbot_webhook_seconds", "Time to answer a WeChat webhook request",
                             buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 4, 5, 10))
 AGENT_FALLBACKS = Counter("schedbot_parse_agent_fallbacks", "Messages the rule preflight handed to the agent")
 REFRESH_S = 5.0  # the worker's metrics server: how often the outbox figures are re-read
+CACHE_MS = 5_000  # `schedbot serve`: the database figures are this fresh (a flood of scrapes is one query)
 
-__all__ = ["AGENT_FALLBACKS", "CONTENT_TYPE_LATEST", "WEBHOOK_SECONDS", "Metrics", "WorkerMetrics"]
+__all__ = ["AGENT_FALLBACKS", "CONTENT_TYPE_LATEST", "WEBHOOK_SECONDS", "Metrics", "WorkerMetrics", "allowed"]
 
 
 class Metrics:
-    """The /metrics body of one app: process metrics plus this app's outbox snapshot."""
+    """The /metrics body of one app: process metrics plus this app's outbox snapshot, whose database figures
+    are read at most once every CACHE_MS however often (and however many at once) scrapes arrive."""
 
     def __init__(self, sessions: async_sessionmaker[AsyncSession], clock: Clock) -> None:
         self._sessions, self._clock = sessions, clock
         self.snapshot = OutboxSnapshot()
         self._registry = CollectorRegistry(auto_describe=False)
         self._registry.register(self.snapshot)
+        self._read_at: int | None = None
+        self._reading = asyncio.Lock()
 
     async def render(self) -> bytes:
-        try:
-            await self.snapshot.refresh(self._sessions, now_ms(self._clock))
-        except Exception:  # the process metrics are still worth serving; the gauges keep their last value
-            log.warning("metrics: the outbox figures could not be read", exc_info=True)
+        async with self._reading:  # scrapes that arrive during a read share it
+            now = now_ms(self._clock)
+            if self._read_at is None or not 0 <= now - self._read_at < CACHE_MS:
+                self._read_at = now
+                try:
+                    await self.snapshot.refresh(self._sessions, now)
+                except Exception:  # the process metrics are still worth serving; the gauges keep their value
+                    log.warning("metrics: the outbox figures could not be read", exc_info=True)
         return generate_latest(REGISTRY) + generate_latest(self._registry)
 
 
@@ -68,3 +80,24 @@ class WorkerMetrics(Metrics):
     def close(self) -> None:
         if self._task is not None:
             self._task.cancel()
+
+
+def allowed(peer: str | None, forwarded_for: str | None, networks: Sequence[IPNetwork]) -> bool:
+    """Whether a scrape may read /metrics. Behind the local reverse proxy (the peer is loopback and says whom
+    it forwards), the client is the address the proxy appended last to X-Forwarded-For (what a client sent
+    in that header itself comes before it and is not believed)."""
+    client = peer
+    if forwarded_for and peer is not None and _is_loopback(peer):
+        client = forwarded_for.rsplit(",", 1)[-1].strip()
+    try:
+        address = ipaddress.ip_address(client or "")
+    except ValueError:
+        return False
+    return any(address in network for network in networks)
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

@@ -36,6 +36,14 @@ IN_PROCESS_BATCH = 64  # the web process's own worker takes small bites: a claim
 STANDALONE_BATCH = 256  # `schedbot worker`: large batches, cheapest per push (schedule/worker.py)
 
 
+RECOVERY_MARGIN_MS = 30_000  # past the answer's budget: its finishing write, a busy event loop
+
+
+def answer_budget_ms(settings: Settings) -> int:
+    """The longest a slow answer may take: each tool round's request, its retries included, timing out."""
+    return int(settings.AGENT_TIMEOUT_S * (settings.AGENT_MAX_RETRIES + 1) * settings.AGENT_MAX_TOOL_ROUNDS * 1000)
+
+
 def delivery_worker(settings: Settings, sessions: async_sessionmaker[AsyncSession], clock: Clock,
                     client: WeChatClient | None, *, batch_size: int | None = None) -> DeliveryWorker:
     """The worker with its channel ladder; without WeChat every push waits in the in-app queue.
@@ -51,9 +59,11 @@ def delivery_worker(settings: Settings, sessions: async_sessionmaker[AsyncSessio
             channels["template"] = LoggedChannel(WeChatTemplateChannel(client, settings.WECHAT_TEMPLATE_ID_REMINDER))
     scheduler = Scheduler(sessions, clock, reminder_text=lambda item, at: reminder_text(item, remind_at=at),
                           digest_text=lambda day, items, tz, ahead: digest_text(day, items, tz=tz, next_day=ahead),
-                          catchup_hours=settings.H5_REMINDER_CATCHUP_HOURS)
+                          catchup_hours=settings.H5_REMINDER_CATCHUP_HOURS,
+                          recovery_after_ms=answer_budget_ms(settings) + RECOVERY_MARGIN_MS)
     return DeliveryWorker(sessions, clock, channels, scheduler=scheduler,
-                          policy=RetryPolicy(max_attempts=settings.H5_REMINDER_MAX_ATTEMPTS),
+                          policy=RetryPolicy(max_attempts=settings.H5_REMINDER_MAX_ATTEMPTS,
+                                             catchup_ms=settings.H5_REMINDER_CATCHUP_HOURS * 3_600_000),
                           poll_interval_s=settings.H5_REMINDER_SCAN_INTERVAL_MS / 1000,
                           batch_size=batch_size or STANDALONE_BATCH)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -54,6 +55,26 @@ class Settings(BaseSettings):
     PUBLIC_BASE_URL: str = "http://127.0.0.1:8000"
     SECRET_KEY: str = ""
     LOG_FORMAT: Literal["text", "json"] = "text"
+    # who may read /metrics on `schedbot serve`: addresses or networks, comma-separated (behind the local
+    # nginx, the client address nginx forwards); the monitoring network only, never the public
+    METRICS_ALLOW: str = "127.0.0.1/32,::1/128"
+    # where the webhook keeps messages that arrive while the database is down (SPEC §8), until replayed
+    SPOOL_DIR: str = "./schedbot-spool"
+
+    @field_validator("METRICS_ALLOW")
+    @classmethod
+    def _networks(cls, value: str) -> str:
+        for part in value.split(","):
+            if part.strip():
+                try:
+                    ipaddress.ip_network(part.strip(), strict=False)
+                except ValueError as exc:
+                    raise ValueError(f"{part.strip()!r} is not an IP address or network (e.g. 10.0.0.0/8)") from exc
+        return value
+
+    @property
+    def metrics_networks(self) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
+        return [ipaddress.ip_network(p.strip(), strict=False) for p in self.METRICS_ALLOW.split(",") if p.strip()]
 
     @field_validator("H5_DEFAULT_TIMEZONE")
     @classmethod

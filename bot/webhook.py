@@ -16,6 +16,7 @@ import logging
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import parse_qsl
 
 from fastapi import APIRouter, Request
@@ -25,15 +26,17 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from bot.handler import Handler
 from bot.settings import Settings
+from bot.spool import Record, Spool
 from bot.wechat import messages, signature
 from bot.wechat.client import WeChatClient
 from bot.wechat.crypto import DecryptError, InvalidSignature, MessageCrypto
 from bot.wechat.dispatch import SUCCESS, Dispatcher, Replayed, UserDirectory
-from bot.wechat.xml import XmlRejected
+from bot.wechat.xml import XmlRejected, text_reply
 from schedule.clock import Clock, now_ms
 
 log = logging.getLogger(__name__)
 MAX_BODY_BYTES = 64 * 1024
+SPOOLED = "收到，系统有点忙，稍后回复你"  # the passive reply while the database is down (SPEC §8)
 
 
 class WeChatRouter(APIRouter):
@@ -83,10 +86,30 @@ class WeChatEndpoint:
     """
 
     def __init__(self, *, settings: Settings, clock: Clock, dispatcher: Dispatcher,
-                 crypto: MessageCrypto | None) -> None:
+                 crypto: MessageCrypto | None, spool: Spool | None = None) -> None:
         self.settings, self.clock, self.dispatcher, self.crypto = settings, clock, dispatcher, crypto
+        self.spool = spool
         self.token = settings.WECHAT_TOKEN
         self.tolerance_s = settings.WECHAT_TIMESTAMP_TOLERANCE_S
+
+    async def _spooled(self, message: messages.InboundMessage, fields: dict[str, Any], exc: Exception) -> str | None:
+        """The database did not claim the message: keep it in the durable spool and say so to the user
+        (SPEC §8); None when it could not be spooled either."""
+        if self.spool is None:
+            log.error("wechat callback %s could not be claimed (%s: %s)", message.dedupe_key, type(exc).__name__,
+                      exc)
+            return None
+        try:
+            await self.spool.append({"fields": fields, "received_ms": now_ms(self.clock)})
+        except Exception:
+            log.exception("wechat callback %s could be neither claimed nor spooled", message.dedupe_key)
+            return None
+        log.warning("database unavailable (%s): wechat callback %s spooled, answered later", type(exc).__name__,
+                    message.dedupe_key)
+        if not message.is_user_text:  # events: nothing to say now (a greeting follows with the replay)
+            return SUCCESS
+        return text_reply(to_user=message.openid, from_user=message.to_user, content=SPOOLED,
+                          create_time=now_ms(self.clock) // 1000)
 
     def _check_signed(self, q: Mapping[str, str]) -> tuple[str, str]:
         timestamp, nonce = q.get("timestamp", ""), q.get("nonce", "")
@@ -156,9 +179,11 @@ class WeChatEndpoint:
         except Replayed:
             log.warning("wechat callback rejected (403): timestamp/nonce reused for another message")
             return Answer(403)
-        except Exception:  # before the claim committed (database down): let WeChat retry
-            log.exception("wechat callback %s could not be claimed", message.dedupe_key)
-            return Answer(503)
+        except Exception as exc:  # before the claim committed: the database is down or does not answer
+            spooled = await self._spooled(message, fields, exc)
+            if spooled is None:
+                return Answer(503)  # not even spooled: let WeChat retry
+            reply = spooled
         if reply == SUCCESS:
             return Answer(200, SUCCESS)
         if safe_mode and crypto is not None:
@@ -177,7 +202,7 @@ def build_wechat_router(*, settings: Settings, sessions: async_sessionmaker[Asyn
                         handler: Handler, client: WeChatClient | None, users: UserDirectory | None = None,
                         reply_budget_s: float = 4.0, max_body_bytes: int = MAX_BODY_BYTES,
                         crypto: MessageCrypto | None = None,
-                        monotonic: Callable[[], float] | None = None) -> WeChatRouter:
+                        monotonic: Callable[[], float] | None = None, spool: Spool | None = None) -> WeChatRouter:
     if users is None:
         from schedule.service import ScheduleService
 
@@ -187,7 +212,7 @@ def build_wechat_router(*, settings: Settings, sessions: async_sessionmaker[Asyn
                                previous_key=settings.WECHAT_PREVIOUS_ENCODING_AES_KEY)
     dispatcher = Dispatcher(sessions=sessions, clock=clock, handler=handler, users=users, client=client,
                             reply_budget_s=reply_budget_s, monotonic=monotonic)
-    endpoint = WeChatEndpoint(settings=settings, clock=clock, dispatcher=dispatcher, crypto=crypto)
+    endpoint = WeChatEndpoint(settings=settings, clock=clock, dispatcher=dispatcher, crypto=crypto, spool=spool)
     router = WeChatRouter(tags=["wechat"])
     router.dispatcher, router.endpoint, router.max_body_bytes = dispatcher, endpoint, max_body_bytes
 
@@ -250,3 +275,16 @@ async def _chunks(receive: Receive) -> AsyncIterator[bytes]:
         yield message.get("body", b"")
         if not message.get("more_body", False):
             return
+
+
+async def replay_spool(spool: Spool, dispatcher: Dispatcher) -> int:
+    """Replay what the spool holds through the dispatcher, in order, as messages whose passive reply is long
+    gone: the answers go through the outbox (custom message). Raises while the database is still down."""
+
+    async def handle(record: Record) -> None:
+        message = messages.from_fields(record["fields"])
+        await dispatcher.handle(message, arrived=dispatcher.monotonic() - dispatcher.reply_budget_s,
+                                received_ms=int(record["received_ms"]))
+        await dispatcher.drain()  # its answer queued before the next message is handled
+
+    return await spool.replay(handle)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-Failure = Literal["transient", "rate_limit", "auth", "window", "gone", "invalid_payload", "unknown"]
+Failure = Literal["transient", "rate_limit", "auth", "window", "gone", "invalid_payload", "config", "unknown"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,13 +40,16 @@ class DeliveryFailure(Exception):
 
     def __init__(self, failure: Failure, message: str, *, code: str | None = None,
                  retry_after_s: float | None = None, until_tomorrow: bool = False,
-                 sent_parts: dict[int, str | None] | None = None) -> None:
+                 sent_parts: dict[int, str | None] | None = None, setting: str | None = None,
+                 ladder: bool = False) -> None:
         super().__init__(message)
         self.failure: Failure = failure
         self.code = code
         self.retry_after_s = retry_after_s
         self.until_tomorrow = until_tomorrow
         self.sent_parts = sent_parts or {}
+        self.setting = setting  # an incident only the operator can fix: what to fix (alerted once a pause)
+        self.ladder = ladder  # a configuration failure of this channel only: rows go on down the ladder
 
 
 class Channel(Protocol):

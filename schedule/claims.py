@@ -8,11 +8,11 @@ Every write after the claim is fenced by the batch's token; the claim itself is 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
-from sqlalchemy import Table, and_, bindparam, insert, or_, select, update
+from sqlalchemy import Table, and_, bindparam, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from schedule import window
@@ -20,6 +20,7 @@ from schedule.channel import DeliveryFailure, Outgoing, Receipt, parts_of
 from schedule.model import DeliveryLogRow, OutboundMessageRow, ReminderRow, UserRow
 
 WINDOW_CLOSED_CODES = ("45015", "45047")  # WeChat: window closed / per-user limit reached
+PUSH_KINDS = frozenset({"reminder", "digest"})  # pushes; the other kinds are answers and notices to the user
 TEMPLATE_BLOCKED = "template_blocked"  # failure class of a template row the user refused
 
 OUTBOX = cast(Table, OutboundMessageRow.__table__)
@@ -96,18 +97,25 @@ async def claim(session: AsyncSession, *, token: str, now: int, lease_ms: int, l
 
 
 async def _template_blockers(session: AsyncSession, user_ids: set[int]) -> set[int]:
-    """Users whose template message came back "failed:user block" (TEMPLATESENDJOBFINISH): the template
-    rung is closed to them for good, so their pushes go on to the in-app queue instead."""
+    """Users whose template message came back "failed:user block" (TEMPLATESENDJOBFINISH) since they last
+    wrote or clicked: the template rung is closed to them, so their pushes go on to the in-app queue
+    instead, until they interact with the account again (they may have unblocked it)."""
     if not user_ids:
         return set()
-    return set((await session.scalars(select(OUTBOX.c.user_id).distinct().where(
-        OUTBOX.c.user_id.in_(sorted(user_ids)), OUTBOX.c.failure_class == TEMPLATE_BLOCKED))).all())
+    return set((await session.scalars(select(OUTBOX.c.user_id).distinct()
+                                      .join(UserRow, UserRow.id == OUTBOX.c.user_id).where(
+        OUTBOX.c.user_id.in_(sorted(user_ids)), OUTBOX.c.failure_class == TEMPLATE_BLOCKED,
+        OUTBOX.c.updated_at > func.coalesce(UserRow.last_user_message_at, 0),
+        OUTBOX.c.updated_at > func.coalesce(UserRow.window_opened_at, 0)))).all())
 
 
 async def mark_sending(session: AsyncSession, items: Sequence[Claimed], *, windowed: frozenset[str], now: int,
-                       lease_ms: int) -> tuple[list[Claimed], list[Claimed]]:
-    """Move our claimed rows to `sending`; rows on a windowed channel take a window slot in the same
-    transaction (recorded on the row, so a replay after a crash never takes a second one).
+                       lease_ms: int, parts: Callable[[Outgoing], int] = lambda _message: 1
+                       ) -> tuple[list[Claimed], list[Claimed]]:
+    """Move our claimed rows to `sending`; rows on a windowed channel take their window slots in the same
+    transaction (recorded on the row, so a replay after a crash never takes them again): one per message
+    the platform will count (`parts`: a long text goes out as several). Pushes (reminders, digests)
+    leave the window's last slot to answers (SPEC §7).
 
     Returns (ready to send, window closed); rows another worker took over are in neither.
     """
@@ -135,10 +143,12 @@ async def mark_sending(session: AsyncSession, items: Sequence[Claimed], *, windo
     counts: dict[int, int] = {}
     for item in need:
         state = states.get(item.message.user_id)
-        if state is None or not window.is_open(state, now):
+        count = max(1, parts(item.message))
+        kept = 1 if item.message.kind in PUSH_KINDS else 0  # the last slot waits for an answer
+        if state is None or window.remaining(state, now) < count + kept:
             closed.append(item)
             continue
-        state = states[item.message.user_id] = window.after_send(state)
+        state = states[item.message.user_id] = window.after_send(state, count)
         counts[item.message.user_id] = state.sent_count
         reserved.append(item.row_id)
     for count, users_at in _grouped(counts).items():  # one cached statement per count (at most 5), not a CASE
@@ -151,11 +161,12 @@ async def mark_sending(session: AsyncSession, items: Sequence[Claimed], *, windo
 
 
 async def renew(session: AsyncSession, items: Sequence[Claimed], *, now: int, lease_ms: int) -> None:
-    """Extend the lease of a batch still in flight (fenced: rows taken over are left alone)."""
+    """Extend the lease of a batch still in flight, rows sending or waiting their turn (fenced: rows
+    taken over are left alone)."""
     if items:
         await session.execute(
             update(OUTBOX).where(OUTBOX.c.id.in_([i.row_id for i in items]), OUTBOX.c.lock_token == items[0].token,
-                                 OUTBOX.c.status == "sending")
+                                 OUTBOX.c.status.in_(("claimed", "sending")))
             .values(locked_until=now + lease_ms))
 
 
@@ -187,7 +198,8 @@ _FINISH = (
     .where(OUTBOX.c.id == bindparam("b_id"), OUTBOX.c.lock_token == bindparam("b_token"))
     .values(status=bindparam("b_status"), receipt=bindparam("b_receipt"), channel=bindparam("b_channel"),
             next_attempt_at=bindparam("b_next"), failure_class=bindparam("b_failure"),
-            window_reserved_at=bindparam("b_reserved"), lock_token=None, locked_until=None,
+            window_reserved_at=bindparam("b_reserved"), attempts=bindparam("b_attempts"), lock_token=None,
+            locked_until=None,
             updated_at=bindparam("b_now"))
 )
 
@@ -251,7 +263,8 @@ def _values(o: Outcome, now: int) -> dict[str, Any]:
             "b_next": o.next_attempt_at if o.next_attempt_at is not None else item.next_attempt_at,
             "b_failure": o.failure.failure if o.failure else item.failure_class,
             # a slot belongs to the rung that took it: moving down the ladder gives it up
-            "b_reserved": item.window_reserved_at if channel == item.channel else None, "b_now": now}
+            "b_reserved": item.window_reserved_at if channel == item.channel else None,
+            "b_attempts": item.attempts, "b_now": now}  # one less than claimed when the attempt was given back
 
 
 def _log(o: Outcome, now: int) -> dict[str, Any]:

@@ -62,13 +62,17 @@ class Scheduler:
     """Moves due reminders and digests into the outbox; one `tick()` reads the clock once."""
 
     def __init__(self, sessions: async_sessionmaker[AsyncSession], clock: Clock, *, reminder_text: ReminderText,
-                 digest_text: DigestText, catchup_hours: int = 12, batch_size: int = 500) -> None:
+                 digest_text: DigestText, catchup_hours: int = 12, batch_size: int = 500,
+                 recovery_after_ms: int = RECOVERY_AFTER_MS) -> None:
         self._sessions = sessions
         self._clock = clock
         self._reminder_text = reminder_text
         self._digest_text = digest_text
         self._catchup_ms = catchup_hours * 3_600_000
         self._batch = batch_size
+        # a message still `processing` this long after it arrived is orphaned (its process died): not before
+        # the slowest answer could still arrive (SPEC §7: timeout × attempts × tool rounds)
+        self._recovery_after_ms = max(RECOVERY_AFTER_MS, recovery_after_ms)
         self._last_recovery = self._last_purge = -(1 << 62)
 
     async def tick(self) -> FireReport:
@@ -87,7 +91,7 @@ class Scheduler:
         if stamp - self._last_recovery >= 60_000:
             self._last_recovery = stamp
             recovered = await in_transaction(self._sessions, lambda session: inbound.recover_unfinished(
-                session, received_before_ms=stamp - RECOVERY_AFTER_MS, now_ms=stamp))
+                session, received_before_ms=stamp - self._recovery_after_ms, now_ms=stamp))
         if stamp - self._last_purge >= 3_600_000:
             self._last_purge = stamp
             await in_transaction(self._sessions,

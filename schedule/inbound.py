@@ -148,6 +148,13 @@ async def assign_user(session: AsyncSession, dedupe_key: str, *, user_id: int) -
                           .values(user_id=user_id).execution_options(synchronize_session=False))
 
 
+async def received_since(session: AsyncSession, user_id: int, *, since_ms: int, key_like: str) -> bool:
+    """Whether a message of the user whose dedupe key matches `key_like` arrived at or after `since_ms`."""
+    return bool(await session.scalar(select(InboundMessageRow.dedupe_key).where(
+        InboundMessageRow.user_id == user_id, InboundMessageRow.received_at >= since_ms,
+        InboundMessageRow.dedupe_key.like(key_like)).limit(1)))
+
+
 async def forget_replies(session: AsyncSession, user_id: int) -> None:
     """Blank the stored passive replies of a user who unsubscribed (they hold our answers to their text)."""
     await session.execute(update(InboundMessageRow).where(InboundMessageRow.user_id == user_id)

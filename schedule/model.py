@@ -264,13 +264,15 @@ class ApiTokenRow(Base):
 
 class ChannelPauseRow(Base):
     """A delivery channel stopped for every worker: the platform said its rate limit or daily quota is
-    reached (WeChat 45011 / 45009). Kept here so a restarted or added worker honours it too."""
+    reached (WeChat 45011 / 45009) or an incident only the operator can fix (40164, a bad template) stands.
+    Kept here so a restarted or added worker honours it too, and /healthz and doctor report it."""
 
     __tablename__ = "channel_pauses"
 
     channel: Mapped[str] = mapped_column(String(32), primary_key=True)
     paused_until: Mapped[int] = mapped_column(BigInteger)
-    daily: Mapped[bool] = mapped_column(Boolean, default=False)  # the day's quota: rows move down the ladder
+    # the day's quota or a bad template: rows move down the ladder meanwhile (else they wait)
+    daily: Mapped[bool] = mapped_column(Boolean, default=False)
     code: Mapped[str | None] = mapped_column(String(32), nullable=True)
     updated_at: Mapped[int] = mapped_column(BigInteger)
 

@@ -1,9 +1,11 @@
-"""Channel pauses shared through the database: when the platform says a rate limit (WeChat 45011) or the
-day's quota (45009) is reached, every worker stops calling that channel, not only the one that was told.
+"""Channel pauses shared through the database: when the platform says a rate limit (WeChat 45011), the
+day's quota (45009) or a configuration incident (IP not whitelisted, bad AppID/secret, bad template),
+every worker stops calling that channel, not only the one that was told.
 
-A rate-limit pause holds the channel's rows back until it ends (≥ 60 s). A daily pause lasts until the
-platform's next day (WeChat counts quotas by Beijing time) and the channel's rows go on down the ladder
-meanwhile: a reminder delivered tomorrow is no reminder.
+A rate-limit or configuration pause holds the channel's rows back until it ends (rows held spend no
+attempts). A daily pause lasts until the platform's next day (WeChat counts quotas by Beijing time),
+and a bad template's pause lasts its while; meanwhile the channel's rows go on down the ladder
+(`ladder`): a reminder delivered tomorrow is no reminder.
 """
 
 from __future__ import annotations
@@ -29,16 +31,24 @@ class Pause:
     daily: bool
     code: str | None
 
+    @property
+    def ladder(self) -> bool:
+        """Rows go on down the ladder meanwhile (else they wait for the pause to end)."""
+        return self.daily
+
     def failure(self, now: int) -> DeliveryFailure:
         """What a send on this channel meets while the pause lasts (no platform call is made)."""
-        what = "daily quota used up" if self.daily else "rate limited"
+        what = "rows go down the ladder" if self.daily else "rows wait"
         return DeliveryFailure("rate_limit", f"channel paused for every worker: {what}", code=self.code,
                                retry_after_s=None if self.daily else max(0, self.until - now) / 1000,
                                until_tomorrow=self.daily)
 
 
 def pause_for(channel: str, failure: DeliveryFailure, now: int) -> Pause | None:
-    """The pause a failure calls for, or None (only rate_limit failures pause a channel)."""
+    """The pause a failure calls for, or None (only rate-limit and configuration failures pause a channel)."""
+    if failure.failure == "config":
+        wait = max(MIN_RATE_PAUSE_MS, int((failure.retry_after_s or 0) * 1000))
+        return Pause(channel, now + wait, failure.ladder, failure.code)
     if failure.failure != "rate_limit":
         return None
     if failure.until_tomorrow:

@@ -64,6 +64,11 @@ async def mark_reachable(session: Executor, user_id: int) -> None:
     await _REACHABLE.defer(session, {"p_uid": user_id})
 
 
+async def is_subscribed(session: AsyncSession, user_id: int) -> bool:
+    """Whether pushes may reach the user, read under a lock on their row (an unsubscribe waits or went first)."""
+    return bool(await session.scalar(select(UserRow.subscribed).where(UserRow.id == user_id).with_for_update()))
+
+
 async def forget(session: AsyncSession, user_id: int, *, now_ms: int) -> None:
     """Unsubscribe: stop every push to the user and delete their schedule data (WeChat's rule)."""
     await session.execute(

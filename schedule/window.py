@@ -56,8 +56,9 @@ def after_interaction(state: WindowState, kind: WindowKind, at_ms: int) -> Windo
     return fresh
 
 
-def after_send(state: WindowState) -> WindowState:
-    return WindowState(kind=state.kind, opened_at=state.opened_at, sent_count=state.sent_count + 1)
+def after_send(state: WindowState, count: int = 1) -> WindowState:
+    """`count` messages sent (each part of a split text is one to WeChat)."""
+    return WindowState(kind=state.kind, opened_at=state.opened_at, sent_count=state.sent_count + count)
 
 
 def state_of(user: UserRow) -> WindowState:

@@ -6,6 +6,11 @@ BEGIN IMMEDIATE (taken by the engine for every SQLite transaction) + the same st
 Each claim carries a fencing token; a receipt only commits under a matching token, so a worker
 whose lease expired can never overwrite another worker's result. Leases are a few seconds long and
 renewed while a batch is in flight, so a dead worker's rows go to another worker within seconds.
+
+A crash replays little (SPEC §7): at most MAX_UNRECEIPTED sends are out without a committed receipt
+(a send takes a slot that only its receipt's commit gives back, so new sends wait while receipts
+commit), and a batch is marked `sending` LEAD rows at a time, just ahead of its sends, so a crash
+leaves few rows holding window slots (at most 1.5 × LEAD a batch, plus the next batch's first LEAD).
 """
 
 from __future__ import annotations
@@ -17,14 +22,14 @@ import logging
 import random
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from schedule import claims, metrics, pauses
-from schedule.channel import Channel, DeliveryFailure
+from schedule.channel import Channel, DeliveryFailure, Outgoing
 from schedule.claims import Claimed, Outcome
 from schedule.clock import Clock, from_ms, now_ms
 from schedule.db import in_transaction
@@ -40,9 +45,13 @@ PIPELINE = 2  # batches in flight at once: one sending while the next is claimed
 # a row: 256-row batches cost 0.2 ms a row less than 64-row ones. Leases are renewed while a batch sends,
 # so a large batch only means more rows wait for a dead worker's 5 s lease to run out.
 COALESCE_S = 0.02  # a receipt waits at most this long for others to share its commit
+MAX_UNRECEIPTED = 64  # sends out without a committed receipt: what a kill -9 may replay (SPEC §7)
+LEAD = 64  # rows of a batch marked `sending` ahead of their sends (the rest stay `claimed`)
 # custom message → subscription message (a grant exists; issue 30) → template message → in-app queue
 LADDER = ("wechat", "subscribe", "template", "inapp")
-__all__ = ["LADDER", "Claimed", "DeliveryWorker", "TickReport"]
+ANSWER_LADDER = ("wechat", "inapp")  # answers and notices are no reminders: never a template or subscription
+WINDOW_CLOSED = DeliveryFailure("window", "customer-service window closed or used up")
+__all__ = ["ANSWER_LADDER", "LADDER", "Claimed", "DeliveryWorker", "TickReport"]
 
 
 class Slots:
@@ -81,13 +90,15 @@ class Slots:
 
 @dataclass(frozen=True, slots=True)
 class Batch:
-    """A claimed batch marked sending: rows to send, and rows whose customer-service window is closed."""
+    """A claimed batch: rows marked sending, rows whose customer-service window is closed, and rows still
+    `claimed` (marked sending LEAD at a time as the sends reach them)."""
 
     ready: list[Claimed]
     closed: list[Claimed]
+    later: list[Claimed] = field(default_factory=list)
 
     def __len__(self) -> int:
-        return len(self.ready) + len(self.closed)
+        return len(self.ready) + len(self.closed) + len(self.later)
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +115,8 @@ class DeliveryWorker:
     def __init__(self, sessions: async_sessionmaker[AsyncSession], clock: Clock, channels: dict[str, Channel], *,
                  policy: RetryPolicy | None = None, lease_ms: int = 5_000, batch_size: int = 256,
                  poll_interval_s: float = 1.0, rand: random.Random | None = None,
-                 scheduler: Scheduler | None = None, max_in_flight: int = 32) -> None:
+                 scheduler: Scheduler | None = None, max_in_flight: int = 32,
+                 max_unreceipted: int = MAX_UNRECEIPTED, lead: int = LEAD) -> None:
         self._sessions = sessions
         self._clock = clock
         self._channels = channels
@@ -124,6 +136,10 @@ class DeliveryWorker:
         self._fired_at = -(1 << 62)
         self._fire_again = False
         self._bound = Slots(max_in_flight)  # sends of all batches; matches the HTTP keep-alive pool
+        self._unreceipted = Slots(max(max_unreceipted, max_in_flight))  # given back by the receipt's commit
+        self._lead = lead
+        # a commit starts once this many receipts wait (or COALESCE_S passed): sends go on meanwhile
+        self._coalesce = max(1, max_unreceipted * 3 // 4)
         self._released_at = -(1 << 62)
 
     def notify(self) -> None:
@@ -235,7 +251,7 @@ class DeliveryWorker:
         return await in_transaction(self._sessions, lambda session: claims.release_stale(session, now=now))
 
     async def _claim_batch(self) -> Batch:
-        """Lease a batch and mark it sending, taking window slots, in one transaction (one commit per batch)."""
+        """Lease a batch and mark its first LEAD rows sending, taking window slots, in one transaction."""
         now, token = now_ms(self._clock), str(uuid.uuid4())
         await self._read_pauses(now)
         held = self._held(now)
@@ -243,11 +259,21 @@ class DeliveryWorker:
         async def work(session: AsyncSession) -> Batch:
             claimed = await claims.claim(session, token=token, now=now, lease_ms=self._lease_ms, limit=self._batch,
                                          held=held)
-            ready, closed = await claims.mark_sending(session, claimed, windowed=self._windowed, now=now,
-                                                      lease_ms=self._lease_ms)
-            return Batch(ready, closed)
+            ready, closed = await claims.mark_sending(session, claimed[:self._lead], windowed=self._windowed,
+                                                      now=now, lease_ms=self._lease_ms, parts=self._parts)
+            return Batch(ready, closed, claimed[self._lead:])
 
         return await in_transaction(self._sessions, work)
+
+    async def _mark_sending(self, items: list[Claimed]) -> tuple[list[Claimed], list[Claimed]]:
+        now = now_ms(self._clock)
+        return await in_transaction(self._sessions, lambda session: claims.mark_sending(
+            session, items, windowed=self._windowed, now=now, lease_ms=self._lease_ms, parts=self._parts))
+
+    def _parts(self, message: Outgoing) -> int:
+        """Messages the platform will count for this row (a channel with `parts()` says; else one)."""
+        counter = getattr(self._channels.get("wechat"), "parts", None)
+        return int(counter(message)) if counter is not None else 1
 
     # ---------------------------------------------------------------- pauses shared by every worker
     def _held(self, now: int) -> list[str]:
@@ -276,6 +302,13 @@ class DeliveryWorker:
             return
         self._pauses[channel] = pause
         self._new_pauses[channel] = pause
+        if failure.failure == "config":
+            # one ERROR line per pause (an account-wide incident is also named by the WeChat client's line)
+            log.log(logging.ERROR if failure.ladder else logging.WARNING,
+                    "channel %s paused for every worker until %s: configuration incident (code %s), fix %s; %s",
+                    channel, from_ms(pause.until).isoformat(), pause.code or "-", failure.setting or "the setup",
+                    "rows go down the ladder" if pause.ladder else "rows wait without spending attempts")
+            return
         log.warning("channel %s paused for every worker until %s (code %s: %s)", channel,
                     from_ms(pause.until).isoformat(), pause.code or "-",
                     "daily quota used up: rows go down the ladder" if pause.daily else "rate limited: rows wait")
@@ -301,24 +334,63 @@ class DeliveryWorker:
     # ---------------------------------------------------------------- sending
     async def _deliver(self, batch: Batch) -> list[Outcome]:
         """Send the batch concurrently; receipts are group-committed as sends complete (whatever finished
-        while the previous commit ran), so a crash replays only sends whose receipt was still in memory."""
-        ready, closed = batch.ready, batch.closed
-        if not ready and not closed:
+        while the previous commit ran). A send first takes one of the MAX_UNRECEIPTED slots, which its
+        receipt's commit gives back: a crash replays at most those sends."""
+        if not batch:
             return []
-        buffer = [self._failed(i, DeliveryFailure("window", "customer-service window closed or used up"))
-                  for i in closed]
-        arrived = asyncio.Event()
+        buffer = [self._failed(i, WINDOW_CLOSED) for i in batch.closed]
+        taken = given = holding = 0  # unreceipted slots taken, given back, held by outcomes in `buffer`
+        arrived, full = asyncio.Event(), asyncio.Event()
 
         async def send(item: Claimed) -> None:
+            nonlocal holding
             await self._bound.acquire()
             try:
-                buffer.append(await self._send(item))
+                outcome = await self._send(item)
             finally:
                 self._bound.release()
+            buffer.append(outcome)
+            holding += 1
             arrived.set()
+            if len(buffer) >= self._coalesce:
+                full.set()
 
-        renewal = asyncio.create_task(self._renew(ready))
-        sends = asyncio.gather(*(send(item) for item in ready))
+        async def feed() -> None:
+            """Start the sends in order, each once it has an unreceipted slot. The next LEAD rows are marked
+            sending while the last half of the marked ones start (the transaction hides behind their sends),
+            so at most 1.5 × LEAD rows of the batch are `sending` without having gone out."""
+            nonlocal taken
+            ready, later, started = list(batch.ready), list(batch.later), []
+            marking: asyncio.Task[tuple[list[Claimed], list[Claimed]]] | None = None
+            try:
+                while ready or later or marking is not None:
+                    await self._unreceipted.acquire()
+                    taken += 1
+                    while not ready and (later or marking is not None):
+                        if marking is None:
+                            marking = asyncio.create_task(self._mark_sending(later[:self._lead]))
+                            later = later[self._lead:]
+                        marked, closed = await marking
+                        marking = None
+                        ready.extend(marked)
+                        if closed:
+                            buffer.extend(self._failed(i, WINDOW_CLOSED) for i in closed)
+                            arrived.set()
+                    if not ready:  # the rest were window-closed or taken over
+                        break
+                    started.append(asyncio.create_task(send(ready.pop(0))))
+                    if marking is None and later and len(ready) <= self._lead // 2:
+                        marking = asyncio.create_task(self._mark_sending(later[:self._lead]))
+                        later = later[self._lead:]
+                await asyncio.gather(*started)
+            finally:
+                if marking is not None:
+                    marking.cancel()
+                for task in started:
+                    task.cancel()
+
+        renewal = asyncio.create_task(self._renew([*batch.ready, *batch.later]))
+        sends = asyncio.ensure_future(feed())
         committed: list[Outcome] = []
         try:
             while buffer or not sends.done():
@@ -328,14 +400,22 @@ class DeliveryWorker:
                     await asyncio.wait((sends, waiter), return_when=asyncio.FIRST_COMPLETED)
                     waiter.cancel()
                     continue
-                if not sends.done() and len(buffer) < self._in_flight:
-                    await asyncio.wait((sends,), timeout=COALESCE_S)  # more receipts join this commit
-                chunk, buffer[:] = list(buffer), []
+                if not sends.done() and len(buffer) < self._coalesce:  # more receipts join this commit
+                    full.clear()
+                    waiter = asyncio.ensure_future(full.wait())
+                    await asyncio.wait((sends, waiter), timeout=COALESCE_S, return_when=asyncio.FIRST_COMPLETED)
+                    waiter.cancel()
+                chunk, buffer[:], held, holding = list(buffer), [], holding, 0
                 committed += await self._finish(chunk)
+                for _ in range(held):
+                    self._unreceipted.release()
+                given += held
             await sends
         finally:
             renewal.cancel()
             sends.cancel()
+            for _ in range(taken - given):  # sends cut short or receipts not committed: replayed after the lease
+                self._unreceipted.release()
             with contextlib.suppress(asyncio.CancelledError):
                 await renewal
         return committed
@@ -365,9 +445,11 @@ class DeliveryWorker:
                 raise DeliveryFailure("window", f"channel {item.channel!r} is not configured")
             if item.channel == "template" and item.template_blocked:
                 raise DeliveryFailure("window", "the user blocks template messages")
+            if item.channel == "template" and item.message.kind not in claims.PUSH_KINDS:
+                raise DeliveryFailure("window", "an answer never goes through the reminder template")
             pause, now = self._pauses.get(item.channel), now_ms(self._clock)
             if pause is not None and pause.until > now:
-                return self._failed(item, pause.failure(now))  # no call: it would be refused
+                return self._failed(item, pause.failure(now), called=False)  # no call: it would be refused
             try:
                 receipt = await channel.send(item.message)
             except DeliveryFailure as failure:
@@ -380,12 +462,16 @@ class DeliveryWorker:
             return self._failed(item, DeliveryFailure("unknown", type(exc).__name__))
         return Outcome(item, "sent", receipt=receipt, log="success")
 
-    def _failed(self, item: Claimed, failure: DeliveryFailure) -> Outcome:
+    def _failed(self, item: Claimed, failure: DeliveryFailure, *, called: bool = True) -> Outcome:
         now = now_ms(self._clock)
-        decision = self._policy.decide(failure, attempts=item.attempts, now_ms=now, rand=self._rand)
+        decision = self._policy.decide(failure, attempts=item.attempts, now_ms=now, rand=self._rand,
+                                       due_ms=item.due_at, called=called)
+        if decision.refund:
+            item = replace(item, attempts=item.attempts - 1)  # given back: a pause or an incident is no try
         if decision.fallback:
-            rung = LADDER.index(item.channel) + 1 if item.channel in LADDER else len(LADDER) - 1
-            next_channel = next((c for c in LADDER[rung:] if c in self._channels or c == "inapp"), "inapp")
+            ladder = LADDER if item.message.kind in claims.PUSH_KINDS else ANSWER_LADDER
+            rung = ladder.index(item.channel) + 1 if item.channel in ladder else len(ladder) - 1
+            next_channel = next((c for c in ladder[rung:] if c in self._channels or c == "inapp"), "inapp")
             log.info("outbox %s fell back from %s to %s (%s)", item.row_id, item.channel, next_channel,
                      failure.code or failure.failure)
             return Outcome(item, "pending", channel=next_channel, next_attempt_at=now, failure=failure, log="failed")

@@ -60,7 +60,7 @@ class WeChatClient:
     def __init__(self, *, app_id: str, app_secret: str, sessions: async_sessionmaker[AsyncSession],
                  clock: Clock, api_base: str = "https://api.weixin.qq.com",
                  timeout: float = DEFAULT_TIMEOUT, token_poll_s: float = 0.05,
-                 token_wait_polls: int = 200, config_pause_s: int = 300,
+                 token_wait_polls: int = 200, config_pause_s: int = 600,
                  max_connections: int = MAX_CONNECTIONS) -> None:
         self.app_id = app_id
         self._secret = app_secret
@@ -108,9 +108,10 @@ class WeChatClient:
 
     async def _refresh(self, lease: str, stale: str | None) -> str:
         try:
-            token, expires_in = await self._fetch_token(force=False)
-            if stale is not None and token == stale and await self._store.claim_forced_refresh():
-                token, expires_in = await self._fetch_token(force=True)
+            # WeChat rejected `stale`: a plain stable_token call would hand the same token back, so the
+            # refresh is forced straight away (one call, not two; at most once a minute for every process)
+            force = stale is not None and await self._store.claim_forced_refresh()
+            token, expires_in = await self._fetch_token(force=force)
         except BaseException:
             await self._store.release(lease)
             raise
@@ -142,11 +143,12 @@ class WeChatClient:
         what = f"errcode {error.errcode} ({rule.meaning}): check {rule.setting}"
         if ip:
             what += f"; whitelist {ip.group(1)}"
-        if what != self.misconfigured:
+        now = now_ms(self._clock)
+        if what != self.misconfigured or now >= self._config_paused_until:  # one ERROR line per pause
             log.error("wechat API misconfigured, pausing WeChat calls for %ds: %s", self._config_pause_ms // 1000,
                       what)
         self.misconfigured, self._config_error = what, error
-        self._config_paused_until = now_ms(self._clock) + self._config_pause_ms
+        self._config_paused_until = now + self._config_pause_ms
 
     async def _post(self, api: str, body: dict[str, Any], *, token: str | None) -> dict[str, Any]:
         self._check_configured()
@@ -169,7 +171,7 @@ class WeChatClient:
         errcode = data.get("errcode", 0)
         if errcode:
             error = WeChatAPIError(int(errcode), str(data.get("errmsg", "")), api=api)
-            if error.rule.setting is not None:
+            if error.rule.failure is FailureClass.CONFIG and not error.rule.ladder:  # account-wide: stop calling
                 self._configuration_failed(error)
             raise error
         if self._config_error is not None:

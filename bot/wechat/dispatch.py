@@ -43,6 +43,7 @@ VOICE_UNRECOGNISED = "没听清这段语音，可以发文字给我吗？"
 UNKNOWN_MENU = "这个菜单暂时没有内容。" + CAPABILITIES
 SCANNED = "已收到扫码结果。" + CAPABILITIES
 SUCCESS = "success"
+CLAIM_BUDGET_S = 2.5  # the database must claim a message within this, or the webhook spools it (SPEC §8)
 Opening = tuple[Fast, Mapping[str, Any]]  # a handler's first statement and its parameters
 ClaimUnit = Callable[..., Awaitable[inbound.Claim]]  # the claim on a transaction, with statements after it
 # Events that open WeChat's 3-messages-per-minute window (a click, follow or scan).
@@ -91,14 +92,17 @@ class Dispatcher:
         task.add_done_callback(self._background.discard)
 
     async def handle(self, message: InboundMessage, *, arrived: float | None = None,
-                     replay_key: str | None = None) -> str:
+                     replay_key: str | None = None, received_ms: int | None = None) -> str:
         """The plaintext response body: a passive reply XML or `success`.
 
         `arrived` is `self.monotonic()` when the request came in; `replay_key` names the request's
-        signed (timestamp, nonce) pair, accepted for this message only (raises `Replayed` otherwise).
+        signed (timestamp, nonce) pair, accepted for this message only (raises `Replayed` otherwise);
+        `received_ms`: when it arrived, if not now (a message replayed from the spool).
+        The claim must answer within CLAIM_BUDGET_S: a database that does not raises, and the webhook
+        spools the message.
         """
         arrived = self.monotonic() if arrived is None else arrived
-        received = now_ms(self._clock)
+        received = now_ms(self._clock) if received_ms is None else received_ms
         known_user = self._user_ids.get(message.openid)  # recorded with the claim so recovery can notify
         owner = hashlib.sha1(message.dedupe_key.encode("utf-8")).hexdigest()
 
@@ -114,9 +118,10 @@ class Dispatcher:
         opening = self._opening_of(message, known_user) if replay_key is not None else None
         handoff = None
         if opening is not None:
-            claim, handoff = await self._claim_and_open(message, claim_unit, opening)
+            claim, handoff = await asyncio.wait_for(self._claim_and_open(message, claim_unit, opening),
+                                                    CLAIM_BUDGET_S)
         else:
-            claim = await self._writes.run_fast(claim_unit)
+            claim = await asyncio.wait_for(self._writes.run_fast(claim_unit), CLAIM_BUDGET_S)
         try:
             if not claim.fresh:
                 log.info("wechat retry of %s (%s)", message.dedupe_key, claim.status)
@@ -239,8 +244,8 @@ class Dispatcher:
             if self._client is not None:
                 self._spawn(self._typing(message.openid))
             try:
-                await self._writes.run(partial(inbound.assign_user, dedupe_key=message.dedupe_key,
-                                               user_id=message.user_id))
+                await self._writes.run(partial(self._note_sender, message=message, received=received,
+                                               window_kind=window_kind))
             except Exception:  # only recovery's notice needs it; the late answer carries the user itself
                 log.exception("could not record the sender of %s", message.dedupe_key)
             return SUCCESS
@@ -248,8 +253,42 @@ class Dispatcher:
             log.exception("handler failed on %s", message.dedupe_key)
             reply = APOLOGY
         if inline.body is not None:  # stored and marked done with the handler's own writes
-            return inline.body
-        return await self._finish(message, received, reply, window_kind=window_kind, passive=not self._spent(arrived))
+            return await self._in_time(message, reply, inline.body, arrived)
+        body = await self._finish(message, received, reply, window_kind=window_kind, passive=not self._spent(arrived))
+        return await self._in_time(message, reply, body, arrived)
+
+    async def _in_time(self, message: InboundMessage, reply: Reply, body: str, arrived: float) -> str:
+        """The passive reply, if the finishing write left WeChat still waiting for it; else (the write
+        stalled past the budget) its text goes to the outbox and WeChat gets `success` (SPEC §8: the
+        budget covers the finishing write; an answer is never dropped)."""
+        if body == SUCCESS or not self._spent(arrived):
+            return body
+        assert message.user_id is not None
+        parts = split_utf8(strip_illegal(reply or "").strip())
+        log.warning("wechat %s: finishing ended %.1fs after arrival; its answer goes through the outbox",
+                    message.dedupe_key, self.monotonic() - arrived)
+
+        async def requeue(target: Executor) -> None:
+            await outbox.enqueue(await orm(target), user_id=message.user_id or 0,
+                                 idempotency_key=f"passive:{message.dedupe_key}"[:191], kind="agent_reply",
+                                 payload={"text": parts[0], "openid": message.openid}, now_ms=now_ms(self._clock))
+            # WeChat's next retry must not get the passive copy too
+            await inbound.finish(target, message.dedupe_key, reply=SUCCESS, user_id=message.user_id)
+
+        try:
+            await self._writes.run(requeue)
+        except Exception:
+            log.exception("could not queue the late passive answer to %s; replying anyway", message.dedupe_key)
+            return body
+        return SUCCESS
+
+    async def _note_sender(self, target: Executor, message: InboundMessage, received: int,
+                           window_kind: str | None) -> None:
+        """A slow answer: its sender, window and reachability are recorded now, when WeChat stops waiting,
+        not after the handler (recovery's notice and the answer's own push find the window open)."""
+        assert message.user_id is not None
+        await inbound.assign_user(await orm(target), message.dedupe_key, user_id=message.user_id)
+        await self._record_window(target, message.user_id, received, window_kind)
 
     async def _handle(self, message: InboundMessage, handoff: Handoff | None) -> Reply:
         """The handler, offered the transaction begun with the claim; ended here if it did not take it."""
@@ -269,7 +308,7 @@ class Dispatcher:
             log.exception("slow handler failed on %s", message.dedupe_key)
             reply = APOLOGY
         try:
-            await self._finish(message, received, reply, window_kind=window_kind, passive=False)
+            await self._finish(message, received, reply, window_kind=None, passive=False, late=True)
         except Exception:
             log.exception("late answer to %s could not be queued", message.dedupe_key)
 
@@ -292,19 +331,32 @@ class Dispatcher:
         return SUCCESS, text
 
     async def _record(self, target: Executor, message: InboundMessage, received: int, body: str, queued: str,
-                      *, window_kind: str | None, template_status: str | None = None) -> None:
-        """The finishing writes: window and reachability, queued text, inbound row done with its body."""
+                      *, window_kind: str | None, template_status: str | None = None, late: bool = False) -> None:
+        """The finishing writes: window and reachability, queued text, inbound row done with its body.
+        `late`: an answer after WeChat stopped waiting, whose window was recorded then; if the user has
+        unsubscribed meanwhile, the unsubscribe wins: nothing is queued and nothing of theirs comes back."""
         user_id = message.user_id
         assert user_id is not None
         stamp = now_ms(self._clock)
+        if late and not await users.is_subscribed(await orm(target), user_id):  # unsubscribed, or unreachable
+            log.info("wechat %s: the user left while the answer was on its way; not queued", message.dedupe_key)
+            if await inbound.received_since(await orm(target), user_id, since_ms=received,
+                                            key_like=f"evt:{message.openid}:%:unsubscribe:%"):
+                await users.forget(await orm(target), user_id, now_ms=stamp)  # what the slow handler wrote, too
+            await inbound.finish(target, message.dedupe_key, reply=None, user_id=user_id)
+            return
+        await self._record_window(target, user_id, received, window_kind)
+        if template_status is not None:
+            await template_job.record(await orm(target), message, now_ms=stamp)
+        await self._keep(target, message, body, queued, stamp)
+
+    @staticmethod
+    async def _record_window(target: Executor, user_id: int, received: int, window_kind: str | None) -> None:
         if window_kind == "message":  # the window, and reachable again, in one UPDATE
             await window.record_message(target, user_id, received)
         elif window_kind == "click":  # clicked, followed or scanned: reachable again too
             await window.record_interaction(await orm(target), user_id, "click", received)
             await users.mark_reachable(target, user_id)
-        if template_status is not None:
-            await template_job.record(await orm(target), message, now_ms=stamp)
-        await self._keep(target, message, body, queued, stamp)
 
     @staticmethod
     async def _keep(target: Executor, message: InboundMessage, body: str, queued: str, stamp: int) -> None:
@@ -316,7 +368,7 @@ class Dispatcher:
         await inbound.finish(target, message.dedupe_key, reply=body, user_id=message.user_id)
 
     async def _finish(self, message: InboundMessage, received: int, reply: Reply, *, window_kind: str | None,
-                      passive: bool = True, template_status: str | None = None) -> str:
+                      passive: bool = True, template_status: str | None = None, late: bool = False) -> str:
         """One transaction: `_record`'s writes for the answer.
 
         Should it fail, the answer is kept by a second, smaller transaction (queued text and the
@@ -331,14 +383,14 @@ class Dispatcher:
                 await window.record_message(tx, user_id, received)
             await inbound.finish(tx, message.dedupe_key, reply=body, user_id=user_id)
 
-        usual = not queued and template_status is None and window_kind in ("message", None)
+        usual = not queued and not late and template_status is None and window_kind in ("message", None)
         try:
             if usual:
                 await self._writes.run_fast(done)
             else:
                 await self._writes.run(partial(self._record, message=message, received=received, body=body,
                                                queued=queued, window_kind=window_kind,
-                                               template_status=template_status))
+                                               template_status=template_status, late=late))
         except Exception:
             if body == SUCCESS and not queued:
                 raise

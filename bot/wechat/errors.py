@@ -12,7 +12,8 @@ class FailureClass(StrEnum):
     AUTH = "auth"  # refresh the token once, retry once
     WINDOW = "window"  # this rung cannot reach the user now (window closed, refused): next rung of the ladder
     GONE = "gone"  # the user is unreachable: fail, stop pushing to them
-    INVALID_PAYLOAD = "invalid_payload"  # 45002 split and resend; 47003 fail and alert
+    INVALID_PAYLOAD = "invalid_payload"  # 45002 split and resend
+    CONFIG = "config"  # only the account owner can fix it: pause, alert, spend no attempts (SPEC §7)
     UNKNOWN = "unknown"  # retry, then fail
 
 
@@ -23,8 +24,9 @@ class ErrcodeRule:
     retry_after_s: int | None = None  # minimum wait before the next attempt
     until_tomorrow: bool = False  # the daily quota is spent
     split: bool = False  # resend the text in ≤ 2048-byte parts
-    alert: bool = False  # needs an operator
-    setting: str | None = None  # a configuration failure: what to fix; the client stops calling the API
+    alert: bool = False  # needs an operator: one ERROR line per pause names `setting`
+    setting: str | None = None  # a configuration failure: what to fix
+    ladder: bool = False  # only this channel is broken (a bad template): its rows go on down the ladder
 
 
 ERRCODES: dict[int, ErrcodeRule] = {
@@ -39,17 +41,24 @@ ERRCODES: dict[int, ErrcodeRule] = {
     43004: ErrcodeRule(FailureClass.GONE, "require subscribe (user unfollowed)"),
     43019: ErrcodeRule(FailureClass.GONE, "user is in the blacklist"),
     45002: ErrcodeRule(FailureClass.INVALID_PAYLOAD, "content size out of limit", split=True),
-    47003: ErrcodeRule(FailureClass.INVALID_PAYLOAD, "argument invalid (template data)", alert=True),
     # Not worth a retry: the same call fails the same way.
     43101: ErrcodeRule(FailureClass.WINDOW, "user refused to accept the message"),
-    40037: ErrcodeRule(FailureClass.WINDOW, "invalid template_id (check WECHAT_TEMPLATE_ID_REMINDER)", alert=True),
     40003: ErrcodeRule(FailureClass.GONE, "invalid openid"),
-    # Configuration failures: no row can succeed until an operator fixes the setting (the client
-    # pauses the API and names it); rows wait like a rate limit instead of burning their attempts.
-    40013: ErrcodeRule(FailureClass.RATE_LIMIT, "invalid appid", retry_after_s=600, setting="WECHAT_APP_ID"),
-    40125: ErrcodeRule(FailureClass.RATE_LIMIT, "invalid appsecret", retry_after_s=600, setting="WECHAT_APP_SECRET"),
-    40164: ErrcodeRule(FailureClass.RATE_LIMIT, "caller IP not in the API IP whitelist", retry_after_s=600,
+    # Configuration incidents: no row can succeed until the account owner fixes a setting. The API pauses
+    # (every call for the account-wide ones; the template rung for a bad template, whose rows go on down
+    # the ladder), one ERROR line per pause names the setting, and rows spend no delivery attempts: they
+    # wait up to the catch-up window, then go down the ladder.
+    40013: ErrcodeRule(FailureClass.CONFIG, "invalid appid", retry_after_s=600, alert=True, setting="WECHAT_APP_ID"),
+    40125: ErrcodeRule(FailureClass.CONFIG, "invalid appsecret", retry_after_s=600, alert=True,
+                       setting="WECHAT_APP_SECRET"),
+    40164: ErrcodeRule(FailureClass.CONFIG, "caller IP not in the API IP whitelist", retry_after_s=600, alert=True,
                        setting="the IP whitelist (公众号后台 → 基本配置 → IP白名单)"),
+    41001: ErrcodeRule(FailureClass.CONFIG, "access_token missing", retry_after_s=600, alert=True,
+                       setting="WECHAT_APP_ID / WECHAT_APP_SECRET (no access token was issued)"),
+    40037: ErrcodeRule(FailureClass.CONFIG, "invalid template_id", retry_after_s=600, alert=True, ladder=True,
+                       setting="WECHAT_TEMPLATE_ID_REMINDER"),
+    47003: ErrcodeRule(FailureClass.CONFIG, "argument invalid (template data)", retry_after_s=600, alert=True,
+                       ladder=True, setting="WECHAT_TEMPLATE_ID_REMINDER (its fields must be thing1 and time2)"),
 }
 _UNKNOWN = ErrcodeRule(FailureClass.UNKNOWN, "unclassified errcode")
 

@@ -42,9 +42,13 @@ class InboundMessage(BaseModel):
 
     @property
     def dedupe_key(self) -> str:
+        """(openid, MsgId) for messages; (openid, CreateTime, Event, EventKey, MsgID) for events (SPEC §8): a
+        MsgId is not unique across users, and one user's events of one second differ by MsgID (two
+        TEMPLATESENDJOBFINISH)."""
         if self.kind != "event" and self.msg_id:
-            return f"msg:{self.msg_id}"
-        key = f"evt:{self.openid}:{self.create_time}:{self.event or ''}:{self.event_key or ''}"
+            key = f"msg:{self.openid}:{self.msg_id}"
+        else:
+            key = f"evt:{self.openid}:{self.create_time}:{self.event or ''}:{self.event_key or ''}:{self.msg_id or ''}"
         if len(key) > 191:  # the column's limit: keep it unique with a digest of the whole key
             key = key[:150] + ":" + hashlib.sha1(key.encode("utf-8")).hexdigest()
         return key

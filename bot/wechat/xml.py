@@ -14,6 +14,7 @@ WeChat's 2048-byte limit.
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Any
 from xml.etree.ElementTree import Element
 
@@ -125,12 +126,29 @@ def truncate_utf8(text: str, limit: int = MAX_TEXT_BYTES) -> str:
     return data[:limit].decode("utf-8", "ignore")
 
 
+def _joins(char: str) -> bool:
+    """A character that belongs to the one before it on screen: ZWJ, variation selectors, emoji skin tones,
+    tags and combining marks."""
+    code = ord(char)
+    return (code == 0x200D or 0xFE00 <= code <= 0xFE0F or 0x1F3FB <= code <= 0x1F3FF or 0xE0020 <= code <= 0xE007F
+            or unicodedata.combining(char) != 0)
+
+
+def _grapheme_safe(head: str, rest: str) -> str:
+    """`head` (a prefix of `rest`) shortened so that it does not end inside an emoji or combined sequence."""
+    end = len(head)
+    while 0 < end < len(rest) and (_joins(rest[end]) or rest[end - 1] == "\u200d"):
+        end -= 1
+    return head[:end] if end > 0 else head
+
+
 def split_utf8(text: str, limit: int = MAX_TEXT_BYTES) -> list[str]:
-    """Split into parts of at most `limit` UTF-8 bytes, preferring line breaks, never inside a character."""
+    """Split into parts of at most `limit` UTF-8 bytes, preferring line breaks, never inside a character
+    nor an emoji sequence (👨‍👩‍👧 is five code points joined by ZWJ)."""
     parts: list[str] = []
     rest = text
     while len(rest.encode("utf-8")) > limit:
-        head = truncate_utf8(rest, limit)
+        head = _grapheme_safe(truncate_utf8(rest, limit), rest)
         cut = head.rfind("\n")
         if cut > len(head) // 2:
             head = head[: cut + 1]

@@ -42,11 +42,12 @@ async def user_who_wrote(app: FastAPI, clock: FrozenClock, openid: str) -> int:
     return int(user.id)
 
 
-async def queue_text(app: FastAPI, clock: FrozenClock, openid: str, text: str) -> int:
+async def queue_text(app: FastAPI, clock: FrozenClock, openid: str, text: str, *, kind: str = "notice") -> int:
+    """A queued push to a user who just wrote: a notice (an answer's kind), or `kind` ("reminder", "digest")."""
     user_id = await user_who_wrote(app, clock, openid)
     async with app.state.sessions.begin() as session:
         row = await outbox.enqueue(session, user_id=user_id, idempotency_key=f"t:{openid}:{len(text)}:{text[:8]}",
-                                   kind="notice", payload={"text": text, "title": "通知"}, now_ms=now_ms(clock))
+                                   kind=kind, payload={"text": text, "title": "通知"}, now_ms=now_ms(clock))
         return int(row.id)
 
 
@@ -112,7 +113,7 @@ async def test_token_error_refreshes_once_and_the_send_succeeds(database_url: st
 
 async def test_closed_window_falls_back_to_the_template_message(database_url: str, clock: FrozenClock) -> None:
     async with FakeWeChatAPI() as api, app_with(api, database_url, clock, WECHAT_TEMPLATE_ID_REMINDER="tpl-1") as app:
-        row_id = await queue_text(app, clock, "o-window", "会议提醒")
+        row_id = await queue_text(app, clock, "o-window", "会议提醒", kind="reminder")
         api.script("message/custom/send", 45015)
         await app.state.worker.run_once()
         await app.state.worker.run_once()
@@ -129,7 +130,7 @@ async def test_closed_window_falls_back_to_the_template_message(database_url: st
 
 async def test_no_message_for_48_hours_skips_the_custom_message(database_url: str, clock: FrozenClock) -> None:
     async with FakeWeChatAPI() as api, app_with(api, database_url, clock, WECHAT_TEMPLATE_ID_REMINDER="tpl-1") as app:
-        row_id = await queue_text(app, clock, "o-quiet", "会议提醒")
+        row_id = await queue_text(app, clock, "o-quiet", "会议提醒", kind="reminder")
         clock.advance(hours=48, seconds=1)
         await app.state.worker.run_once()
         await app.state.worker.run_once()
@@ -178,3 +179,48 @@ async def test_unfollowed_user_is_not_pushed_again(database_url: str, clock: Fro
         assert (await outbox_row(app, row_id)).status == "failed"
     assert user is not None
     assert user.subscribed is False
+
+
+async def test_an_answer_never_goes_through_the_reminder_template(database_url: str, clock: FrozenClock) -> None:
+    """Issue 27: a late answer whose window is closed goes to the in-app queue, not onto the reminder
+    template cut to 20 characters with an empty time."""
+    async with FakeWeChatAPI() as api, app_with(api, database_url, clock, WECHAT_TEMPLATE_ID_REMINDER="tpl-1") as app:
+        answer = await queue_text(app, clock, "o-late", "想好了：明天下午三点和王总在三楼会议室开会，记得带合同")
+        api.script("message/custom/send", 45015)
+        for _ in range(3):
+            await app.state.worker.run_once()
+        row = await outbox_row(app, answer)
+    assert api.calls_to("message/template/send") == []
+    assert (row.status, row.channel) == ("pending", "inapp")  # shown with the user's next reply, in full
+
+
+async def test_pushes_leave_the_fifth_window_slot_to_an_answer(database_url: str, clock: FrozenClock) -> None:
+    async with FakeWeChatAPI() as api, app_with(api, database_url, clock) as app:
+        reminders = [await queue_text(app, clock, "o-busy", f"提醒{n}", kind="reminder") for n in range(5)]
+        await app.state.worker.run_once()
+        answer = await queue_text(app, clock, "o-busy", "这是你要的回答")
+        await app.state.worker.run_once()
+        rows = [await outbox_row(app, i) for i in reminders]
+        answered = await outbox_row(app, answer)
+        async with app.state.sessions() as session:
+            user = (await session.scalars(select(UserRow).where(UserRow.wechat_openid == "o-busy"))).one()
+    assert sorted((r.status, r.channel) for r in rows) == [("pending", "inapp")] + [("sent", "wechat")] * 4
+    assert (answered.status, answered.channel) == ("sent", "wechat")
+    assert len(api.calls_to("message/custom/send")) == 5 and user.window_sent_count == 5
+
+
+async def test_the_window_counts_every_part_of_a_split_text(database_url: str, clock: FrozenClock) -> None:
+    """One 5,400-byte answer is three custom messages to WeChat: with four short ones after it, the window's
+    five slots hold it and two of them (not seven messages, the 6th of which WeChat refuses with 45047)."""
+    async with FakeWeChatAPI() as api, app_with(api, database_url, clock) as app:
+        long = await queue_text(app, clock, "o-long", "会" * 1800)  # 5,400 bytes of UTF-8
+        clock.advance(seconds=1)
+        short = [await queue_text(app, clock, "o-long", f"短消息{n}") for n in range(4)]
+        for _ in range(2):
+            await app.state.worker.run_once()
+        rows = [await outbox_row(app, i) for i in (long, *short)]
+        async with app.state.sessions() as session:
+            user = (await session.scalars(select(UserRow).where(UserRow.wechat_openid == "o-long"))).one()
+    assert len(api.calls_to("message/custom/send")) == 5
+    assert [(r.status, r.channel) for r in rows] == [("sent", "wechat")] * 3 + [("pending", "inapp")] * 2
+    assert user.window_sent_count == 5

@@ -69,7 +69,7 @@ async def test_frequency_limit_pauses_custom_messages_for_every_worker(database_
 async def test_daily_quota_sends_the_rest_down_the_ladder_until_beijing_midnight(database_url: str,
                                                                                  clock: FrozenClock) -> None:
     async with FakeWeChatAPI() as api, app_with(api, database_url, clock, WECHAT_TEMPLATE_ID_REMINDER="tpl-1") as app:
-        first = await queue_text(app, clock, "o-a", "第一条")
+        first = await queue_text(app, clock, "o-a", "第一条", kind="reminder")
         api.script("message/custom/send", 45009)
         await app.state.worker.run_once()
         await app.state.worker.run_once()
@@ -78,7 +78,7 @@ async def test_daily_quota_sends_the_rest_down_the_ladder_until_beijing_midnight
         assert datetime.fromtimestamp(until / 1000, SH) == datetime(2026, 6, 19, 0, 0, tzinfo=SH)
         assert (daily, code) == (True, "45009")
 
-        second = await queue_text(app, clock, "o-b", "第二条")
+        second = await queue_text(app, clock, "o-b", "第二条", kind="reminder")
         async with another_worker(app, clock) as other:
             await other.run_once()
             await other.run_once()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -75,7 +76,8 @@ def test_everything_configured_passes(tmp_path: Path, fake: FakeWeChatAPI, site:
     result = run(["doctor"], tmp_path, **configured(fake, site))
     assert result.returncode == 0, result.stdout
     marks = {line.split(":", 1)[0] for line in result.stdout.splitlines()[:-1]}
-    assert marks == {"✔ configuration", "✔ database", "✔ wechat", "✔ clock", "✔ agent", "✔ public URL"}
+    assert marks == {"✔ configuration", "✔ database", "✔ deliveries", "✔ wechat", "✔ clock", "✔ agent",
+                     "✔ public URL"}
     assert "access token for wxtestappid issued; plaintext mode" in result.stdout
     assert result.stdout.splitlines()[-1] == "all checks passed"
 
@@ -109,3 +111,15 @@ async def test_clock_skew_against_the_wechat_date_header_fails(fake: FakeWeChatA
     behind = await doctor.clock_check(settings, FrozenClock(datetime(2020, 1, 1, tzinfo=UTC)))
     assert behind.mark == doctor.FAIL and "timedatectl set-ntp true" in behind.detail
     assert behind.detail.startswith("-")  # our clock is behind the API's
+
+
+def test_a_configuration_incident_a_worker_met_is_reported(tmp_path: Path, fake: FakeWeChatAPI, site: str) -> None:
+    """A worker process met 40164 and paused the custom-message channel for every worker (issue 27)."""
+    assert run(["migrate"], tmp_path).returncode == 0
+    with sqlite3.connect(tmp_path / "schedbot.db") as db:
+        db.execute("INSERT INTO channel_pauses (channel, paused_until, daily, code, updated_at) "
+                   "VALUES ('wechat', 4102444800000, 0, '40164', 0)")  # until 2100
+    result = run(["doctor"], tmp_path, **configured(fake, site))
+    assert result.returncode == 1
+    [line] = [x for x in result.stdout.splitlines() if x.startswith("✘ deliveries:")]
+    assert "errcode 40164" in line and "IP白名单" in line and "without spending attempts" in line

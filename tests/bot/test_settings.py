@@ -25,6 +25,7 @@ def test_defaults_give_a_working_embedded_setup(monkeypatch: pytest.MonkeyPatch,
     ("WECHAT_ENCODING_AES_KEY", "short"),
     ("DATABASE_URL", "postgresql://x/y"),
     ("H5_REMINDER_WORKER_ENABLED", "perhaps"),
+    ("METRICS_ALLOW", "127.0.0.1,the-monitoring-box"),
 ])
 def test_bad_value_names_the_variable(monkeypatch: pytest.MonkeyPatch, name: str, value: str) -> None:
     monkeypatch.setenv(name, value)

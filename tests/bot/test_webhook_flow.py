@@ -113,7 +113,7 @@ async def test_slow_handler_acknowledges_and_queues_the_answer(sessions: Session
             retry = await http_client.post("/wechat", params=signed(clock, "r"), content=body)
             assert retry.text == "success"
             async with sessions() as session:  # the sender is on the row before the answer is ready
-                pending = await session.scalar(select(InboundMessageRow).where(InboundMessageRow.dedupe_key == "msg:2001"))
+                pending = await session.scalar(select(InboundMessageRow).where(InboundMessageRow.dedupe_key == "msg:o-slow:2001"))
             assert pending is not None and pending.status == "processing" and pending.user_id is not None
             await router.dispatcher.drain()
             again = await http_client.post("/wechat", params=signed(clock, "r2"), content=body)
@@ -123,9 +123,9 @@ async def test_slow_handler_acknowledges_and_queues_the_answer(sessions: Session
     assert len(handler.seen) == 1
     async with sessions() as session:
         rows = (await session.scalars(select(OutboundMessageRow))).all()
-        inbound = await session.scalar(select(InboundMessageRow).where(InboundMessageRow.dedupe_key == "msg:2001"))
+        inbound = await session.scalar(select(InboundMessageRow).where(InboundMessageRow.dedupe_key == "msg:o-slow:2001"))
     assert [(row.kind, row.payload["text"], row.idempotency_key) for row in rows] == \
-        [("agent_reply", "慢慢想好的答案", "reply:msg:2001")]
+        [("agent_reply", "慢慢想好的答案", "reply:msg:o-slow:2001")]
     assert inbound is not None and inbound.status == "done"
 
 
@@ -265,7 +265,7 @@ async def test_an_answer_handed_over_is_stored_with_the_handlers_writes(sessions
         r = await client.post("/wechat", params=signed(clock), content=text_message("o-in", "x", msg_id=51, create_time=1))
         retry = await client.post("/wechat", params=signed(clock), content=text_message("o-in", "x", msg_id=51,
                                                                                           create_time=1))
-    inbound, items, queued, user = await _stored(sessions, "msg:51")
+    inbound, items, queued, user = await _stored(sessions, "msg:o-in:51")
     assert finished_by_dispatcher == []  # no second transaction to finish the message
     assert content_of(r.text) + queued[0] == long_text.strip() and len(queued) == 1
     assert inbound is not None and inbound.status == "done" and inbound.reply == r.text and retry.text == r.text
@@ -277,7 +277,7 @@ async def test_an_answer_handed_over_then_rolled_back_is_finished_by_the_webhook
     app, _ = bare_app(sessions, clock, StoringHandler(sessions, "好的，已记录。", fail_after_store=True))
     async with http(app) as client:
         r = await client.post("/wechat", params=signed(clock), content=text_message("o-rb", "x", msg_id=52, create_time=1))
-    inbound, items, queued, user = await _stored(sessions, "msg:52")
+    inbound, items, queued, user = await _stored(sessions, "msg:o-rb:52")
     assert content_of(r.text) == APOLOGY and items == 0 and queued == []  # nothing claims it was saved
     assert inbound is not None and inbound.status == "done" and inbound.reply == r.text
     assert user is not None and user.last_user_message_at == to_ms(clock.now())
@@ -294,6 +294,6 @@ async def test_an_answer_handed_over_after_wechat_stopped_waiting_is_queued(sess
     app, _ = bare_app(sessions, clock, handler, monotonic=lambda: now[0])
     async with http(app) as client:
         r = await client.post("/wechat", params=signed(clock), content=text_message("o-lt", "x", msg_id=53, create_time=1))
-    inbound, items, queued, _user = await _stored(sessions, "msg:53")
+    inbound, items, queued, _user = await _stored(sessions, "msg:o-lt:53")
     assert (r.text, queued, items) == ("success", ["好的，已记录。"], 1)  # answered by a customer-service message
     assert inbound is not None and inbound.status == "done" and inbound.reply == "success"

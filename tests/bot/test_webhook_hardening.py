@@ -73,7 +73,7 @@ async def test_replayed_timestamp_and_nonce_with_another_body_is_refused(session
         # the genuine message with that MsgId, under a signature of its own, is still handled.
         async with sessions() as session:
             keys = set(await session.scalars(select(InboundMessageRow.dedupe_key)))
-        assert "msg:12" not in keys and "msg:11" in keys
+        assert "msg:o-victim:12" not in keys and "msg:o-a:11" in keys
         genuine = await client.post("/wechat", params=signed(clock, "fresh"),
                                     content=text_message("o-victim", "真的", msg_id=12, create_time=1))
     assert first.status_code == 200 and forged.status_code == 403

@@ -8,7 +8,7 @@ import random
 
 import pytest
 from sqlalchemy import func, select
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from schedule import claims, outbox, window
 from schedule.channel import DeliveryFailure, Outgoing, Receipt
@@ -19,13 +19,13 @@ from schedule.model import DeliveryLogRow, OutboundMessageRow, UserRow
 from schedule.retry import RetryPolicy
 from schedule.service import ScheduleService
 from schedule.testing import FrozenClock, RecordingChannel
-from schedule.worker import DeliveryWorker
+from schedule.worker import LEAD, MAX_UNRECEIPTED, DeliveryWorker
 
 
 async def queue(sessions: async_sessionmaker[AsyncSession], clock: FrozenClock, user_id: int, key: str,
-                **payload: object) -> int:
+                kind: str = "agent_reply", **payload: object) -> int:
     async with sessions.begin() as session:
-        row = await outbox.enqueue(session, user_id=user_id, idempotency_key=key, kind="agent_reply",
+        row = await outbox.enqueue(session, user_id=user_id, idempotency_key=key, kind=kind,
                                    payload={"text": f"answer {key}", **payload}, now_ms=now_ms(clock))
         return row.id
 
@@ -132,7 +132,7 @@ async def test_closed_window_falls_down_the_ladder_to_inapp(sessions: async_sess
 
 async def test_closed_window_uses_template_when_configured(sessions: async_sessionmaker[AsyncSession],
                                                            clock: FrozenClock, user_id: int) -> None:
-    row_id = await queue(sessions, clock, user_id, "k")
+    row_id = await queue(sessions, clock, user_id, "k", kind="reminder")
     custom = RecordingChannel(failures=[DeliveryFailure("window", "45047", code="45047")])
     template = RecordingChannel("template")
     w = worker(sessions, clock, custom, template)
@@ -350,12 +350,12 @@ async def test_wechat_saying_the_window_is_closed_closes_it_for_the_users_other_
         sessions: async_sessionmaker[AsyncSession], clock: FrozenClock, user_id: int) -> None:
     async with sessions.begin() as session:
         await window.record_message(session, user_id, now_ms(clock))  # our count says 5 sends are left
-    first = await queue(sessions, clock, user_id, "w1")
+    first = await queue(sessions, clock, user_id, "w1", kind="reminder")
     custom = RecordingChannel(needs_window=True, failures=[DeliveryFailure("window", "closed", code="45015")])
     template = RecordingChannel("template")
     await worker(sessions, clock, custom, template).run_once()
     assert (await row_of(sessions, first)).channel == "template"
-    second = await queue(sessions, clock, user_id, "w2")
+    second = await queue(sessions, clock, user_id, "w2", kind="reminder")
     await worker(sessions, clock, custom, template).run_once()
     await worker(sessions, clock, custom, template).run_once()
     assert len(custom.attempts) == 1  # the second row never called the closed customer-service API
@@ -363,18 +363,20 @@ async def test_wechat_saying_the_window_is_closed_closes_it_for_the_users_other_
     async with sessions.begin() as session:  # the user writes again: the window is open again
         await window.record_message(session, user_id, now_ms(clock) + 1000)
     clock.advance(seconds=2)
-    await queue(sessions, clock, user_id, "w3")
+    await queue(sessions, clock, user_id, "w3", kind="reminder")
     await worker(sessions, clock, custom, template).run_once()
     assert len(custom.sent) == 1
 
 
-def test_system_busy_gets_three_attempts_not_five() -> None:
+def test_system_busy_timeouts_and_5xx_get_three_attempts_not_five() -> None:
     policy = RetryPolicy(max_attempts=5)
-    busy = DeliveryFailure("transient", "system busy", code="-1")
-    other = DeliveryFailure("transient", "timeout")
-    assert policy.decide(busy, attempts=2, now_ms=0).retry_at_ms is not None
-    assert policy.decide(busy, attempts=3, now_ms=0).retry_at_ms is None
-    assert policy.decide(other, attempts=3, now_ms=0).retry_at_ms is not None
+    for transient in (DeliveryFailure("transient", "system busy", code="-1"),
+                      DeliveryFailure("transient", "message/custom/send: timeout"),
+                      DeliveryFailure("transient", "message/custom/send: HTTP 502")):
+        assert policy.decide(transient, attempts=2, now_ms=0).retry_at_ms is not None
+        assert policy.decide(transient, attempts=3, now_ms=0).retry_at_ms is None
+    unknown = DeliveryFailure("unknown", "errcode 99999")
+    assert policy.decide(unknown, attempts=3, now_ms=0).retry_at_ms is not None  # unknown keeps the full budget
 
 
 async def test_a_user_who_blocks_templates_gets_pushes_in_app(sessions: async_sessionmaker[AsyncSession],
@@ -382,8 +384,8 @@ async def test_a_user_who_blocks_templates_gets_pushes_in_app(sessions: async_se
     async with sessions.begin() as session:  # an earlier template came back "failed:user block"
         session.add(OutboundMessageRow(user_id=user_id, idempotency_key="old", kind="reminder", payload={},
                                        channel="template", status="failed", failure_class="template_blocked",
-                                       attempts=1, next_attempt_at=0, created_at=0, updated_at=0))
-    row_id = await queue(sessions, clock, user_id, "after")
+                                       attempts=1, next_attempt_at=0, created_at=0, updated_at=now_ms(clock)))
+    row_id = await queue(sessions, clock, user_id, "after", kind="reminder")
     custom = RecordingChannel(needs_window=True)  # window closed: no message from the user yet
     template = RecordingChannel("template")
     w = worker(sessions, clock, custom, template)
@@ -392,6 +394,14 @@ async def test_a_user_who_blocks_templates_gets_pushes_in_app(sessions: async_se
     assert template.attempts == [] and custom.attempts == []
     row = await row_of(sessions, row_id)
     assert (row.channel, row.status) == ("inapp", "pending")  # waits for the next reply or the page
+    clock.advance(minutes=1)
+    async with sessions.begin() as session:  # the user writes again: they may have unblocked us
+        await window.record_message(session, user_id, now_ms(clock))
+    clock.advance(hours=49)  # their window closed again: the next push may go by template once more
+    later = await queue(sessions, clock, user_id, "later", kind="reminder")
+    await w.run_once()
+    await w.run_once()
+    assert [m.outbox_id for m in template.sent] == [later]
 
 
 async def test_send_slots_bound_in_flight_in_order_and_survive_cancellation() -> None:
@@ -424,3 +434,65 @@ async def test_send_slots_bound_in_flight_in_order_and_survive_cancellation() ->
     assert peak == 2 and order == [0, 1, 3, 4, 5]
     await asyncio.wait_for(slots.acquire(), 1)  # every slot came back
     await asyncio.wait_for(slots.acquire(), 1)
+
+
+class CountingChannel(RecordingChannel):
+    """Notes, at its first send, how many rows are `sending` (the lead marked ahead of the sends)."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        super().__init__()
+        self._engine = engine
+        self.first_seen: dict[str, int] = {}
+
+    async def send(self, message: Outgoing) -> Receipt:
+        if not self.attempts:
+            async with self._engine.connect() as conn:
+                self.first_seen = dict((await conn.execute(
+                    select(OutboundMessageRow.status, func.count()).group_by(OutboundMessageRow.status))).all())
+        return await super().send(message)
+
+
+def gated_sessions(engine: AsyncEngine, channel: RecordingChannel, gate: asyncio.Event
+                   ) -> async_sessionmaker[AsyncSession]:
+    """Sessions whose commits wait at `gate` once the channel has sent something: receipts stall."""
+
+    class GatedSession(AsyncSession):
+        async def commit(self) -> None:
+            if channel.sent:
+                await gate.wait()
+            await super().commit()
+
+    return async_sessionmaker(engine, expire_on_commit=False, class_=GatedSession)
+
+
+async def test_sends_wait_while_receipts_commit_so_a_crash_replays_at_most_64(
+        engine: AsyncEngine, sessions: async_sessionmaker[AsyncSession], clock: FrozenClock, user_id: int) -> None:
+    async with sessions.begin() as session:
+        for n in range(300):
+            await outbox.enqueue(session, user_id=user_id, idempotency_key=f"b{n}", kind="agent_reply",
+                                 payload={"text": f"answer {n}"}, now_ms=now_ms(clock))
+    channel, gate = CountingChannel(engine), asyncio.Event()
+    w = DeliveryWorker(gated_sessions(engine, channel, gate), clock, {"wechat": channel}, batch_size=256)
+    task = asyncio.create_task(w.run())
+    try:
+        for _ in range(1000):  # the channel is instant: only the stalled commits hold sends back
+            if len(channel.sent) >= MAX_UNRECEIPTED:
+                break
+            await asyncio.sleep(0.01)
+        for _ in range(20):  # a worker without backpressure would go on sending the whole batch
+            await asyncio.sleep(0.01)
+        assert len(channel.sent) == MAX_UNRECEIPTED  # a kill -9 now would replay at most these
+    finally:
+        gate.set()
+    for _ in range(500):
+        if len(channel.sent) == 300:
+            break
+        await asyncio.sleep(0.01)
+    w.stop()
+    await asyncio.wait_for(task, timeout=10)
+    assert sorted(m.idempotency_key for m in channel.sent) == sorted(f"b{n}" for n in range(300))
+    # marked sending a few at a time: at the first send, two batches' first LEAD rows at most, the rest claimed
+    assert channel.first_seen.get("sending", 0) <= 2 * LEAD
+    assert channel.first_seen["claimed"] >= 300 - 2 * LEAD
+    async with sessions() as session:
+        assert (await session.scalar(select(func.count()).where(OutboundMessageRow.status == "sent"))) == 300

@@ -67,21 +67,21 @@ async def test_persistent_40001_spends_one_forced_refresh_a_minute(api: FakeWeCh
 async def test_configuration_errcode_pauses_the_api_and_names_the_setting(
         api: FakeWeChatAPI, sessions: Sessions, clock: FrozenClock, caplog: pytest.LogCaptureFixture,
         errcode: int, setting: str) -> None:
-    client = make_client(api, sessions, clock, config_pause_s=300)
+    client = make_client(api, sessions, clock, config_pause_s=600)
     api.script("stable_token", errcode)  # once: a client that calls again gets a token and does not raise
     with caplog.at_level(logging.ERROR, logger="bot.wechat.client"):
         for row in range(3):
             with pytest.raises(WeChatAPIError) as info:
                 await client.send_text(f"o-{row}", "提醒")
             assert info.value.errcode == errcode and not info.value.rule.until_tomorrow
-            assert info.value.failure is FailureClass.RATE_LIMIT and (info.value.rule.retry_after_s or 0) >= 600
+            assert info.value.failure is FailureClass.CONFIG and (info.value.rule.retry_after_s or 0) >= 600
     assert len(api.calls_to("stable_token")) == 1  # not 3 rows x 5 attempts
     lines = [r.getMessage() for r in caplog.records if "misconfigured" in r.getMessage()]
     assert len(lines) == 1 and setting in lines[0]
     assert client.misconfigured is not None and setting in client.misconfigured
     if errcode == 40164:
         assert "whitelist 127.0.0.1" in client.misconfigured
-    clock.advance(seconds=301)  # the operator fixed it: the next call goes out and succeeds
+    clock.advance(seconds=601)  # the operator fixed it: the next call goes out and succeeds
     await client.send_text("o-fixed", "提醒")
     assert client.misconfigured is None
     await client.aclose()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 import xmltodict
 from hypothesis import given
@@ -175,3 +177,16 @@ def test_flat_body_fields_repeat_and_normalise_line_ends() -> None:
 def test_doctype_still_refused_on_a_flat_looking_body() -> None:
     with pytest.raises(XmlRejected):
         xml.parse_fields('<!DOCTYPE xml [<!ENTITY e "x">]><xml><A>&e;</A></xml>')
+
+
+@pytest.mark.parametrize("emoji", ["👨\u200d👩\u200d👧\u200d👦", "👍🏽", "❤\ufe0f", "🏳\ufe0f\u200d🌈", "e\u0301"])
+def test_split_never_cuts_an_emoji_sequence_in_two(emoji: str) -> None:
+    """Issue 27: a family emoji is 7 code points joined by ZWJ; a cut inside shows two broken glyphs."""
+    for pad in range(12):  # every offset of the sequence against the part boundary
+        text = "会" * (660 + pad // 3) + "a" * (pad % 3) + emoji * 40
+        parts = split_utf8(text)
+        assert "".join(parts) == text
+        assert all(len(p.encode()) <= MAX_TEXT_BYTES for p in parts)
+        for left, right in itertools.pairwise(parts):
+            assert right[0] not in "\u200d\ufe0f\u0301" and left[-1] != "\u200d", (pad, left[-3:], right[:3])
+            assert not 0x1F3FB <= ord(right[0]) <= 0x1F3FF

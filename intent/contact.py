@@ -8,7 +8,7 @@ import re
 
 _VALUE = (r"(?:https?://|www\.)[!-~]+"  # a link runs to the first space or non-ASCII character
           r"|(?<![\d-])(?:1[3-9]\d{9}|0\d{2,3}-?\d{7,8}|\d{3,4}-\d{7,8}|400-?\d{3}-?\d{4})(?![\d-])"
-          r"|(?<=会议号)[:\s]*\d{3}(?:[\s-]?\d{3}){2,3}")
+          r"|(?<=会议号)[:\s]*\d{3}(?:[\s-]?\d{3}){2,3}|(?<=密码)[:：\s]*[0-9A-Za-z]{4,12}(?![0-9A-Za-z])")
 # The words that introduce the value belong to the note too: 电话是 / 联系人王先生 / 会议号 / 链接:
 _LABEL = (r"(?:(?:电话|手机|手机号|号码|电话号码|联系方式|联系电话|联系人[^\s\d,，:：]{0,4}|链接|网址|会议链接|"
           r"会议号|密码)(?:是|为)?[:：]?\s*)?")

@@ -144,10 +144,13 @@ def _period_only(text: str, rest: str, slots: Slots, *, asked: bool, no_remind: 
             and not no_remind and not DEADLINE.search(rest))
 
 
+_YEAR_SAID = re.compile(r"^\d{4}年(?=\d{1,2}月)")
+
+
 def _label(slots: Slots, title: str) -> str:
     when = slots.anchor
-    if when is not None and not when.has_clock:
-        return f"{when.text}{title}"
+    if when is not None and not when.has_clock:  # 2026年12月4日晚上 (那天 written out) is said as 12月4日晚上
+        return _YEAR_SAID.sub("", when.text) + title
     return title
 
 

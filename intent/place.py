@@ -53,13 +53,14 @@ def venue_in(title: str) -> tuple[str, str] | None:
     m = _LEADING_VENUE.match(title) or _TRAILING_VENUE.match(title)
     if m is None:
         return None
-    venue = _GOING.sub("", m.group("venue"))
+    venue = _GOING.sub("", _ERRAND.split(m.group("venue"))[-1])  # 带妈妈去医院: the place is 医院
     if _GENERIC_VENUE.fullmatch(venue):  # 去医院复查: a generic place is part of what is done, no location
         return None
     return m.group("title"), venue
 
 
 _GOING = re.compile(r"^(?:去|到|在|上)")
+_ERRAND = re.compile(r"(?<=[\u4e00-\u9fff])(?:去|到)(?=[\u4e00-\u9fff])")
 _AT_BEFORE = re.compile(r"(?<![现正实存好])在(?P<v>[^\s,，。在的我你他她]{2,8}?)(?=跟|和|与|陪|找|见|给)")
 _GENERIC_VENUE = re.compile(
     r"医院|公园|餐厅|饭店|酒店|商场|机场|火车站|高铁站|健身房|图书馆|会议室|电影院|影院|咖啡馆|咖啡厅")

@@ -60,6 +60,4 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.drop_table('subscribe_grants')
-    op.drop_index(op.f('ix_scheduled_requests_user_id'), table_name='scheduled_requests')
-    op.drop_index('ix_scheduled_requests_status_run_at', table_name='scheduled_requests')
-    op.drop_table('scheduled_requests')
+    op.drop_table('scheduled_requests')  # its indexes go with it (MariaDB refuses to drop one its foreign key needs)

@@ -92,9 +92,7 @@ def parse_all(
     if note is not None and len(_WORDLESS.sub("", text)) <= 6 and focus is not None:
         return [_noted(said)]  # 师傅电话138…: a number or link said about the item in focus is its note
     found = _parse_all(text, now, tz, pending, meeting_offset_minutes, focus)
-    plain = normalise(said)  # English is read in Chinese words too
-    if len(plain) > _LONG and not _NOTE.search(plain) and not IMPERATIVE_OR_DEADLINE.search(plain) \
-            and not any(i.rule.endswith("+list") for i in found):  # a long to-do list is no venting
+    if len(said) > _LONG and _venting(said) and not any(i.rule.endswith("+list") for i in found):
         return [NoneIntent(rule="none.venting", confidence=0.6)]  # a long message holding no request: the agent's
     if note is None:
         return found
@@ -109,6 +107,12 @@ IMPERATIVE_OR_DEADLINE = re.compile(r"提醒|叫我|喊我|记一下|帮我记|�
 _TO_BUSINESS = re.compile(r"(?:正事|说正经的|言归正传|回到正题|重点是|正题|哦对了|对了)(?:是|儿)?[:：,，]?")
 # 老婆说“周末别忘了交燃气费”，帮我记一下…: a quoted sentence is what someone said, not a request of its own.
 _QUOTED = re.compile(r"[^，。,.!！?？\s]{0,6}(?:说|讲|提醒我说|问)?[:：]?[“\"「『][^”\"」』]{1,80}[”\"」』][，,]?")
+
+
+def _venting(said: str) -> bool:
+    """A long message that asks for nothing in so many words (English read in Chinese words too)."""
+    plain = normalise(said)
+    return len(plain) > _LONG and not _NOTE.search(plain) and not IMPERATIVE_OR_DEADLINE.search(plain)
 
 
 def _request_in(text: str) -> str:

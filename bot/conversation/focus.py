@@ -23,8 +23,8 @@ from schedule.domain import Item
 
 TTL_MS = 30 * 60_000  # a follow-up applies to the focus for 30 minutes
 SAME_TEXT_MS = 10 * 60_000  # rule 19: the same request within 10 minutes is not stored again
-TURNS_KEPT = 6  # the agent sees this many recent turns (rule 23)
-TURN_CHARS = 160  # each side of a turn is cut to this length (the store is not an archive of what was said)
+TURNS_KEPT = 4  # the agent sees this many recent turns (rule 23)
+TURN_CHARS = 100  # each side of a turn is cut to this length (the store is not an archive of what was said)
 _WORDS = re.compile(r"[\W_]+")
 
 

@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo
 from lunardate import LunarDate
 
 from schedule.domain import Lunar, Recurrence
-from schedule.rrule import BoundedRule, never_occurs, refusal
+from schedule.rrule import bounded_rule, never_occurs, refusal
 
 _MAX_SCAN = 800  # occurrences examined before giving up (workday filtering skips some)
 
@@ -87,7 +87,7 @@ def _next_unskipped(recurrence: Recurrence, *, dtstart: datetime, after: datetim
         return None
     if never_occurs(body, start_local):  # a rule stored before submissions were checked: no scan at all
         return None
-    rule = BoundedRule(body, start_local, around=after_local)  # each scan stops within ~12–40 years
+    rule = bounded_rule(body, start_local, after_local.year)  # each scan stops within ~12–40 years
     cursor = after_local
     for _ in range(_MAX_SCAN):
         candidate = rule.after(cursor)

@@ -27,8 +27,10 @@ class BoundedRule:
         first = max(min(dtstart.year, around.year) - 1, 1)
         self.last_year = min(max(dtstart.year, around.year) + horizon_years, MAXYEAR - 1)
         self.shift = _calendar_shift(first, self.last_year + 1)
+        # cache=True: a listing asks one series many times (a week of a daily series, every page view); the
+        # occurrences found once are reused, and the horizon bounds how many there can be
         self._rule: rrule = rrulestr(_shift_until(body, self.shift, self.last_year),
-                                     dtstart=_years(dtstart, self.shift), forceset=False)
+                                     dtstart=_years(dtstart, self.shift), forceset=False, cache=True)
 
     def after(self, moment: datetime) -> datetime | None:
         """The first occurrence strictly after `moment`, or None (ended, or beyond the horizon)."""
@@ -38,6 +40,13 @@ class BoundedRule:
         if found is None or found.year - self.shift > self.last_year:
             return None
         return _years(found, -self.shift)
+
+
+@lru_cache(maxsize=512)
+def bounded_rule(body: str, dtstart: datetime, around_year: int) -> BoundedRule:
+    """The rule for scans near `around_year`, kept: parsing and framing it once per series and year, not once per
+    occurrence asked for (the frame depends on the year only)."""
+    return BoundedRule(body, dtstart, around=dtstart.replace(year=around_year, month=6, day=1))
 
 
 def bounded_after(body: str, *, dtstart: datetime, after: datetime) -> datetime | None:

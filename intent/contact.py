@@ -13,7 +13,6 @@ _VALUE = (r"(?:https?://|www\.)[!-~]+"  # a link runs to the first space or non-
 _LABEL = (r"(?:(?:电话|手机|手机号|号码|电话号码|联系方式|联系电话|联系人[^\s\d,，:：]{0,4}|链接|网址|会议链接|"
           r"会议号|密码)(?:是|为)?[:：]?\s*)?")
 _CONTACT = re.compile(rf"{_LABEL}(?:{_VALUE})")
-VALUE = re.compile(_VALUE)  # a link or a number alone, without the words that introduce it
 
 
 def pull(text: str) -> tuple[str, str | None]:

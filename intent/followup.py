@@ -16,7 +16,6 @@ from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from intent import clarify
-from intent.contact import VALUE
 from intent.model import CancelIntent, Changes, CompleteIntent, Intent, Missing, Recurrence, UpdateIntent
 from intent.slots import collect, hour_said
 from intent.title import clean
@@ -51,10 +50,6 @@ _NOTE = re.compile(r"^(?:记得|帮我|再)?(?:加个|加一个|添个|加|写�
                    r"(?:一下)?[: ]*(?P<n>.{1,200})$")
 _PLACE_WORD = re.compile(
     r"(?:会议室|号楼|楼|室|厅|门|口|店|馆|中心|大厦|广场|公园|医院|学校|酒店|餐厅|座|层|站|路|街|号院)$")
-# A phone number or a link said about the item: its note (never a time)
-_CONTACT = VALUE
-_CONTACT_WORDS = re.compile(
-    r"^(?:[^,!?]{0,8}?)(?:电话|手机|手机号|号码|联系方式|微信|链接|网址|地址|会议链接|会议号)?(?:是|:)?$")
 _DONE = re.compile(
     r"^(?:我)?(?:已经)?[\u4e00-\u9fff](?:完|好|掉|过|上)?(?:了|啦|咯|喽)$|^(?:已经)?(?:弄|做|搞|办)完了?$"
     r"|^(?:搞定|搞掂|弄妥|办妥|做完|办完)(?:了|啦|咯|喽|哈+)?[!~✅✔]*$|^(?:ok|OK|done|完成)(?:了|啦|咯|喽)[!~✅✔]*$")
@@ -187,10 +182,6 @@ def _bare(text: str, mentions: list[TimeMention], focus: FocusHint) -> Changes |
         where = (place.group("a") or place.group("b") or "").strip(" ,.\"'")
         if where and (not mentions or _PLACE_WORD.search(where)):  # 在2号会议室: a room, not the 2nd
             return Changes(location=where[:60])
-    contact = _CONTACT.search(text)
-    if contact is not None and _CONTACT_WORDS.match(text[:contact.start()].strip()) \
-            and not text[contact.end():].strip(" ,.!~吧哦"):
-        return Changes(note=text.strip()[:500])
     if _ON_TIME.match(text):
         return Changes(offset_minutes=0)
     if _DAILY.search(text):

@@ -91,7 +91,7 @@ async def _in_focus(intent: Targeted, ctx: Context) -> tuple[Targeted, list[Item
         ids = (reminded[1].id,)
     if not ids:
         return None
-    items = [item for item in [await _still_there(ctx, i) for i in ids] if item is not None and item.status == "active"]
+    items = await ctx.active_items(ids)
     if not items:
         return None
     update: dict[str, object] = {"needs_clarification": [m for m in intent.needs_clarification if m != "target"]}

@@ -10,7 +10,8 @@ from zoneinfo import ZoneInfo
 from bot.conversation.focus import Focus
 from intent.model import Intent
 from schedule.clock import to_ms
-from schedule.domain import User
+from schedule.domain import Item, User
+from schedule.errors import NotFound
 from schedule.service import ScheduleService
 
 
@@ -56,6 +57,18 @@ class Context:
     @property
     def now_ms(self) -> int:
         return to_ms(self.now)
+
+    async def active_items(self, ids: tuple[int, ...] | list[int]) -> list[Item]:
+        """The user's items of `ids` that are still active, in that order (gone or closed ones left out)."""
+        found = []
+        for item_id in ids:
+            try:
+                item = await self.service.get_item(self.user.id, item_id)
+            except NotFound:
+                continue
+            if item.status == "active":
+                found.append(item)
+        return found
 
     @property
     def focus_ids(self) -> tuple[int, ...]:

@@ -48,7 +48,6 @@ from schedule import inbox
 from schedule.clock import Clock, to_ms
 from schedule.db import is_retryable
 from schedule.domain import User
-from schedule.errors import NotFound
 from schedule.fastsql import Fast
 from schedule.service import ScheduleService
 
@@ -250,26 +249,14 @@ async def subscribe_hint(ctx: Context, outcomes: list[o.Outcome], template_id: s
 
 async def _conversation(ctx: Context, focus: focusing.Focus) -> Conversation:
     """What the agent gets to see of the chat (rule 23): the recent turns and the items in focus."""
-    items = []
-    for item_id in focus.live_ids(ctx.now_ms):
-        try:
-            items.append(await ctx.service.get_item(ctx.user.id, item_id))
-        except NotFound:
-            continue
-    return Conversation(turns=focus.turns, focus=tuple(i for i in items if i.status == "active"))
+    return Conversation(turns=focus.turns, focus=tuple(await ctx.active_items(focus.live_ids(ctx.now_ms))))
 
 
 async def _withdraw(ctx: Context, ids: tuple[int, ...]) -> o.Outcome:
     """The items the last create stored, deleted again (reminders with them); those already gone are left out."""
-    gone = []
-    for item_id in ids:
-        try:
-            item = await ctx.service.get_item(ctx.user.id, item_id)
-        except NotFound:
-            continue
-        if item.status == "active":
-            await ctx.service.delete_item(ctx.user.id, item_id)
-            gone.append(item)
+    gone = await ctx.active_items(ids)
+    for item in gone:
+        await ctx.service.delete_item(ctx.user.id, item.id)
     return o.Withdrawn(tuple(gone))
 
 
@@ -279,15 +266,9 @@ async def _repeat(ctx: Context, text: str, intents: list[Intent]) -> o.Outcome |
     sent = ctx.focus.repeat_of(text, ctx.now_ms)
     if sent is None or len(sent.ids) != len(intents):
         return None
-    items = []
-    for item_id in sent.ids:
-        try:
-            item = await ctx.service.get_item(ctx.user.id, item_id)
-        except NotFound:
-            return None
-        if item.status != "active":
-            return None
-        items.append(item)
+    items = await ctx.active_items(sent.ids)
+    if len(items) != len(sent.ids):
+        return None  # one of them was closed or deleted since: the request is new again
     for intent, item in zip(intents, items, strict=True):
         assert isinstance(intent, CreateIntent)
         anchor = intent.start_at if intent.kind == "event" else intent.due_at

@@ -17,12 +17,12 @@ from sqlalchemy import event
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DisconnectionError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
-from sqlalchemy.util import await_
 
-from schedule import fastsql, sqlite_cursor
+from schedule import fastsql
 from schedule.clock import SystemClock
 
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///./schedbot.db"
+BUSY_TIMEOUT_MS = 30_000  # how long a SQLite connection waits for another's write lock (on aiosqlite's thread)
 T = TypeVar("T")
 
 
@@ -60,9 +60,8 @@ def create_engine(url: str = DEFAULT_DATABASE_URL, **kwargs: Any) -> AsyncEngine
             kwargs.setdefault("max_overflow", 0)
             if not parsed.database.startswith("file:"):
                 private_file(parsed.database)
-        # sqlite3 is called from the event loop's thread too (see `sqlite_cursor`), one caller at a time
-        engine = create_async_engine(url, connect_args={"timeout": sqlite_cursor.BUSY_TIMEOUT_MS / 1000,
-                                                        "check_same_thread": False}, **kwargs)
+        # Every sqlite3 call runs on aiosqlite's thread; a wait for another process's write lock waits there.
+        engine = create_async_engine(url, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000}, **kwargs)
         _configure_sqlite(engine)
         _reset_when_needed(engine)
         return engine
@@ -100,21 +99,19 @@ def _configure_sqlite(engine: AsyncEngine) -> None:
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.execute(f"PRAGMA busy_timeout={sqlite_cursor.BUSY_TIMEOUT_MS}")
+        cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.close()
-        sqlite_cursor.install(dbapi_connection)  # after the PRAGMAs: one thread hop per statement from here
 
     @event.listens_for(engine.sync_engine, "begin")
     def _on_begin(conn: Any) -> None:
         # Every transaction takes the write lock at BEGIN: no SQLITE_BUSY upgrade
         # deadlocks between concurrent sessions, and claims are serialised. Sent straight to the
-        # driver (one thread hop, SQLAlchemy's error classes), not through a statement execution.
-        # A session lent by a `fastsql.Tx` joins the transaction that Tx has begun already.
-        driver = conn.connection.driver_connection
-        if not driver.in_transaction:
-            await_(fastsql.Tx(conn.dialect, driver).begin())
+        # driver as SQLAlchemy's pysqlite notes show. A session lent by a `fastsql.Tx` joins the
+        # transaction that Tx has begun already.
+        if not conn.connection.driver_connection.in_transaction:
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
 
 
 IDLE_PING_S = 10.0  # a pooled MariaDB connection idle this long is pinged before use

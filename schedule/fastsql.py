@@ -25,17 +25,15 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, cast
 
-from pymysql.converters import _escape_table as _ESCAPES
 from sqlalchemy import event
-from sqlalchemy.engine import Connection, Dialect
-from sqlalchemy.exc import DBAPIError, StatementError
+from sqlalchemy.engine import Dialect
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession
-from sqlalchemy.pool import Pool, QueuePool
 from sqlalchemy.sql import ClauseElement, Executable
-from sqlalchemy.util import greenlet_spawn
 
-from schedule import mysql_result, sqlite_cursor
-from schedule.sqlite_cursor import run_statement, run_statements
+from schedule.trips import literals, trip_for
+
+__all__ = ["Executor", "Fast", "Rows", "Tx", "literals", "on_commit", "orm", "run_all", "run_then", "transaction"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,43 +62,48 @@ class _Compiled:
 
 
 class Tx:
-    """An open transaction on one pooled driver connection, with no session around it (`transaction`).
+    """An open transaction on one pooled connection, with no session around it (`transaction`).
 
     A unit that needs the ORM after all (a rarer step: editing an item, subscribing a digest) asks for
-    `session()`: an `AsyncSession` on this same connection and transaction, opened on first need, which
-    then also makes the commit (flushing its objects first). `info` is the unit's scratch space, like
-    `Session.info`; `on_commit` callbacks run once the transaction has committed.
+    `session()`: an `AsyncSession` bound to this same connection and transaction (SQLAlchemy's "join a
+    session into an external transaction"), opened on first need, which then also makes the commit
+    (flushing its objects first). `info` is the unit's scratch space, like `Session.info`; `on_commit`
+    callbacks run once the transaction has committed.
 
     Writes whose outcome nobody reads (the window, the inbound row marked done, the saved question) can
     be `defer`red: they go to the database with the next statement or with the COMMIT, in the same trip
-    (MariaDB: one multi-statement query, which aiomysql connections allow; SQLite: one thread hop).
-    A chat message's finish is then one round trip, not three. An error in one still fails the unit.
+    (MariaDB: one multi-statement query). A chat message's finish is then one round trip, not three. An
+    error in one still fails the unit.
     """
 
-    __slots__ = ("_committed", "_ended", "_engine", "_fairy", "_orm", "_pending", "dialect", "driver", "info",
+    __slots__ = ("_committed", "_connection", "_ended", "_orm", "_pending", "_trip", "dialect", "driver", "info",
                  "shared")
 
-    def __init__(self, dialect: Dialect, driver: Any, *, fairy: Any = None, engine: AsyncEngine | None = None) -> None:
-        self.dialect, self.driver = dialect, driver
+    def __init__(self, connection: AsyncConnection, driver: Any) -> None:
+        self._connection = connection
+        self.dialect: Dialect = connection.dialect
+        self.driver = driver
+        self._trip = trip_for(self.dialect)
         self.info: dict[str, Any] = {}
-        self._fairy, self._engine = fairy, engine
         self._orm: AsyncSession | None = None
         self._committed: list[Callable[[], None]] = []
-        self._pending: list[tuple[str, tuple[Any, ...]]] = []
+        self._pending: list[Statement] = []
         self.shared = False  # several units of work in this transaction (a group commit's batch)
         self._ended = False  # committed with a unit's last statements (`execute_all(…, last=True)`)
+
+    @property
+    def lends_session(self) -> bool:
+        """Whether a session has been lent (its statements may run any time: no batching around it)."""
+        return self._orm is not None
 
     async def session(self) -> AsyncSession:
         """An ORM session in this transaction (the same connection), opened once per transaction."""
         if self._orm is None:
-            if self._fairy is None or self._engine is None:
-                raise TypeError("this transaction has no pooled connection to lend a session")
             if self._pending:  # the deferred writes go first: the session's statements come after them
                 await self._send(self._pending)
-            # Begun by the session as usual; the begin event sees the transaction already open and
-            # sends nothing. Closing the session leaves the connection to `transaction`.
-            sync = Connection(self._engine.sync_engine, connection=self._fairy)
-            self._orm = AsyncSession(bind=AsyncConnection(self._engine, sync), expire_on_commit=False)
+            # The session begins as usual; the begin event sees the transaction already open on the
+            # driver and sends nothing. Closing the session leaves the connection to `transaction`.
+            self._orm = AsyncSession(bind=self._connection, expire_on_commit=False)
         return self._orm
 
     def on_commit(self, callback: Callable[[], None]) -> None:
@@ -113,37 +116,20 @@ class Tx:
         if self._orm is not None:  # the session may run statements of its own any time: keep the order
             await self.execute(sql, args)
         else:
-            self._pending.append((sql, tuple(args)))
+            self._pending.append((sql, tuple(args), False))
 
     async def begin(self) -> None:
         """SQLite: BEGIN IMMEDIATE, the write lock taken up front (MariaDB begins implicitly)."""
-        try:
-            await sqlite_cursor.begin_immediate(self.driver)
-        except self.dialect.loaded_dbapi.Error as exc:
-            raise self._error("BEGIN IMMEDIATE", (), exc) from exc
+        await self._send([("BEGIN IMMEDIATE", (), False)])
 
-    async def execute(self, sql: str, args: Any = ()) -> tuple[list[Any], int, int | None]:
-        """A statement straight on the driver, in this transaction: its rows, rowcount and lastrowid."""
-        if self._pending:
-            return (await self._send([*self._pending, (sql, tuple(args))]))[-1]
-        driver, dialect = self.driver, self.dialect
-        try:
-            if dialect.name == "sqlite":
-                _description, rows, rowcount, lastrowid = await sqlite_cursor.run(driver, run_statement, sql,
-                                                                                  tuple(args), False)
-                return rows, rowcount, lastrowid
-            return (await self._query(sql % literals(driver, args)))[0]
-        except dialect.loaded_dbapi.Error as exc:
-            raise self._error(sql, args, exc) from exc
+    async def execute(self, sql: str, args: Any = (), *, returns_rows: bool | None = None
+                      ) -> tuple[list[Any], int, int | None]:
+        """A statement straight on the driver, in this transaction: its rows, rowcount and lastrowid.
+        `returns_rows` defaults to whether the SQL reads (SELECT, PRAGMA, WITH, or RETURNING)."""
+        rows = _reads(sql) if returns_rows is None else returns_rows
+        return (await self._send([*self._pending, (sql, tuple(args), rows)]))[-1]
 
-    async def _query(self, query: str) -> list[tuple[list[Any], int, int | None]]:
-        """MariaDB: one COM_QUERY (one or several statements) and each statement's result, read straight
-        off aiomysql's connection in one pass (`mysql_result.query_all`). A cursor object per statement (its
-        creation, its close, which looks for more results) cost a third of a round trip's CPU here (measured:
-        145 µs against 95 µs); an error carries the outcomes before it as `schedbot_done` (`commit_then`)."""
-        return await mysql_result.query_all(self.driver, query)
-
-    async def execute_all(self, statements: list[tuple[str, Any]], *, last: bool = False
+    async def execute_all(self, statements: list[tuple[str, Any, bool]], *, last: bool = False
                           ) -> list[tuple[list[Any], int, int | None]]:
         """Several statements in one trip (with any deferred ones first): each one's rows, rowcount, lastrowid.
 
@@ -152,15 +138,15 @@ class Tx:
         may only read: on MariaDB that opens a new transaction, committed at the end of the block; on
         SQLite it runs in autocommit mode.
         """
-        sent = [(sql, tuple(args)) for sql, args in statements]
+        sent: list[Statement] = [(sql, tuple(args), rows) for sql, args, rows in statements]
         commit = last and not self.shared and self._orm is None
-        outcomes = await self._send([*self._pending, *sent, *([("COMMIT", ())] if commit else [])])
+        outcomes = await self._send([*self._pending, *sent, *([_COMMIT] if commit else [])])
         if commit:
             self._ended = True
             outcomes.pop()
         return outcomes[len(outcomes) - len(sent):]
 
-    async def commit_then(self, statements: list[tuple[str, Any]], then: list[tuple[str, Any]]
+    async def commit_then(self, statements: list[tuple[str, Any, bool]], then: list[tuple[str, Any, bool]]
                           ) -> tuple[list[tuple[list[Any], int, int | None]],
                                      list[tuple[list[Any], int, int | None]] | None]:
         """MariaDB: `statements`, COMMIT, then `then` in a new transaction on this connection, all in one
@@ -168,11 +154,11 @@ class Tx:
         statement of `then` fail, what was committed stands: its outcomes are None."""
         if self.dialect.name == "sqlite" or self.shared or self._orm is not None or not then:
             raise TypeError("commit_then needs a MariaDB transaction of its own, and statements after the COMMIT")
-        sent = [(sql, tuple(args)) for sql, args in statements]
-        after = [(sql, tuple(args)) for sql, args in then]
+        sent: list[Statement] = [(sql, tuple(args), rows) for sql, args, rows in statements]
+        after: list[Statement] = [(sql, tuple(args), rows) for sql, args, rows in then]
         ahead = len(self._pending)
         try:
-            outcomes = await self._send([*self._pending, *sent, ("COMMIT", ()), *after])
+            outcomes = await self._send([*self._pending, *sent, _COMMIT, *after])
             read: list[tuple[list[Any], int, int | None]] | None = outcomes[-len(after):]
         except DBAPIError as error:  # committed already when only a statement after the COMMIT failed
             outcomes = getattr(error.orig, "schedbot_done", [])
@@ -192,75 +178,51 @@ class Tx:
         """Keep `rows` as what `fast` with `params` returns in this transaction: its next `run` takes them."""
         self.info.setdefault(_PREFETCHED, {})[fast] = (dict(params or {}), rows)
 
-    async def _send(self, statements: list[tuple[str, tuple[Any, ...]]]) -> list[tuple[list[Any], int, int | None]]:
+    def in_transaction(self) -> bool:
+        """Whether the driver connection has a transaction open (SQLite's flag; MariaDB's last reply's)."""
+        return self._trip.in_transaction(self.driver)
+
+    async def _send(self, statements: list[Statement]) -> list[tuple[list[Any], int, int | None]]:
         """Several statements in one trip, in order; the first that fails raises and stops the rest."""
         self._pending = []
-        driver, dialect = self.driver, self.dialect
         try:
-            if dialect.name == "sqlite":
-                return [(rows, rowcount, lastrowid) for _d, rows, rowcount, lastrowid
-                        in await sqlite_cursor.run(driver, run_statements, statements)]
-            return await self._query(";".join(sql % literals(driver, args) for sql, args in statements))
-        except dialect.loaded_dbapi.Error as exc:
-            raise self._error("; ".join(sql for sql, _ in statements), (), exc) from exc
+            return await self._trip.run(self.driver, statements)
+        except self.dialect.loaded_dbapi.Error as exc:
+            raise DBAPIError.instance("; ".join(sql for sql, _args, _rows in statements), (), exc,
+                                      self.dialect.loaded_dbapi.Error, dialect=self.dialect) from exc
 
-    def _error(self, sql: str, args: Any, exc: Exception) -> StatementError:
-        """The driver's error as SQLAlchemy's class (deadlock retries and callers look for those)."""
-        return DBAPIError.instance(sql, args, exc, self.dialect.loaded_dbapi.Error, dialect=self.dialect)
-
-    async def _commit(self) -> None:
+    async def commit(self) -> None:
+        """COMMIT (through the lent session when there is one, which flushes its objects first)."""
         if self._orm is not None:
             await self._orm.commit()  # its pending objects flushed, then COMMIT on this connection
-        elif self._ended and not self._pending and (self.dialect.name == "sqlite"
-                                                    or not self.driver.get_transaction_status()):
+        elif self._ended and not self._pending and (self.dialect.name == "sqlite" or not self.in_transaction()):
             pass  # committed with the unit's last statements, and nothing (or only autocommit reads) since
-        elif self._pending:
-            await self._send([*self._pending, ("COMMIT", ())])
-        elif self.dialect.name == "sqlite":
-            await self.execute("COMMIT")
-        else:
-            try:
-                await self.driver.commit()
-            except self.dialect.loaded_dbapi.Error as exc:
-                raise self._error("COMMIT", (), exc) from exc
+        elif self._pending or self.dialect.name != "sqlite" or self.in_transaction():
+            await self._send([*self._pending, _COMMIT])
         for callback in self._committed:
             callback()
 
-    async def _rollback(self) -> None:
+    async def rollback(self) -> None:
         self._pending = []
         if self._orm is not None:
             orm, self._orm = self._orm, None
             await orm.close()  # rolls its transaction back: the whole unit's, on this connection
             return
-        if self.dialect.name == "sqlite":
-            if self.driver._conn.in_transaction:
-                await self.execute("ROLLBACK")
-            return
-        await self.driver.rollback()
+        if self.dialect.name != "sqlite" or self.in_transaction():
+            await self._send([("ROLLBACK", (), False)])
+
+
+Statement = tuple[str, tuple[Any, ...], bool]  # SQL, positional arguments, whether it returns rows
+_COMMIT: Statement = ("COMMIT", (), False)
+_READS = ("SELECT", "PRAGMA", "WITH", "SHOW")
+
+
+def _reads(sql: str) -> bool:
+    head = sql.lstrip()[:6].upper()
+    return head.startswith(_READS) or " RETURNING " in sql.upper()
 
 
 Executor = AsyncSession | Tx  # what `Fast.run` runs on
-_NO_BACKSLASH_ESCAPES = 512  # SERVER_STATUS_NO_BACKSLASH_ESCAPES: quotes are doubled instead
-
-
-def literals(driver: Any, args: Any) -> tuple[str, ...]:
-    """The arguments as SQL literals, as aiomysql's `escape` writes them; ints, NULLs and strings (nearly all of a
-    chat message's hundred or so) without its per-value type dispatch (measured: 21 µs → 9 µs for 42 values)."""
-    if driver.server_status & _NO_BACKSLASH_ESCAPES:
-        return tuple(map(driver.escape, args))
-    escape, table = driver.escape, _ESCAPES
-    out = []
-    for value in args:
-        kind = type(value)
-        if kind is int:  # bool is a type of its own: aiomysql writes it as 0/1, via `escape`
-            out.append(str(value))
-        elif value is None:
-            out.append("NULL")
-        elif kind is str:
-            out.append("'" + value.translate(table) + "'")
-        else:
-            out.append(escape(value))
-    return tuple(out)
 
 
 async def orm(target: Executor) -> AsyncSession:
@@ -284,37 +246,20 @@ async def transaction(engine: AsyncEngine) -> AsyncIterator[Tx]:
     isolation level), committed when the block ends, rolled back if it raises. A connection whose
     rollback fails is invalidated, so the pool never hands out a broken or half-open one.
     """
-    sync = engine.sync_engine
-    fairy = await greenlet_spawn(sync.raw_connection)  # checkout events (idle ping) need the greenlet
-    tx = Tx(sync.dialect, fairy.driver_connection, fairy=fairy, engine=engine)
-    committed = False
-    try:
-        if tx.dialect.name == "sqlite":
-            await tx.begin()
+    async with engine.connect() as connection:
+        raw = await connection.get_raw_connection()
+        tx = Tx(connection, raw.driver_connection)
         try:
+            if tx.dialect.name == "sqlite":
+                await tx.begin()
             yield tx
-            await tx._commit()
-            committed = True
+            await tx.commit()
         except BaseException:
             try:
-                await tx._rollback()
+                await tx.rollback()
             except BaseException:
-                fairy.invalidate()
+                await connection.invalidate()
             raise
-    finally:
-        if committed and _quiet_checkin(sync.pool, tx):
-            fairy.close()
-        else:
-            await greenlet_spawn(fairy.close)  # the pool's reset and checkin events may need I/O
-
-
-def _quiet_checkin(pool: Pool, tx: Tx) -> bool:
-    """Whether giving the connection back does no I/O, so it needs no trip through the greenlet bridge
-    (4 % of a chat message's CPU on SQLite went to those trips): nothing open on it (the reset event then
-    sends no rollback) and room in the pool's queue (else the pool closes it, which is I/O on aiosqlite)."""
-    driver = tx.driver
-    open_ = driver.in_transaction if tx.dialect.name == "sqlite" else driver.get_transaction_status()
-    return not open_ and isinstance(pool, QueuePool) and pool.checkedin() < pool.size()
 
 
 _OPEN = "schedule_fastsql_connection"  # session.info: (its transaction, connection, driver connection)
@@ -335,7 +280,7 @@ async def _connection(target: Executor) -> tuple[AsyncConnection | None, Tx]:
     # The pooled connection is open now: read it off the sync side (no trip through the greenlet bridge).
     sync = conn.sync_connection
     assert sync is not None  # session.connection() returns a started connection
-    tx = Tx(conn.dialect, sync.connection.driver_connection)
+    tx = Tx(conn, sync.connection.driver_connection)
     target.info[_OPEN] = (target.sync_session.get_transaction(), conn, tx)
     return conn, tx
 
@@ -360,31 +305,36 @@ class Fast:
             return self._statement
         return self._statements[dialect.name if dialect.name in self._statements else "mysql"]
 
-    def _compile(self, dialect: Dialect) -> _Compiled | None:
+    def plan(self, dialect: Dialect) -> _Compiled | None:
+        """The statement compiled for `dialect` once (None: a shape the fast path leaves to SQLAlchemy)."""
         last = self._last
         if last is not None and last[0] is dialect:  # one engine per process: skip the weak-key lookup
             return last[1]
         if dialect in self._compiled:
             self._last = (dialect, self._compiled[dialect])
             return self._last[1]
-        compiled: Any = cast(ClauseElement, self.statement(dialect)).compile(dialect=dialect)
+        statement = self.statement(dialect)
+        compiled: Any = cast(ClauseElement, statement).compile(dialect=dialect)
         plan: _Compiled | None = None
         if compiled.positional and compiled.positiontup is not None and "POSTCOMPILE" not in compiled.string \
                 and not compiled.literal_execute_params and not compiled.post_compile_params:
-            literals = {name: bind.value for name, bind in compiled.binds.items()
+            binds = {name: bind for bind, name in compiled.bind_names.items()}  # as named in positiontup
+            literals = {name: bind.value for name, bind in binds.items()
                         if not bind.required and bind.callable is None}
-            columns = [c.keyname for c in compiled._result_columns]
-            row = namedtuple("Row", columns, rename=True) if columns else None
-            results = tuple(c.type._cached_result_processor(dialect, None) for c in compiled._result_columns)
-            plan = _Compiled(compiled.string, tuple(compiled.positiontup), literals,
-                             dict(compiled._bind_processors), row, results)
+            processors = {name: process for name, bind in binds.items()
+                          if (process := bind.type.dialect_impl(dialect).bind_processor(dialect)) is not None}
+            exported = getattr(statement, "exported_columns", None)  # SELECT's columns, or RETURNING's
+            columns = list(exported.items()) if exported is not None else []
+            row = namedtuple("Row", [key for key, _ in columns], rename=True) if columns else None
+            results = tuple(c.type.dialect_impl(dialect).result_processor(dialect, None) for _, c in columns)
+            plan = _Compiled(compiled.string, tuple(compiled.positiontup), literals, processors, row, results)
         self._compiled[dialect] = plan
         self._last = (dialect, plan)
         return plan
 
     async def defer(self, target: Executor, params: Mapping[str, Any] | None = None) -> None:
         """A write whose outcome is not needed: on a `Tx`, sent with its next trip (`Tx.defer`); else run now."""
-        if isinstance(target, Tx) and (plan := self._compile(target.dialect)) is not None:
+        if isinstance(target, Tx) and (plan := self.plan(target.dialect)) is not None:
             await target.defer(plan.sql, _args(plan, params))
         else:
             await self.run(target, params)
@@ -396,7 +346,7 @@ class Fast:
                 return cast(Rows, kept[1])
         conn, tx = await _connection(target)
         dialect = tx.dialect
-        plan = self._compile(dialect)
+        plan = self.plan(dialect)
         if plan is None:  # not a shape the fast path handles: SQLAlchemy runs it
             if conn is None:
                 assert isinstance(target, Tx)
@@ -405,18 +355,18 @@ class Fast:
             found = result.all() if result.returns_rows else []
             return Rows(list(found), result.rowcount if not result.returns_rows else -1,
                         getattr(result, "lastrowid", None))
-        return _rows(plan, *await tx.execute(plan.sql, _args(plan, params)))
+        return _rows(plan, *await tx.execute(plan.sql, _args(plan, params), returns_rows=plan.row is not None))
 
 
 async def run_all(target: Executor, statements: list[tuple[Fast, Mapping[str, Any] | None]], *,
                   last: bool = False) -> list[Rows]:
     """Several `Fast` statements in order; on a `Tx`, in one trip to the database (`Tx.execute_all`, where
     `last` is explained: the unit's last writes, committed in the same trip when it can be)."""
-    if isinstance(target, Tx) and target._orm is None:
-        plans = [fast._compile(target.dialect) for fast, _ in statements]
+    if isinstance(target, Tx) and not target.lends_session:
+        plans = [fast.plan(target.dialect) for fast, _ in statements]
         if all(plan is not None for plan in plans):
             ready = cast(list[_Compiled], plans)
-            outcomes = await target.execute_all([(plan.sql, _args(plan, params))
+            outcomes = await target.execute_all([_statement(plan, params)
                                                  for plan, (_, params) in zip(ready, statements, strict=True)],
                                                 last=last)
             return [_rows(plan, *outcome) for plan, outcome in zip(ready, outcomes, strict=True)]
@@ -428,14 +378,14 @@ async def run_then(tx: Tx, statements: list[tuple[Fast, Mapping[str, Any] | None
     """`statements`, their COMMIT and `then` in one trip on a MariaDB `Tx` (`Tx.commit_then`): the rows of
     `statements`; those of `then` are kept for their own `run` in the new transaction (`Tx.prefetched`),
     unless one of them failed (`Tx.has_prefetched` is then False)."""
-    plans = [fast._compile(tx.dialect) for fast, _ in statements]
-    after = [fast._compile(tx.dialect) for fast, _ in then]
+    plans = [fast.plan(tx.dialect) for fast, _ in statements]
+    after = [fast.plan(tx.dialect) for fast, _ in then]
     if any(plan is None for plan in (*plans, *after)):
         raise TypeError("run_then takes statements with a fast plan only")
     done, read = await tx.commit_then(
-        [(plan.sql, _args(plan, params)) for plan, (_, params) in zip(cast(list[_Compiled], plans), statements,
+        [_statement(plan, params) for plan, (_, params) in zip(cast(list[_Compiled], plans), statements,
                                                                        strict=True)],
-        [(plan.sql, _args(plan, params)) for plan, (_, params) in zip(cast(list[_Compiled], after), then,
+        [_statement(plan, params) for plan, (_, params) in zip(cast(list[_Compiled], after), then,
                                                                        strict=True)])
     if read is not None:
         for plan, (fast, params), outcome in zip(cast(list[_Compiled], after), then, read, strict=True):
@@ -452,6 +402,10 @@ def _rows(plan: _Compiled, raw: list[Any], rowcount: int, lastrowid: int | None)
             raw = [tuple(p(v) if p is not None else v for p, v in zip(processors, r, strict=True)) for r in raw]
         rows = [plan.row._make(r) for r in raw]
     return Rows(rows, rowcount, lastrowid)
+
+
+def _statement(plan: _Compiled, params: Mapping[str, Any] | None) -> tuple[str, list[Any], bool]:
+    return plan.sql, _args(plan, params), plan.row is not None
 
 
 def _args(plan: _Compiled, params: Mapping[str, Any] | None) -> list[Any]:

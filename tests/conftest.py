@@ -92,17 +92,11 @@ def trips(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     from schedule.fastsql import Tx
 
     sent: list[str] = []
-    execute, send = Tx.execute, Tx._send
+    send = Tx._send  # every statement of a Tx reaches the database through it, once per trip
 
-    async def counted_execute(tx: Tx, *args: Any) -> Any:
-        if not tx._pending:  # else it goes through `_send`, counted there
-            sent.append(str(args[0])[:60])
-        return await execute(tx, *args)
+    async def counted_send(tx: Tx, statements: Any) -> Any:
+        sent.append("; ".join(sql for sql, _args, _rows in statements)[:60])
+        return await send(tx, statements)
 
-    async def counted_send(tx: Tx, *args: Any) -> Any:
-        sent.append(str(args[0])[:60])
-        return await send(tx, *args)
-
-    monkeypatch.setattr(Tx, "execute", counted_execute)
     monkeypatch.setattr(Tx, "_send", counted_send)
     return sent

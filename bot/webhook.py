@@ -92,7 +92,8 @@ class WeChatEndpoint:
         self.token = settings.WECHAT_TOKEN
         self.tolerance_s = settings.WECHAT_TIMESTAMP_TOLERANCE_S
 
-    async def _spooled(self, message: messages.InboundMessage, fields: dict[str, Any], exc: Exception) -> str | None:
+    async def _spooled(self, message: messages.InboundMessage, fields: dict[str, Any], received: int,
+                       exc: Exception) -> str | None:
         """The database did not claim the message: keep it in the durable spool and say so to the user
         (SPEC §8); None when it could not be spooled either."""
         if self.spool is None:
@@ -100,7 +101,7 @@ class WeChatEndpoint:
                       exc)
             return None
         try:
-            await self.spool.append({"fields": fields, "received_ms": now_ms(self.clock)})
+            await self.spool.append({"fields": fields, "received_ms": received})  # as its claim, if that commits
         except Exception:
             log.exception("wechat callback %s could be neither claimed nor spooled", message.dedupe_key)
             return None
@@ -174,13 +175,15 @@ class WeChatEndpoint:
         except (XmlRejected, RecursionError, ValueError) as exc:  # ValueError: pydantic on odd field values
             log.warning("wechat callback with an unreadable body acknowledged: %s", exc)
             return Answer(200, SUCCESS)
+        received = now_ms(self.clock)
         try:
-            reply = await dispatcher.handle(message, arrived=arrived, replay_key=_replay_key(timestamp, nonce))
+            reply = await dispatcher.handle(message, arrived=arrived, replay_key=_replay_key(timestamp, nonce),
+                                            received_ms=received)
         except Replayed:
             log.warning("wechat callback rejected (403): timestamp/nonce reused for another message")
             return Answer(403)
         except Exception as exc:  # before the claim committed: the database is down or does not answer
-            spooled = await self._spooled(message, fields, exc)
+            spooled = await self._spooled(message, fields, received, exc)
             if spooled is None:
                 return Answer(503)  # not even spooled: let WeChat retry
             reply = spooled
@@ -284,7 +287,7 @@ async def replay_spool(spool: Spool, dispatcher: Dispatcher) -> int:
     async def handle(record: Record) -> None:
         message = messages.from_fields(record["fields"])
         await dispatcher.handle(message, arrived=dispatcher.monotonic() - dispatcher.reply_budget_s,
-                                received_ms=int(record["received_ms"]))
+                                received_ms=int(record["received_ms"]), spooled=True)
         await dispatcher.drain()  # its answer queued before the next message is handled
 
     return await spool.replay(handle)

@@ -28,6 +28,7 @@ class Claim:
     fresh: bool  # True: this request owns the message and must run the handler
     status: str  # processing | done
     reply: str | None
+    received_at: int | None = None  # when the owning request arrived (a claim read back, not a fresh one)
 
 
 _CLAIM_VALUES: dict[str, object] = {"dedupe_key": bindparam("p_key"), "user_id": bindparam("p_user"),
@@ -53,7 +54,7 @@ _CLAIM_IF_OURS = {
     "sqlite": sqlite_insert(_R).from_select(_CLAIM_COLUMNS, _CLAIM_ROW).on_conflict_do_nothing(),
     "mysql": insert(_R).from_select(_CLAIM_COLUMNS, _CLAIM_ROW).prefix_with("IGNORE"),
 }
-_OWNER = select(InboundMessageRow.status, InboundMessageRow.reply).where(
+_OWNER = select(InboundMessageRow.status, InboundMessageRow.reply, InboundMessageRow.received_at).where(
     InboundMessageRow.dedupe_key == bindparam("p_key"))
 _FINISH = (update(InboundMessageRow).where(InboundMessageRow.dedupe_key == bindparam("p_key"))
            .values(status="done", reply=bindparam("p_reply"),
@@ -83,7 +84,7 @@ async def _claimed(session: Executor, dedupe_key: str, inserted: int) -> Claim:
     row = (await _OWNER_FAST.run(session, {"p_key": dedupe_key})).first()
     if row is None:  # purged between the two statements: treat as in flight
         return Claim(fresh=False, status="processing", reply=None)
-    return Claim(fresh=False, status=row.status, reply=row.reply)
+    return Claim(fresh=False, status=row.status, reply=row.reply, received_at=row.received_at)
 
 
 async def claim_nonce_in(session: Executor, key: str, *, owner: str, now_ms: int) -> bool:

@@ -92,14 +92,17 @@ class Dispatcher:
         task.add_done_callback(self._background.discard)
 
     async def handle(self, message: InboundMessage, *, arrived: float | None = None,
-                     replay_key: str | None = None, received_ms: int | None = None) -> str:
+                     replay_key: str | None = None, received_ms: int | None = None, spooled: bool = False) -> str:
         """The plaintext response body: a passive reply XML or `success`.
 
         `arrived` is `self.monotonic()` when the request came in; `replay_key` names the request's
         signed (timestamp, nonce) pair, accepted for this message only (raises `Replayed` otherwise);
-        `received_ms`: when it arrived, if not now (a message replayed from the spool).
-        The claim must answer within CLAIM_BUDGET_S: a database that does not raises, and the webhook
-        spools the message.
+        `received_ms`: when it arrived, if not now. `spooled`: a replay from the spool (`received_ms` is then
+        the spooled request's), which takes over a claim that request made but saw too late (below).
+        The claim must answer within CLAIM_BUDGET_S: a database that does not raises TimeoutError, and the
+        webhook spools the message. The claim is not cancelled then (a cancelled SQLite call still runs on
+        aiosqlite's thread, and its clean-up would wait as long): it may still commit, and the replay of the
+        spooled message, finding that claim (`processing`, its own arrival time), handles the message.
         """
         arrived = self.monotonic() if arrived is None else arrived
         received = now_ms(self._clock) if received_ms is None else received_ms
@@ -118,12 +121,13 @@ class Dispatcher:
         opening = self._opening_of(message, known_user) if replay_key is not None else None
         handoff = None
         if opening is not None:
-            claim, handoff = await asyncio.wait_for(self._claim_and_open(message, claim_unit, opening),
-                                                    CLAIM_BUDGET_S)
+            claim, handoff = await _within_budget(self._claim_and_open(message, claim_unit, opening), self._spawn)
         else:
-            claim = await asyncio.wait_for(self._writes.run_fast(claim_unit), CLAIM_BUDGET_S)
+            claim, handoff = await _within_budget(self._claimed_alone(claim_unit), self._spawn)
         try:
-            if not claim.fresh:
+            if spooled and not claim.fresh and claim.status == "processing" and claim.received_at == received:
+                log.info("spooled %s was claimed after its request gave up: handled now", message.dedupe_key)
+            elif not claim.fresh:
                 log.info("wechat retry of %s (%s)", message.dedupe_key, claim.status)
                 return claim.reply if claim.status == "done" and claim.reply else SUCCESS
             try:
@@ -139,6 +143,9 @@ class Dispatcher:
         finally:
             if handoff is not None and not handoff.handed_on:
                 await handoff.release()  # not given to a handler: end it (and its lock on the user's row)
+
+    async def _claimed_alone(self, claim_unit: ClaimUnit) -> tuple[inbound.Claim, Handoff | None]:
+        return await self._writes.run_fast(claim_unit), None
 
     def _opening_of(self, message: InboundMessage, user_id: int | None) -> Opening | None:
         """The handler's first statement, to send with the claim: a text the handler will read, from a user
@@ -192,7 +199,7 @@ class Dispatcher:
         if message.content is not None and message.content.strip():
             return await self._answer(message, received, window_kind, arrived, handoff)
         fixed = self._fixed_reply(message, event)
-        return await self._finish(message, received, fixed, window_kind=window_kind, passive=not self._spent(arrived))
+        return await self._finish(message, received, fixed, window_kind=window_kind, passive=not self.spent(arrived))
 
     async def _user_id(self, openid: str) -> int:
         cached = self._user_ids.get(openid)
@@ -220,7 +227,7 @@ class Dispatcher:
             return TEXT_ONLY
         return None  # a message type WeChat adds later: acknowledge, never refuse
 
-    def _spent(self, arrived: float) -> bool:
+    def spent(self, arrived: float) -> bool:
         """True when WeChat has (nearly) stopped waiting for this request's passive reply."""
         return self.monotonic() - arrived >= self.reply_budget_s
 
@@ -254,14 +261,14 @@ class Dispatcher:
             reply = APOLOGY
         if inline.body is not None:  # stored and marked done with the handler's own writes
             return await self._in_time(message, reply, inline.body, arrived)
-        body = await self._finish(message, received, reply, window_kind=window_kind, passive=not self._spent(arrived))
+        body = await self._finish(message, received, reply, window_kind=window_kind, passive=not self.spent(arrived))
         return await self._in_time(message, reply, body, arrived)
 
     async def _in_time(self, message: InboundMessage, reply: Reply, body: str, arrived: float) -> str:
         """The passive reply, if the finishing write left WeChat still waiting for it; else (the write
         stalled past the budget) its text goes to the outbox and WeChat gets `success` (SPEC §8: the
         budget covers the finishing write; an answer is never dropped)."""
-        if body == SUCCESS or not self._spent(arrived):
+        if body == SUCCESS or not self.spent(arrived):
             return body
         assert message.user_id is not None
         parts = split_utf8(strip_illegal(reply or "").strip())
@@ -319,7 +326,7 @@ class Dispatcher:
         except Exception as exc:  # best effort: the answer still arrives through the outbox
             log.warning("typing indicator failed: %s", exc)
 
-    def _compose(self, message: InboundMessage, reply: Reply, *, passive: bool) -> tuple[str, str]:
+    def compose(self, message: InboundMessage, reply: Reply, *, passive: bool) -> tuple[str, str]:
         """The response body (a passive reply of the answer's first part, or `success`) and the text
         left to queue in the outbox (the overflow, or the whole answer when it cannot go passively)."""
         text = strip_illegal(reply or "").strip()
@@ -330,8 +337,8 @@ class Dispatcher:
             return body, "".join(parts[1:])
         return SUCCESS, text
 
-    async def _record(self, target: Executor, message: InboundMessage, received: int, body: str, queued: str,
-                      *, window_kind: str | None, template_status: str | None = None, late: bool = False) -> None:
+    async def record(self, target: Executor, message: InboundMessage, received: int, body: str, queued: str,
+                     *, window_kind: str | None, template_status: str | None = None, late: bool = False) -> None:
         """The finishing writes: window and reachability, queued text, inbound row done with its body.
         `late`: an answer after WeChat stopped waiting, whose window was recorded then; if the user has
         unsubscribed meanwhile, the unsubscribe wins: nothing is queued and nothing of theirs comes back."""
@@ -369,14 +376,14 @@ class Dispatcher:
 
     async def _finish(self, message: InboundMessage, received: int, reply: Reply, *, window_kind: str | None,
                       passive: bool = True, template_status: str | None = None, late: bool = False) -> str:
-        """One transaction: `_record`'s writes for the answer.
+        """One transaction: `record`'s writes for the answer.
 
         Should it fail, the answer is kept by a second, smaller transaction (queued text and the
         inbound row); a passive reply is returned even if that fails too (the user still sees it).
         """
         user_id = message.user_id
         assert user_id is not None
-        body, queued = self._compose(message, reply, passive=passive)
+        body, queued = self.compose(message, reply, passive=passive)
 
         async def done(tx: Tx) -> None:  # the usual case with nothing queued: `Fast` statements only
             if window_kind == "message":
@@ -388,7 +395,7 @@ class Dispatcher:
             if usual:
                 await self._writes.run_fast(done)
             else:
-                await self._writes.run(partial(self._record, message=message, received=received, body=body,
+                await self._writes.run(partial(self.record, message=message, received=received, body=body,
                                                queued=queued, window_kind=window_kind,
                                                template_status=template_status, late=late))
         except Exception:
@@ -403,6 +410,28 @@ class Dispatcher:
                     raise
                 log.exception("could not store the reply to %s; answering passively anyway", message.dedupe_key)
         return body
+
+
+async def _within_budget(claiming: Awaitable[tuple[inbound.Claim, Handoff | None]],
+                         spawn: Callable[[Awaitable[Any]], None]) -> tuple[inbound.Claim, Handoff | None]:
+    """The claim's outcome if it comes within CLAIM_BUDGET_S, else TimeoutError with the claim left to end
+    on its own (see `Dispatcher.handle`); a handoff it opens late is released, never handed to a handler."""
+    task = asyncio.ensure_future(claiming)
+    done, _pending = await asyncio.wait({task}, timeout=CLAIM_BUDGET_S)
+    if task in done:
+        return task.result()
+
+    async def finish_late() -> None:
+        try:
+            _claim, handoff = await task
+        except Exception as exc:
+            log.warning("a claim that missed its budget failed: %s", type(exc).__name__)
+            return
+        if handoff is not None:
+            await handoff.release()
+
+    spawn(finish_late())
+    raise TimeoutError(f"the database did not claim the message within {CLAIM_BUDGET_S} s")
 
 
 class _InlineFinish:
@@ -421,10 +450,10 @@ class _InlineFinish:
 
     async def __call__(self, target: Executor, reply: Reply) -> None:
         dispatcher = self._dispatcher
-        if dispatcher._spent(self._arrived):
+        if dispatcher.spent(self._arrived):
             return
-        body, queued = dispatcher._compose(self._message, reply, passive=True)
-        await dispatcher._record(target, self._message, self._received, body, queued, window_kind=self._window_kind)
+        body, queued = dispatcher.compose(self._message, reply, passive=True)
+        await dispatcher.record(target, self._message, self._received, body, queued, window_kind=self._window_kind)
 
         def committed() -> None:
             self.body = body

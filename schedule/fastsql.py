@@ -1,19 +1,18 @@
 """The webhook's hot statements straight to the driver, compiled by SQLAlchemy once per dialect.
 
-Every chat message runs about a dozen small statements. Through SQLAlchemy's execution machinery
-each costs 70–115 µs of CPU here against 37–60 µs on the bare driver (measured: SQLite one-hop
-cursor, aiomysql), so the statements on that path are prebuilt Core statements wrapped in `Fast`:
-SQLAlchemy compiles each once per dialect (SQL text, positional parameter order, the types' bind
-and result processors), and `Fast.run` then only orders the parameters, calls the driver on the
-session's own connection (same transaction) and builds plain named-tuple rows. Anything this
-does not cover (expanding IN lists, post-compile parameters, a non-positional paramstyle) falls
-back to `connection.execute` at compile time, so a statement is never run with a wrong shape.
-Driver errors are raised as SQLAlchemy's own exception classes, so deadlock retries still apply.
+Every chat message runs about a dozen small statements. Through SQLAlchemy's execution machinery each
+costs about twice the CPU of the bare driver call, so the statements on that path are prebuilt Core
+statements wrapped in `Fast`: SQLAlchemy compiles each once per dialect, and the plan is read off the
+compiled statement's public attributes (`string`, `positiontup`, `bind_names`) and the column types' own
+`bind_processor`/`result_processor`. `Fast.run` then only orders the parameters, sends the statement on the
+unit's connection (same transaction) through the driver's public API (`schedule.trips`) and builds plain
+named-tuple rows. Anything this does not cover (expanding IN lists, post-compile parameters, a
+non-positional paramstyle) is left to `connection.execute`, so a statement is never run with a wrong
+shape. Driver errors are raised as SQLAlchemy's own exception classes, so deadlock retries still apply.
 
-A unit of work made only of such statements can skip the ORM session as well: `transaction` runs it
-on a pooled driver connection it begins and commits itself (`Tx`). The webhook's claim and finish
-units are such; measured here, a one-statement unit costs 1.2–1.4 ms of CPU through an
-`AsyncSession` against 0.4–0.5 ms this way, on SQLite and MariaDB alike.
+A unit of work made only of such statements can skip the ORM session as well: `transaction` runs it on a
+pooled `AsyncConnection` whose transaction it begins and commits itself (`Tx`); a session, when the unit
+needs one, is bound to that same connection. The webhook's claim and finish units are such.
 """
 
 from __future__ import annotations

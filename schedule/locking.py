@@ -19,7 +19,8 @@ from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-# Read when the probe runs (tests replace them to stand for a server that takes no lock).
+# Read when the probe runs (tests replace them to stand for a server that takes no lock, or says TiDB).
+SERVER_VERSION = "SELECT VERSION()"
 HOLD_ROW = "SELECT version_num FROM alembic_version FOR UPDATE"
 SKIP_LOCKED_READ = "SELECT version_num FROM alembic_version FOR UPDATE SKIP LOCKED"
 
@@ -44,7 +45,7 @@ async def skip_locked_problem(engine: AsyncEngine) -> str | None:
 async def _probe(engine: AsyncEngine) -> str | None:
     async with engine.connect() as holder, engine.connect() as reader:
         try:
-            version = str((await reader.execute(text("SELECT VERSION()"))).scalar_one())
+            version = str((await reader.execute(text(SERVER_VERSION))).scalar_one())
             await reader.execute(text(f"SET SESSION innodb_lock_wait_timeout = {LOCK_WAIT_S}"))
             held = (await holder.execute(text(HOLD_ROW))).all()  # the transaction stays open: the row stays locked
             if not held:

@@ -11,7 +11,7 @@ from collections.abc import Coroutine
 from typing import Any
 
 from bot.logging_setup import configure_logging
-from bot.preflight import DatabaseProblem, check_database
+from bot.preflight import DatabaseProblem, check_claiming, check_database
 from bot.settings import ConfigError, Settings, load_settings
 
 
@@ -64,14 +64,18 @@ def _run_fast(main: Coroutine[Any, Any, int]) -> int:
     return uvloop.run(main)
 
 
-async def _prepare(settings: Settings, *, migrate: bool | None = None) -> str | None:
-    """Reach the database and bring or check its schema (DatabaseProblem on failure)."""
+async def _prepare(settings: Settings, *, migrate: bool | None = None, claims: bool = False) -> str | None:
+    """Reach the database and bring or check its schema (DatabaseProblem on failure); with `claims`, also
+    insist that its FOR UPDATE SKIP LOCKED is real (several workers claim from it)."""
     from schedule.db import create_engine
 
     engine = create_engine(settings.DATABASE_URL)
     try:
-        return await check_database(engine, settings.DATABASE_URL,
-                                    migrate=settings.DATABASE_AUTO_MIGRATE if migrate is None else migrate)
+        revision = await check_database(engine, settings.DATABASE_URL,
+                                        migrate=settings.DATABASE_AUTO_MIGRATE if migrate is None else migrate)
+        if claims:
+            await check_claiming(engine, settings.DATABASE_URL)
+        return revision
     finally:
         await engine.dispose()
 
@@ -85,7 +89,7 @@ async def _worker(settings: Settings, *, metrics_at: tuple[str, int] | None = No
     from schedule.clock import SystemClock
     from schedule.db import create_engine, session_factory
 
-    await _prepare(settings)
+    await _prepare(settings, claims=True)
     engine = create_engine(settings.DATABASE_URL)
     clock = SystemClock()
     sessions = session_factory(engine)

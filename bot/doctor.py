@@ -1,6 +1,7 @@
 """`schedbot doctor`: one line per check (✔ pass, ✘ fail, – skipped) and a non-zero exit on any failure.
 
-Checks configuration, the database (reachable, credentials, revision), configuration incidents that
+Checks configuration, the database (reachable, credentials, revision, a FOR UPDATE SKIP LOCKED that
+really skips so several workers can share it), configuration incidents that
 pause deliveries now (IP not whitelisted, bad template …), WeChat credentials (a token;
 the IP to whitelist on 40164), the agent endpoint (one tiny completion), PUBLIC_BASE_URL from this
 host, and the clock against the WeChat API's Date header (signatures expire with skew).
@@ -15,7 +16,7 @@ from typing import TextIO
 import httpx
 
 from bot import incident
-from bot.preflight import DatabaseProblem, check_database, masked
+from bot.preflight import DatabaseProblem, check_claiming, check_database, masked
 from bot.settings import Settings
 from bot.wechat.errors import WeChatError
 from bot.wechat_admin import AccountAPI, describe
@@ -57,13 +58,21 @@ def _secret(settings: Settings) -> str:
 
 
 async def _database(settings: Settings, clock: Clock) -> list[Check]:
-    from schedule.db import create_engine, session_factory
+    from schedule.db import create_engine, is_sqlite, session_factory
 
     engine = create_engine(settings.DATABASE_URL)
     try:
         revision = await check_database(engine, settings.DATABASE_URL, migrate=False)
     except DatabaseProblem as exc:
+        await engine.dispose()
         return [Check(FAIL, "database", str(exc))]
+    try:
+        await check_claiming(engine, settings.DATABASE_URL)
+        claiming = Check(PASS, "claiming", "SQLite: one worker process, claims serialised by BEGIN IMMEDIATE"
+                         if is_sqlite(settings.DATABASE_URL)
+                         else "FOR UPDATE SKIP LOCKED skips locked rows: several workers may share this database")
+    except DatabaseProblem as exc:
+        claiming = Check(FAIL, "claiming", str(exc))
     try:
         standing = await incident.standing(session_factory(engine), now_ms(clock))
     except Exception as exc:  # an older schema without the pauses table: the revision check says so
@@ -71,6 +80,7 @@ async def _database(settings: Settings, clock: Clock) -> list[Check]:
     finally:
         await engine.dispose()
     return [Check(PASS, "database", f"{masked(settings.DATABASE_URL)} reachable, schema at revision {revision}"),
+            claiming,
             Check(FAIL, "deliveries", "; ".join(standing)) if standing
             else Check(PASS, "deliveries", "no configuration incident pauses the WeChat API")]
 

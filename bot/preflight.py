@@ -17,6 +17,7 @@ from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from schedule.locking import skip_locked_problem
 from schedule.migrate import alembic_config, upgrade
 
 CONNECT_TIMEOUT_S = 10.0
@@ -119,3 +120,17 @@ async def check_database(engine: AsyncEngine, url: str, *, migrate: bool) -> str
         raise DatabaseProblem(f"DATABASE_URL={masked(url)}: the schema is {where}, this schedbot needs {head} — "
                               "run `schedbot migrate` (or set DATABASE_AUTO_MIGRATE=1)")
     return current
+
+
+async def check_claiming(engine: AsyncEngine, url: str) -> None:
+    """Refuse a server whose FOR UPDATE SKIP LOCKED is not real (TiDB; SPEC §13): several workers would send
+    the same reminder. Run after `check_database` (the probe locks alembic_version's row).
+
+    Raises DatabaseProblem with the owner-facing line.
+    """
+    try:
+        problem = await skip_locked_problem(engine)
+    except (SQLAlchemyError, OSError) as exc:
+        raise DatabaseProblem(explain(exc, url)) from None
+    if problem:
+        raise DatabaseProblem(f"DATABASE_URL={masked(url)}: {problem}")

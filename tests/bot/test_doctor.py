@@ -76,8 +76,9 @@ def test_everything_configured_passes(tmp_path: Path, fake: FakeWeChatAPI, site:
     result = run(["doctor"], tmp_path, **configured(fake, site))
     assert result.returncode == 0, result.stdout
     marks = {line.split(":", 1)[0] for line in result.stdout.splitlines()[:-1]}
-    assert marks == {"✔ configuration", "✔ database", "✔ deliveries", "✔ wechat", "✔ clock", "✔ agent",
-                     "✔ public URL"}
+    assert marks == {"✔ configuration", "✔ database", "✔ claiming", "✔ deliveries", "✔ wechat", "✔ clock",
+                     "✔ agent", "✔ public URL"}
+    assert "✔ claiming: SQLite: one worker process, claims serialised by BEGIN IMMEDIATE" in result.stdout
     assert "access token for wxtestappid issued; plaintext mode" in result.stdout
     assert result.stdout.splitlines()[-1] == "all checks passed"
 

@@ -160,7 +160,7 @@ def _serve(settings: Settings, args: argparse.Namespace) -> int:
     if problem:
         print(f"schedbot: {problem}", file=sys.stderr)
         return 2
-    asyncio.run(_prepare(settings))
+    asyncio.run(_prepare(settings, claims=True))  # its built-in worker claims reminders like `schedbot worker`
     return serve.run(settings, options)
 
 

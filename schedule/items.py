@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from schedule import users
 from schedule.clock import from_ms, to_ms
 from schedule.convert import ITEM_COLUMNS, ITEMS, REMINDER_COLUMNS, REMINDERS, item_of, local_date_of, recurrence_of
-from schedule.domain import Item, ItemChanges, NewItem, NewReminder
+from schedule.domain import Item, ItemChanges, NewItem, NewReminder, Recurrence
 from schedule.errors import InvalidChange, NotFound
 from schedule.fastsql import Executor, Fast, Rows, run_all
 from schedule.model import ReminderRow, ScheduleItemRow
@@ -110,10 +110,7 @@ def _row_values(user_id: int, new: NewItem, stamp: int) -> dict[str, Any]:
         "all_day": new.all_day,
         "local_date": local_date_of(anchor, new.timezone) if new.all_day and anchor is not None else None,
         "timezone": new.timezone, "location": new.location,
-        "rrule": recurrence.rrule if recurrence else None,
-        "workdays": recurrence.workdays if recurrence else None,
-        "lunar": ({"month": recurrence.lunar.month, "day": recurrence.lunar.day, "leap": recurrence.lunar.leap}
-                  if recurrence and recurrence.lunar else None),
+        **_rule_columns(recurrence),
         "source_channel": new.source_channel, "source_message_id": new.source_message_id,
         "source_text": new.source_text, "metadata_json": new.metadata,
         "created_at": stamp, "updated_at": stamp,
@@ -141,11 +138,8 @@ async def change(session: AsyncSession, user_id: int, item_id: int, changes: Ite
     if changes.clear_end:
         row.end_at = None
     if changes.recurrence is not None or changes.clear_recurrence:
-        rule = changes.recurrence
-        row.rrule = rule.rrule if rule else None
-        row.workdays = rule.workdays if rule else None
-        row.lunar = ({"month": rule.lunar.month, "day": rule.lunar.day, "leap": rule.lunar.leap}
-                     if rule and rule.lunar else None)
+        for name, value in _rule_columns(changes.recurrence).items():
+            setattr(row, name, value)
     if changes.start_at is not None and changes.end_at is None and row.end_at is not None \
             and old_anchor is not None and row.kind == "event":
         row.end_at += changes.start_at - old_anchor  # keep the duration
@@ -232,6 +226,13 @@ async def restore_recent(session: AsyncSession, user_id: int, *, since_ms: int, 
     found = await reminders_of(session, ids)
     items = [item_of(row, [r for r in found if r.item_id == row.id]) for row in rows]
     return sorted(items, key=lambda i: (i.anchor_at is None, i.anchor_at or 0, i.id)), series
+
+
+def _rule_columns(rule: Recurrence | None) -> dict[str, Any]:
+    """How a series' rule is stored: rrule, workdays and lunar columns (all None for a one-off)."""
+    lunar = rule.lunar if rule else None
+    return {"rrule": rule.rrule if rule else None, "workdays": rule.workdays if rule else None,
+            "lunar": {"month": lunar.month, "day": lunar.day, "leap": lunar.leap} if lunar else None}
 
 
 def _check_series(row: ScheduleItemRow, changes: ItemChanges) -> None:

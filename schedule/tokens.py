@@ -9,8 +9,8 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from schedule.errors import InvalidChange
-from schedule.model import ApiTokenRow
-from schedule.users import hash_token, new_token
+from schedule.model import ApiTokenRow, UserRow
+from schedule.users import find, get_or_create, hash_token, new_token
 
 DEFAULT_LABEL = "default"
 _LABEL = re.compile(r"^[\w.@-]{1,64}$")
@@ -61,3 +61,28 @@ async def owner(session: AsyncSession, token: str, *, now_ms: int) -> int | None
     if row.last_used_at is None or now_ms - row.last_used_at >= 60_000:
         await session.execute(update(ApiTokenRow).where(ApiTokenRow.id == row.id).values(last_used_at=now_ms))
     return row.user_id
+
+
+# By openid, for the operator's `user tokens` command: the user is looked up (or, to issue, created) in the
+# same transaction.
+async def issue_for(session: AsyncSession, openid: str, label: str, *, timezone: str,
+                    now_ms: int) -> tuple[UserRow, str, bool]:
+    row = await get_or_create(session, openid, timezone=timezone, now_ms=now_ms)
+    token, replaced = await issue(session, row.id, label, now_ms=now_ms)
+    return row, token, replaced
+
+
+async def listed_for(session: AsyncSession, openid: str) -> list[TokenInfo]:
+    row = await find(session, openid)
+    return [] if row is None else await listed(session, row.id)
+
+
+async def revoke_for(session: AsyncSession, openid: str, label: str) -> bool:
+    row = await find(session, openid)
+    return row is not None and await revoke(session, row.id, label)
+
+
+async def user_for(session: AsyncSession, token: str, *, now_ms: int) -> UserRow | None:
+    """The user the token belongs to (its use recorded), or None."""
+    user_id = await owner(session, token, now_ms=now_ms)
+    return await session.get(UserRow, user_id) if user_id is not None else None

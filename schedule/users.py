@@ -1,14 +1,17 @@
-"""User rows: get-or-create by openid (race-safe), API tokens (hash only), reachability, forgetting a user."""
+"""User rows: get-or-create by openid (race-safe), the users a transaction has read, API token hashes,
+reachability, forgetting a user."""
 
 from __future__ import annotations
 
 import hashlib
 import secrets
+from typing import Any
 
 from sqlalchemy import bindparam, delete, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from schedule.errors import NotFound
 from schedule.fastsql import Executor, Fast
 from schedule.model import (
     AgentMessageRow,
@@ -26,6 +29,12 @@ from schedule.model import (
     UserRow,
 )
 
+_USERS_READ = "schedule_users_read"  # session.info: users this transaction has read (id → timezone)
+# Chat reads its user on every message: a prebuilt statement over the columns `user_of` reads.
+_USER = Fast(select(UserRow.id, UserRow.wechat_openid, UserRow.timezone, UserRow.subscribed).where(
+    UserRow.id == bindparam("p_uid")))
+_USER_EXISTS = Fast(select(UserRow.id).where(UserRow.id == bindparam("p_uid")))
+
 
 def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
@@ -37,7 +46,7 @@ def new_token() -> str:
 
 async def get_or_create(session: AsyncSession, openid: str, *, timezone: str, now_ms: int) -> UserRow:
     """The user with this openid, created if missing; concurrent creators end with one row."""
-    row = await session.scalar(select(UserRow).where(UserRow.wechat_openid == openid))
+    row = await find(session, openid)
     if row is not None:
         return row
     try:
@@ -46,10 +55,48 @@ async def get_or_create(session: AsyncSession, openid: str, *, timezone: str, no
                           created_at=now_ms)
             session.add(row)
     except IntegrityError:
-        row = await session.scalar(select(UserRow).where(UserRow.wechat_openid == openid))
+        row = await find(session, openid)
         if row is None:  # pragma: no cover - the unique key said it exists
             raise
     return row
+
+
+
+async def find(session: AsyncSession, openid: str) -> UserRow | None:
+    return await session.scalar(select(UserRow).where(UserRow.wechat_openid == openid))
+
+
+def note_read(session: Executor, user_id: int, timezone: str) -> None:
+    """Note that this transaction has read the user (a chat message's opening query did): creating
+    an item in it then skips its own existence check, and a digest its read of the timezone."""
+    session.info.setdefault(_USERS_READ, {})[user_id] = timezone
+
+
+async def get(session: Executor, user_id: int) -> Any:
+    """The user's row (the columns `user_of` reads), noted as read; NotFound when there is none."""
+    row = (await _USER.run(session, {"p_uid": user_id})).first()
+    if row is None:
+        raise NotFound(f"user {user_id}")
+    note_read(session, user_id, row.timezone)
+    return row
+
+
+async def timezone_of(session: Executor, user_id: int) -> str:
+    """The user's timezone, as noted when this transaction read the user, else read now."""
+    timezone: str | None = session.info.get(_USERS_READ, {}).get(user_id)
+    if timezone is None:  # not read in this transaction yet
+        user = (await _USER.run(session, {"p_uid": user_id})).first()
+        if user is None:
+            raise NotFound(f"user {user_id}")
+        timezone = user.timezone
+    return timezone
+
+
+async def check_exists(session: Executor, user_id: int) -> None:
+    """NotFound unless the user exists (a user read in this transaction does: the foreign keys hold it)."""
+    if user_id not in session.info.get(_USERS_READ, ()) and (
+            await _USER_EXISTS.run(session, {"p_uid": user_id})).first() is None:
+        raise NotFound(f"user {user_id}")
 
 
 _REACHABLE = Fast(update(UserRow).where(UserRow.id == bindparam("p_uid"), UserRow.subscribed.is_(False))

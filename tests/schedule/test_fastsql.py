@@ -13,9 +13,11 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 import bot.conversation.dialog
+import schedule.digest
 import schedule.inbound
 import schedule.inbox
-import schedule.service
+import schedule.items
+import schedule.listing
 import schedule.users
 import schedule.window
 from schedule import db
@@ -84,8 +86,8 @@ async def test_shapes_it_does_not_handle_go_through_sqlalchemy(engine: AsyncEngi
 
 
 def test_every_hot_statement_takes_the_fast_path(engine: AsyncEngine) -> None:
-    modules = (schedule.inbound, schedule.users, schedule.window, schedule.service, schedule.inbox,
-               bot.conversation.dialog)
+    modules = (schedule.inbound, schedule.users, schedule.window, schedule.items, schedule.listing, schedule.digest,
+               schedule.inbox, bot.conversation.dialog)
     hot = [value for module in modules for value in vars(module).values() if isinstance(value, Fast)]
     assert len(hot) >= 15
     slow = [str(f.statement(engine.dialect)) for f in hot if f.plan(engine.dialect) is None]

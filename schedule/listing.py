@@ -1,0 +1,130 @@
+"""Reading a user's items over a time range (what chat, the page, the API and the feed list) and the overdue
+tasks the page folds into one group: prebuilt statements that read items and their reminders in one trip."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sqlalchemy import and_, bindparam, func, or_, select
+
+from schedule import occurrence
+from schedule.convert import ITEM_COLUMNS, ITEMS, REMINDER_COLUMNS, REMINDERS, item_of, recurrence_of
+from schedule.domain import Item, ItemKind
+from schedule.fastsql import Executor, Fast, orm, run_all
+from schedule.model import ReminderRow
+from schedule.occurrence import at_occurrence, in_range
+
+_ITEMS_OF = (select(*ITEM_COLUMNS).where(ITEMS.c.user_id == bindparam("p_uid"),
+                                         ITEMS.c.status.in_(bindparam("p_statuses", expanding=True)))
+             .order_by(ITEMS.c.id))
+_ITEMS_OF_KIND = _ITEMS_OF.where(ITEMS.c.kind == bindparam("p_kind"))
+_I = ITEMS.c
+_EVENT = _I.kind == "event"
+# The active items that may belong to [p_lo, p_hi): a superset of what `in_range` keeps (it still decides),
+# so a listing reads this week's items, not every past one-off that stays "active" forever.
+_MAY_BE_IN_RANGE = or_(
+    _I.rrule.is_not(None), _I.workdays.is_not(None), _I.lunar.is_not(None),  # recurring: expanded in Python
+    and_(bindparam("p_undated"), or_(and_(_EVENT, _I.start_at.is_(None)), and_(~_EVENT, _I.due_at.is_(None)))),
+    and_(_EVENT, _I.start_at < bindparam("p_hi"), or_(_I.start_at >= bindparam("p_lo"), _I.end_at > bindparam("p_lo"))),
+    and_(~_EVENT, _I.due_at >= bindparam("p_lo"), _I.due_at < bindparam("p_hi")),
+)
+_ACTIVE_WHERE = (_I.user_id == bindparam("p_uid"), _I.status == "active", _MAY_BE_IN_RANGE)
+# The page lists done items too: the same prefilter over active and completed rows, item and reminders in one trip.
+_SHOWN_WHERE = (_I.user_id == bindparam("p_uid"), or_(_I.status == "active", _I.status == "completed"),  # no IN list
+                _MAY_BE_IN_RANGE)
+_SHOWN_ITEMS_OF = Fast(select(*ITEM_COLUMNS).where(*_SHOWN_WHERE).order_by(_I.id))
+_SHOWN_REMINDERS_OF = Fast(select(*REMINDER_COLUMNS).where(REMINDERS.c.item_id.in_(select(_I.id).where(*_SHOWN_WHERE))))
+# Overdue one-off tasks: how many, and the latest few (the page folds them into one group).
+_OVERDUE_WHERE = (_I.user_id == bindparam("p_uid"), _I.status == "active", _I.kind == "task",
+                  _I.due_at < bindparam("p_before"), _I.rrule.is_(None), _I.workdays.is_(None), _I.lunar.is_(None))
+_OVERDUE_COUNT = Fast(select(func.count()).select_from(ITEMS).where(*_OVERDUE_WHERE))
+_OVERDUE_LATEST = Fast(select(*ITEM_COLUMNS).where(*_OVERDUE_WHERE).order_by(_I.due_at.desc(), _I.id.desc())
+                       .limit(bindparam("p_limit")))
+_ACTIVE_ITEMS_OF = Fast(select(*ITEM_COLUMNS).where(*_ACTIVE_WHERE).order_by(_I.id))  # what chat lists
+_ACTIVE_ITEMS_OF_KIND = Fast(select(*ITEM_COLUMNS).where(*_ACTIVE_WHERE, _I.kind == bindparam("p_kind"))
+                             .order_by(_I.id))
+# … and their reminders, read in the same trip: the item ids come from the same filter as a subquery.
+_ACTIVE_REMINDERS_OF = Fast(select(*REMINDER_COLUMNS).where(
+    REMINDERS.c.item_id.in_(select(_I.id).where(*_ACTIVE_WHERE))))
+_ACTIVE_REMINDERS_OF_KIND = Fast(select(*REMINDER_COLUMNS).where(
+    REMINDERS.c.item_id.in_(select(_I.id).where(*_ACTIVE_WHERE, _I.kind == bindparam("p_kind")))))
+_REMINDERS_OF_ITEM = Fast(select(*REMINDER_COLUMNS).where(REMINDERS.c.item_id == bindparam("p_id")))
+_REMINDERS_OF = select(*REMINDER_COLUMNS).where(REMINDERS.c.item_id.in_(bindparam("p_ids", expanding=True)))
+# The reminders of up to 32 items, one prebuilt statement per count (an expanding IN list has no fast plan).
+_REMINDERS_OF_N = [Fast(select(*REMINDER_COLUMNS).where(REMINDERS.c.item_id.in_(
+    [bindparam(f"p_id{i}") for i in range(n)]))) for n in range(33)]
+
+
+async def list_items(
+    session: Executor, user_id: int, *, start_ms: int | None = None, end_ms: int | None = None,
+    kind: ItemKind | None = None, statuses: Sequence[str] = ("active",),
+    include_undated_tasks: bool = False, include_reminders: bool = True, expand: bool = False,
+    as_stored: bool = False,
+) -> list[Item]:
+    """Items in [start_ms, end_ms): events overlapping it, tasks due in it, recurring items
+    with an occurrence in it (reported at that occurrence). Ordered by time.
+
+    With `expand`, a series is listed at every occurrence in the range (`occurrence.expand`: done days
+    as completed, each with its own reminders): what chat, the page and the API list. With `as_stored`,
+    a series is returned as stored, from its first occurrence (what the calendar feed writes out)."""
+    params: dict[str, object] = {"p_uid": user_id, "p_statuses": list(statuses)}
+    if kind is not None:
+        params["p_kind"] = kind
+    shown = tuple(statuses) == ("active", "completed") and kind is None
+    if tuple(statuses) == ("active",) or shown:
+        far = 1 << 62
+        params.update(p_lo=-far if start_ms is None else start_ms, p_hi=far if end_ms is None else end_ms,
+                      p_undated=include_undated_tasks)
+        statements: list[tuple[Fast, Mapping[str, Any] | None]] = [
+            (_SHOWN_ITEMS_OF if shown else _ACTIVE_ITEMS_OF if kind is None else _ACTIVE_ITEMS_OF_KIND, params)]
+        if include_reminders:  # in the same trip, for the same items
+            statements.append((_SHOWN_REMINDERS_OF if shown else _ACTIVE_REMINDERS_OF if kind is None
+                               else _ACTIVE_REMINDERS_OF_KIND, params))
+        results = await run_all(session, statements)
+        rows = results[0].all()
+        read: list[Any] | None = results[1].all() if include_reminders else None
+    else:
+        rows = list((await (await (await orm(session)).connection()).execute(
+            _ITEMS_OF if kind is None else _ITEMS_OF_KIND, params)).all())
+        read = None
+    found = [hit for row in rows
+             if (hit := ((row, None) if (expand or as_stored) and recurrence_of(row) is not None
+                          else in_range(row, start_ms, end_ms, include_undated_tasks))) is not None]
+    by_item: dict[int, list[ReminderRow]] = {}
+    if include_reminders and found:
+        for rem in read if read is not None else await _reminder_rows(session, [r.id for r, _ in found]):
+            by_item.setdefault(rem.item_id, []).append(rem)
+    items = []
+    for row, occ in found:
+        item = item_of(row, by_item.get(row.id, []) if include_reminders else None)
+        if expand and item.recurrence is not None:
+            items += occurrence.expand(item, start_ms, end_ms)
+        else:
+            items.append(at_occurrence(item, occ))
+    last = 1 << 62
+    return sorted(items, key=lambda i: (i.anchor_at if i.anchor_at is not None else last, i.id))
+
+
+async def overdue_tasks(session: Executor, user_id: int, *, before_ms: int, limit: int) -> tuple[int, list[Item]]:
+    """Open one-off tasks due before `before_ms`: how many, and the latest `limit` with their reminders."""
+    params = {"p_uid": user_id, "p_before": before_ms, "p_limit": limit}
+    counted, latest = await run_all(session, [(_OVERDUE_COUNT, params), (_OVERDUE_LATEST, params)])
+    rows = latest.all()
+    by_item: dict[int, list[Any]] = {}
+    for rem in await _reminder_rows(session, [r.id for r in rows]):
+        by_item.setdefault(rem.item_id, []).append(rem)
+    return int(counted.rows[0][0]), [item_of(row, by_item.get(row.id, [])) for row in rows]
+
+
+async def _reminder_rows(session: Executor, item_ids: list[int]) -> list[Any]:
+    """The items' reminders as plain rows of the columns `reminder_of` reads (read-only uses)."""
+    if not item_ids:
+        return []
+    if len(item_ids) == 1:
+        return (await _REMINDERS_OF_ITEM.run(session, {"p_id": item_ids[0]})).all()
+    if len(item_ids) < len(_REMINDERS_OF_N):
+        params = {f"p_id{i}": item_id for i, item_id in enumerate(item_ids)}
+        return (await _REMINDERS_OF_N[len(item_ids)].run(session, params)).all()
+    conn = await (await orm(session)).connection()
+    return list((await conn.execute(_REMINDERS_OF, {"p_ids": item_ids})).all())

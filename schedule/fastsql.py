@@ -75,8 +75,8 @@ class Tx:
     error in one still fails the unit.
     """
 
-    __slots__ = ("_committed", "_connection", "_ended", "_orm", "_pending", "_trip", "dialect", "driver", "info",
-                 "shared")
+    __slots__ = ("_beginning", "_committed", "_connection", "_ended", "_orm", "_pending", "_trip", "dialect", "driver",
+                 "info", "shared")
 
     def __init__(self, connection: AsyncConnection, driver: Any) -> None:
         self._connection = connection
@@ -89,6 +89,7 @@ class Tx:
         self._pending: list[Statement] = []
         self.shared = False  # several units of work in this transaction (a group commit's batch)
         self._ended = False  # committed with a unit's last statements (`execute_all(…, last=True)`)
+        self._beginning = False  # SQLite: BEGIN IMMEDIATE not sent yet (`begin`)
 
     @property
     def lends_session(self) -> bool:
@@ -98,7 +99,7 @@ class Tx:
     async def session(self) -> AsyncSession:
         """An ORM session in this transaction (the same connection), opened once per transaction."""
         if self._orm is None:
-            if self._pending:  # the deferred writes go first: the session's statements come after them
+            if self._pending or self._beginning:  # BEGIN and the deferred writes first: the session's come after
                 await self._send(self._pending)
             # The session begins as usual; the begin event sees the transaction already open on the
             # driver and sends nothing. Closing the session leaves the connection to `transaction`.
@@ -118,8 +119,10 @@ class Tx:
             self._pending.append((sql, tuple(args), False))
 
     async def begin(self) -> None:
-        """SQLite: BEGIN IMMEDIATE, the write lock taken up front (MariaDB begins implicitly)."""
-        await self._send([("BEGIN IMMEDIATE", (), False)])
+        """SQLite: BEGIN IMMEDIATE, the write lock taken up front (MariaDB begins implicitly). It goes with the
+        unit's first trip when that trip only reads (should the BEGIN fail, those reads ran outside any
+        transaction and the unit fails), else on its own just before it: one hand-over to aiosqlite fewer."""
+        self._beginning = True
 
     async def execute(self, sql: str, args: Any = (), *, returns_rows: bool | None = None
                       ) -> tuple[list[Any], int, int | None]:
@@ -185,6 +188,13 @@ class Tx:
         """Several statements in one trip, in order; the first that fails raises and stops the rest."""
         self._pending = []
         try:
+            if self._beginning:
+                self._beginning = False
+                if statements and all(rows for _sql, _args, rows in statements):
+                    return (await self._trip.run(self.driver, [_BEGIN, *statements]))[1:]
+                await self._trip.run(self.driver, [_BEGIN])
+            if not statements:
+                return []
             return await self._trip.run(self.driver, statements)
         except self.dialect.loaded_dbapi.Error as exc:
             raise DBAPIError.instance("; ".join(sql for sql, _args, _rows in statements), (), exc,
@@ -207,12 +217,23 @@ class Tx:
             orm, self._orm = self._orm, None
             await orm.close()  # rolls its transaction back: the whole unit's, on this connection
             return
-        if self.dialect.name != "sqlite" or self.in_transaction():
+        self._beginning = False
+        if self.dialect.name != "sqlite":
             await self._send([("ROLLBACK", (), False)])
+            return
+        # sqlite3's rollback, which does nothing outside a transaction, queued behind whatever aiosqlite's thread
+        # still runs for this unit (a BEGIN that was waiting for the lock when the unit was cancelled): the
+        # connection never goes back to the pool with a transaction open.
+        try:
+            await self.driver.rollback()
+        except self.dialect.loaded_dbapi.Error as exc:
+            raise DBAPIError.instance("ROLLBACK", (), exc, self.dialect.loaded_dbapi.Error,
+                                      dialect=self.dialect) from exc
 
 
 Statement = tuple[str, tuple[Any, ...], bool]  # SQL, positional arguments, whether it returns rows
 _COMMIT: Statement = ("COMMIT", (), False)
+_BEGIN: Statement = ("BEGIN IMMEDIATE", (), False)
 _READS = ("SELECT", "PRAGMA", "WITH", "SHOW")
 
 

@@ -12,21 +12,18 @@ import subprocess
 import time
 from collections import Counter
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
 import pytest
 from asgi_lifespan import LifespanManager
 from sqlalchemy import select
-from webhook_helpers import content_of, settings, signed
+from webhook_helpers import EchoHandler, content_of, replay_spool_and_deliver, settings, signed
 
 from bot.app import create_app
-from bot.handler import Reply
 from bot.spool import Spool
 from bot.testing import FakeWeChatAPI, text_message
 from bot.webhook import SPOOLED
-from bot.wechat.messages import InboundMessage
 from schedule.model import OutboundMessageRow
 from schedule.testing import FrozenClock
 from tests.bot.test_cli import free_port
@@ -86,14 +83,6 @@ def server(tmp_path: Path) -> Iterator[MariaDBServer]:
             db.stop()
 
 
-@dataclass
-class EchoHandler:
-    seen: list[InboundMessage] = field(default_factory=list)
-
-    async def __call__(self, message: InboundMessage) -> Reply:
-        self.seen.append(message)
-        return f"答：{message.content}"
-
 
 @pytest.fixture
 async def api() -> AsyncIterator[FakeWeChatAPI]:
@@ -136,17 +125,7 @@ async def test_a_60_s_database_outage_loses_nothing_and_handles_nothing_twice(
         n = await talk(OUTAGE_S, n)
         server.start()
         n = await talk(3, n)
-        replayer = app.state.spool_replayer
-        for _ in range(120):  # the replayer's own loop runs too; this only waits for it
-            await replayer.run_once()
-            if not replayer.spool.pending():
-                break
-            await asyncio.sleep(0.5)
-        await app.state.wechat_router.dispatcher.drain()
-        for _ in range(50):
-            report = await app.state.worker.run_once()
-            if report.claimed == 0:
-                break
+        await replay_spool_and_deliver(app)
         async with app.state.sessions() as session:  # past a user's 5 custom messages: with their next reply
             waiting = Counter(str(r.payload["text"]) for r in (await session.scalars(
                 select(OutboundMessageRow).where(OutboundMessageRow.channel == "inapp",

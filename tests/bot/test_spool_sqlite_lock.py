@@ -10,31 +10,20 @@ import asyncio
 import sqlite3
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
 import pytest
 from asgi_lifespan import LifespanManager
-from webhook_helpers import content_of, settings, signed
+from webhook_helpers import EchoHandler, content_of, replay_spool_and_deliver, settings, signed
 
 from bot.app import create_app
-from bot.handler import Reply
 from bot.testing import FakeWeChatAPI, text_message
 from bot.webhook import SPOOLED
-from bot.wechat.messages import InboundMessage
 from schedule.testing import FrozenClock
 
 LOCK_HELD_S = 4.0  # past the claim's 2.5 s budget, within SQLite's 30 s busy timeout
 
-
-@dataclass
-class EchoHandler:
-    seen: list[InboundMessage] = field(default_factory=list)
-
-    async def __call__(self, message: InboundMessage) -> Reply:
-        self.seen.append(message)
-        return f"答：{message.content}"
 
 
 @pytest.fixture
@@ -77,17 +66,7 @@ async def test_a_writer_holding_the_lock_past_the_budget_loses_nothing(api: Fake
         holder.close()
         beat.cancel()
 
-        replayer = app.state.spool_replayer
-        for _ in range(60):
-            await replayer.run_once()
-            if not replayer.spool.pending():
-                break
-            await asyncio.sleep(0.2)
-        dispatcher = app.state.wechat_router.dispatcher
-        await dispatcher.drain()
-        for _ in range(10):
-            if (await app.state.worker.run_once()).claimed == 0:
-                break
+        await replay_spool_and_deliver(app)
     assert [m.content for m in handler.seen] == ["锁之前", "锁住时"]  # handled once, late claim or not
     pushed = [c.body["text"]["content"] for c in api.calls_to("message/custom/send") if c.answer.get("errcode") == 0]
     assert pushed == ["答：锁住时"]

@@ -85,3 +85,30 @@ def content_of(reply_xml: str) -> str:
 
 def now_s(clock: FrozenClock) -> int:
     return int(clock.now().timestamp())
+
+
+@dataclass
+class EchoHandler:
+    """Answers every message with its own text (答：…) and remembers what it handled, in order."""
+
+    seen: list[InboundMessage] = field(default_factory=list)
+
+    async def __call__(self, message: InboundMessage) -> Reply:
+        self.seen.append(message)
+        return f"答：{message.content}"
+
+
+async def replay_spool_and_deliver(app: FastAPI) -> None:
+    """Once the database answers: replay the app's inbound spool to the end, let the answers it queued finish,
+    then run the worker until nothing is due (the answers go out by custom message)."""
+    replayer = app.state.spool_replayer
+    for _ in range(120):  # the replayer's own loop runs too; this only waits for it
+        await replayer.run_once()
+        if not replayer.spool.pending():
+            break
+        await asyncio.sleep(0.5)
+    await app.state.wechat_router.dispatcher.drain()
+    for _ in range(50):
+        if (await app.state.worker.run_once()).claimed == 0:
+            break
+

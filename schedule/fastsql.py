@@ -30,7 +30,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession
 from sqlalchemy.sql import ClauseElement, Executable
 
-from schedule.trips import literals, trip_for
+from schedule.trips import Outcome, Statement, literals, trip_for
 
 __all__ = ["Executor", "Fast", "Rows", "Tx", "literals", "on_commit", "orm", "run_all", "run_then", "transaction"]
 
@@ -125,14 +125,14 @@ class Tx:
         self._beginning = True
 
     async def execute(self, sql: str, args: Any = (), *, returns_rows: bool | None = None
-                      ) -> tuple[list[Any], int, int | None]:
+                      ) -> Outcome:
         """A statement straight on the driver, in this transaction: its rows, rowcount and lastrowid.
         `returns_rows` defaults to whether the SQL reads (SELECT, PRAGMA, WITH, or RETURNING)."""
         rows = _reads(sql) if returns_rows is None else returns_rows
         return (await self._send([*self._pending, (sql, tuple(args), rows)]))[-1]
 
     async def execute_all(self, statements: list[tuple[str, Any, bool]], *, last: bool = False
-                          ) -> list[tuple[list[Any], int, int | None]]:
+                          ) -> list[Outcome]:
         """Several statements in one trip (with any deferred ones first): each one's rows, rowcount, lastrowid.
 
         `last`: they are the unit's last writes, so when the unit has this transaction to itself (not
@@ -149,8 +149,8 @@ class Tx:
         return outcomes[len(outcomes) - len(sent):]
 
     async def commit_then(self, statements: list[tuple[str, Any, bool]], then: list[tuple[str, Any, bool]]
-                          ) -> tuple[list[tuple[list[Any], int, int | None]],
-                                     list[tuple[list[Any], int, int | None]] | None]:
+                          ) -> tuple[list[Outcome],
+                                     list[Outcome] | None]:
         """MariaDB: `statements`, COMMIT, then `then` in a new transaction on this connection, all in one
         trip; each part's outcomes. The unit goes on in that new transaction (see `schedule.handoff`). Should a
         statement of `then` fail, what was committed stands: its outcomes are None."""
@@ -161,7 +161,7 @@ class Tx:
         ahead = len(self._pending)
         try:
             outcomes = await self._send([*self._pending, *sent, _COMMIT, *after])
-            read: list[tuple[list[Any], int, int | None]] | None = outcomes[-len(after):]
+            read: list[Outcome] | None = outcomes[-len(after):]
         except DBAPIError as error:  # committed already when only a statement after the COMMIT failed
             outcomes = getattr(error.orig, "schedbot_done", [])
             if len(outcomes) <= ahead + len(sent):
@@ -184,7 +184,7 @@ class Tx:
         """Whether the driver connection has a transaction open (SQLite's flag; MariaDB's last reply's)."""
         return self._trip.in_transaction(self.driver)
 
-    async def _send(self, statements: list[Statement]) -> list[tuple[list[Any], int, int | None]]:
+    async def _send(self, statements: list[Statement]) -> list[Outcome]:
         """Several statements in one trip, in order; the first that fails raises and stops the rest."""
         self._pending = []
         try:
@@ -231,7 +231,6 @@ class Tx:
                                       dialect=self.dialect) from exc
 
 
-Statement = tuple[str, tuple[Any, ...], bool]  # SQL, positional arguments, whether it returns rows
 _COMMIT: Statement = ("COMMIT", (), False)
 _BEGIN: Statement = ("BEGIN IMMEDIATE", (), False)
 _READS = ("SELECT", "PRAGMA", "WITH", "SHOW")

@@ -131,7 +131,7 @@ async def _worker(settings: Settings, *, metrics_at: tuple[str, int] | None = No
         log.info("delivery worker stopped")
     finally:
         if metrics is not None:
-            metrics.close()
+            await metrics.aclose()
         if client is not None:
             await client.aclose()
         await engine.dispose()

@@ -9,6 +9,7 @@ to the addresses of METRICS_ALLOW (`allowed`).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
 import logging
 from collections.abc import Sequence
@@ -77,9 +78,14 @@ class WorkerMetrics(Metrics):
                 log.warning("metrics: the outbox figures could not be read", exc_info=True)
             await asyncio.sleep(REFRESH_S)
 
-    def close(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
+    async def aclose(self) -> None:
+        """Stop refreshing and wait until the refresh has ended: a read still in flight on the database would
+        otherwise be cut off by the engine's disposal and leave the process waiting for it at exit."""
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
 
 
 def allowed(peer: str | None, forwarded_for: str | None, networks: Sequence[IPNetwork]) -> bool:

@@ -101,9 +101,14 @@ class Tx:
         if self._orm is None:
             if self._pending or self._beginning:  # BEGIN and the deferred writes first: the session's come after
                 await self._send(self._pending)
-            # The session begins as usual; the begin event sees the transaction already open on the
-            # driver and sends nothing. Closing the session leaves the connection to `transaction`.
-            self._orm = AsyncSession(bind=self._connection, expire_on_commit=False)
+            # The connection's transaction is begun here, on SQLAlchemy's side only (the begin event sees the
+            # driver's open already and sends nothing), and the session joins it without owning it: its
+            # commit only flushes and its close leaves the transaction alone, so a lent session can never
+            # end the unit's transaction. The unit's own `commit` ends it, whether the session ran or not.
+            if not self._connection.in_transaction():
+                await self._connection.begin()
+            self._orm = AsyncSession(bind=self._connection, expire_on_commit=False,
+                                     join_transaction_mode="rollback_only")
         return self._orm
 
     def on_commit(self, callback: Callable[[], None]) -> None:
@@ -201,9 +206,14 @@ class Tx:
                                       self.dialect.loaded_dbapi.Error, dialect=self.dialect) from exc
 
     async def commit(self) -> None:
-        """COMMIT (through the lent session when there is one, which flushes its objects first)."""
+        """COMMIT (with a lent session: its objects flushed first, then the connection's COMMIT)."""
         if self._orm is not None:
-            await self._orm.commit()  # its pending objects flushed, then COMMIT on this connection
+            await self._orm.flush()
+            if self._pending:
+                await self._send(self._pending)
+            if not self._connection.in_transaction():  # a lent session rolled the unit back: nothing to commit
+                raise RuntimeError("the unit's transaction was rolled back before its commit")
+            await self._connection.commit()
         elif self._ended and not self._pending and (self.dialect.name == "sqlite" or not self.in_transaction()):
             pass  # committed with the unit's last statements, and nothing (or only autocommit reads) since
         elif self._pending or self.dialect.name != "sqlite" or self.in_transaction():
@@ -215,7 +225,8 @@ class Tx:
         self._pending = []
         if self._orm is not None:
             orm, self._orm = self._orm, None
-            await orm.close()  # rolls its transaction back: the whole unit's, on this connection
+            await orm.close()  # leaves the transaction alone (it joined it): roll the whole unit back here
+            await self._connection.rollback()
             return
         self._beginning = False
         if self.dialect.name != "sqlite":

@@ -187,6 +187,36 @@ async def test_a_bare_transaction_lends_a_session_in_the_same_transaction(
     assert engine.pool.checkedout() == 0  # type: ignore[attr-defined]
 
 
+async def test_a_lent_session_never_ends_the_units_transaction(
+        engine: AsyncEngine, sessions: async_sessionmaker[AsyncSession]) -> None:
+    """A session lent and never used, or used and closed, or told to commit, before the unit's later writes:
+    the unit still commits every write it made, once, at its own end (a lent session that was only opened
+    once made the unit's commit a no-op, and a message answered 已记录 stored nothing)."""
+    uid = await user(sessions)
+    async with transaction(engine) as tx:
+        await _INSERT.run(tx, {"p_uid": uid, "p_key": "k1", "p_payload": None, "p_at": 1})
+        await tx.session()  # lent, then not used at all
+    async with transaction(engine) as tx:
+        lent = await tx.session()
+        await lent.scalar(select(func.count()).select_from(OutboundMessageRow))
+        await lent.commit()  # only flushes: the unit is still open
+        await lent.close()  # leaves the unit's transaction alone
+        await _INSERT.run(tx, {"p_uid": uid, "p_key": "k2", "p_payload": None, "p_at": 2})
+    assert await _keys(sessions, uid) == [1, 2]
+
+    async def rolled_back_by_its_lent_session() -> None:
+        async with transaction(engine) as tx:
+            await _INSERT.run(tx, {"p_uid": uid, "p_key": "k3", "p_payload": None, "p_at": 3})
+            lent = await tx.session()
+            await lent.scalar(select(func.count()).select_from(OutboundMessageRow))
+            await lent.rollback()  # the unit's writes are gone: its commit must not pass for one
+
+    with pytest.raises(RuntimeError, match="rolled back"):
+        await rolled_back_by_its_lent_session()
+    assert await _keys(sessions, uid) == [1, 2]
+    assert engine.pool.checkedout() == 0  # type: ignore[attr-defined]
+
+
 class _Trips:
     """Counts the trips a Tx makes to the database (statements sent together count once)."""
 

@@ -120,6 +120,7 @@ class QueryIntent(Intent):
     range_end: datetime | None = None
     prefer_page: bool = False
     filter_kind: Kind | None = None
+    reminders: bool = False  # 我有哪些闹钟 / 看看我的提醒: only what will still be reminded (not in §5)
 
 
 class _Targeted(Intent):
@@ -127,6 +128,7 @@ class _Targeted(Intent):
     target_date: dt.date | None = None
     choice: int | None = None  # 1-based pick among candidates ("第二个")
     every: bool = False  # 都/全部/所有: every match, not one (cancel and complete only)
+    reminders: bool = False  # 关掉闹钟 / 清空提醒: among reminders (a task reminded at its own time), not any item
 
 
 class UpdateIntent(_Targeted):
@@ -231,6 +233,8 @@ def to_json(intent: Intent) -> dict[str, Any]:
             out[extra] = dumped[extra]
     if dumped.get("every"):
         out["every"] = True
+    if dumped.get("reminders"):
+        out["reminders"] = True
     if dumped.get("location"):
         out["location"] = dumped["location"]
     if dumped.get("action") == "request":  # issue 30: not in §5

@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
+from intent import alarm as alarms
 from intent.action import classify
 from intent.followup import FocusHint, read, with_that_day
 from intent.model import Intent, NoneIntent, SubscribeDigestIntent
@@ -94,6 +95,9 @@ def _parse(
         if changed is not None:
             return changed
         focus = None  # no item in focus
+    alarm = alarms.read(norm, slots, now=now, tz=tz)  # 闹钟 / 叫我起床 / 倒计时: reminder words
+    if alarm is not None:
+        return alarm
     follow = read(norm, mentions, focus)
     if follow is not None:
         return follow

@@ -142,6 +142,8 @@ async def _matches(intent: Targeted, ctx: Context) -> list[Item]:
         items = await ctx.service.list_items(ctx.user.id, include_undated_tasks=True)
     if not items:
         return []
+    if intent.reminders:
+        return _alarms(intent, items, ctx)
     learn(i.title for i in items)
     by_id = {i.id: i for i in items}
     candidates = [_candidate(i, ctx) for i in items]
@@ -154,6 +156,18 @@ async def _matches(intent: Targeted, ctx: Context) -> list[Item]:
         upcoming = [i for i in found if i.anchor_at is None or i.anchor_at >= to_ms(ctx.now) - 3_600_000]
         found = upcoming or found
     return found
+
+
+def _alarms(intent: Targeted, items: list[Item], ctx: Context) -> list[Item]:
+    """关掉闹钟 / 取消明早的闹钟 / 把7点那个闹钟关了: the tasks still to be reminded at their own time (what the
+    user set as an alarm), narrowed by the clock said, a bare hour standing for either half of the day."""
+    now_ms = to_ms(ctx.now)
+    alarms = [i for i in items if i.kind == "task" and any(r.status == "pending" and r.remind_at >= now_ms
+                                                           for r in i.reminders)]
+    minute = _target_moment(intent, ctx)[0]
+    if minute is not None:
+        alarms = [i for i in alarms if (_candidate(i, ctx).at_minute or 0) % 720 == minute % 720]
+    return sorted(alarms, key=lambda i: i.anchor_at or 0)
 
 
 async def _just_reminded_item(ctx: Context) -> tuple[StoredReminder, Item] | None:

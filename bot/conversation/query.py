@@ -14,13 +14,22 @@ from schedule.domain import Item
 from schedule.recurrence import localize
 
 PAGE_OVER = 8  # rule 9: more entries than this → summary plus the page link
+REMINDERS_AHEAD_DAYS = 30  # 我有哪些闹钟 with no day said: the reminders of the next 30 days
 
 
 async def run(intent: QueryIntent, ctx: Context) -> Outcome:
     today = ctx.now.date()
     start = intent.range_start or localize(datetime.combine(today, time()), ctx.tz)
     end = intent.range_end or localize(datetime.combine(today + timedelta(days=7), time()), ctx.tz)
+    if intent.reminders and intent.range_end is None:
+        end = localize(datetime.combine(today + timedelta(days=REMINDERS_AHEAD_DAYS), time()), ctx.tz)
     start_ms, end_ms = to_ms(start), to_ms(end)
+    if intent.reminders:  # 我有哪些闹钟: what will still be reminded, nothing else
+        listed = await ctx.service.list_items(ctx.user.id, start_ms=start_ms, end_ms=end_ms, expand=True)
+        now_ms = to_ms(ctx.now)
+        items = [i for i in listed if any(r.status == "pending" and r.remind_at >= now_ms for r in i.reminders)]
+        return Listed(start_ms=start_ms, end_ms=end_ms, tz=ctx.user.timezone, items=tuple(items), kind=None,
+                      today=today, page_wanted=intent.prefer_page or len(items) > PAGE_OVER, rest=())
     day = _day_around(start, end, ctx.tz)
     if day is not None and (intent.filter_kind is not None or (start_ms, end_ms) != day):
         # rule 21: one read of the whole day, split into the part asked about and the rest of that day

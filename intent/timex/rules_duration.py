@@ -15,7 +15,10 @@ from intent.timex.types import Grain
 UNIT_SECS = {"秒": 1, "分": 60, "刻": 900, "时": 3600, "钟": 3600, "天": 86400, "日": 86400, "周": 604800,
              "星": 604800, "礼": 604800, "晚": 0, "夜": 0}
 UNIT_MONTHS = {"月": 1, "季": 3, "年": 12}
-UNITS = rf"秒钟?|分钟|分(?=半|[\d{CN}]+秒)|刻钟|小时|个?钟头|天|日|晚|夜|周|星期|礼拜|月|季度|年"
+# A week unit followed by a weekday is a day, not a duration (添加一个周五晚上的提醒), but 两周一次 stays a duration.
+_NOT_WEEKDAY = r"(?![一二三四五六日天1-7](?!次|回|遍))"
+UNITS = rf"秒钟?|分钟|分(?=半|[\d{CN}]+秒)|刻钟|小时|个?钟头|天|日|晚|夜|周{_NOT_WEEKDAY}|星期{_NOT_WEEKDAY}|" \
+        rf"礼拜{_NOT_WEEKDAY}|月|季度|年"
 NUMBER = rf"(?:\d[\d,]*(?:\.\d+)?万?|[{CN}万]+|俩|几)"
 
 

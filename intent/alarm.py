@@ -1,0 +1,119 @@
+"""Alarms, wake-ups and countdowns are reminders: 闹钟 / 叫我起床 / 叫醒我 / 倒计时 read as markers over the time slots.
+
+A message about alarms is read as markers (alarm, wake, countdown, look, stop, every) plus the time slots plus
+what is left. When what is left holds no activity, the message is about the alarms themselves: look at them
+(a listing of pending reminders), switch them off (a cancel of reminder items), or set one (a reminder titled
+闹钟, or the activity said: 起床). A bare hour with a wake word means the next morning; a duration with a
+countdown or an alarm means now + that long. Anything else goes on to the general rules.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from intent.action import UPDATE as CHANGE
+from intent.lexicon import NO_REMINDER
+from intent.model import CancelIntent, CreateIntent, Intent, QueryIntent, Reminder
+from intent.slots import Slots
+
+ALARM = re.compile(r"闹钟|闹铃")
+WAKE = re.compile(r"(?:叫|喊|闹)我?(?:起床|起来)|(?:叫|喊)醒我?")
+COUNTDOWN = re.compile(r"倒计时|计时")
+REMINDERS = re.compile(r"提醒(?:事项)?(?!我|你|他|她|一下|一声)")  # the noun, in 看看我的提醒 / 清空提醒
+_LOOK = re.compile(r"看看|看下|看一下|瞧瞧|查看|查一下|查查|查询|列出|列一下|显示|有哪些|有几个|有什么|有啥|"
+                   r"哪些|多少个?|几个|还有|是什么")
+_STOP = re.compile(r"关掉|关闭|关上|关了|关|取消|删掉|删了|删除|删|清空|清掉|清除|去掉|撤掉|不要了|不用了|停掉|停了|停")
+_EVERY = re.compile(r"都|全部|全|所有|一切|清空|清掉|清除")
+_SETTING = re.compile(r"设置|设定|设|定|订|加|添加|新建|建")
+_SET = re.compile(r"设置|设定|设|定|订|开|加|添加|新建|建|弄|帮我|给我|来")
+# Words that carry no activity: fillers, particles, pronouns, measure words, 那个 and such.
+_FILLER = re.compile(r"[啊哎嗯哦噢呃哈吧呗啦呢呀嘛喔咯了的个一下我你帮请麻烦给把那这它就先再好们上]|那个|这个|一下|"
+                     r"[,.!?~ 、。，！？；;：:]|[\u2300-\u23ff\u2600-\u27bf\u2b00-\u2bff\U0001F000-\U0001FAFF\ufe0f]")
+_ALARM_TITLE = "闹钟"
+
+
+def read(text: str, slots: Slots, *, now: datetime, tz: ZoneInfo) -> Intent | None:
+    """The intent of a message about alarms, reminders as such or countdowns; None when it is not one."""
+    alarm, wake, countdown = ALARM.search(text), WAKE.search(text), COUNTDOWN.search(text)
+    noun = alarm or (REMINDERS.search(text) if not (wake or countdown) else None)
+    if not (noun or wake or countdown):
+        return None
+    markers = [m for m in (alarm, wake, countdown, noun) if m is not None]
+    if noun is not None and not (wake or countdown):
+        about = _about_alarms(text, slots, markers)
+        if about is not None:
+            return about
+    if not (alarm or wake or countdown) or CHANGE.search(text) or slots.lead_minutes is not None:
+        return None  # 明早的闹钟改到6点 / 开会的提醒: the general rules' update and create
+    return _set(text, slots, markers, now=now, tz=tz, wake=wake is not None,
+                countdown=countdown is not None or alarm is not None)
+
+
+def _about_alarms(text: str, slots: Slots, markers: list[re.Match[str]]) -> Intent | None:
+    """看看我的闹钟 / 我有哪些提醒 (a listing) and 关掉闹钟 / 清空提醒 / 取消明早的闹钟 (a cancel), when nothing
+    else is left."""
+    stop, look = _STOP.search(text), _LOOK.search(text)
+    said = [m.span() for m in markers] + [m.span() for m in (stop, look) if m is not None]
+    every = _EVERY.search(text)
+    if every is not None:
+        said.append(every.span())
+    if _rest(text, slots, said, drop_set=True):
+        return None  # 取消开会的提醒: about an item, for the general rules
+    when = slots.when
+    if stop is not None and (look is None or stop.start() > look.start()):
+        if every is None and when is None and not ALARM.search(text):
+            return None  # 取消提醒 alone: the reminder of the item in focus, for the follow-up rules
+        day = when.start.date() if when is not None and when.start is not None and when.has_date else None
+        return CancelIntent(reminders=True, every=every is not None, target_date=day, rule="alarm.off",
+                            confidence=0.9)
+    if look is not None or (when is None and not slots.spans and not _SETTING.search(text)):
+        start = when.start if when is not None and when.has_date else None
+        end = when.end if when is not None and when.end is not None and when.has_date else None
+        if start is not None and end is None:
+            end = start.replace(hour=0, minute=0) + timedelta(days=1)
+        return QueryIntent(reminders=True, range_start=start, range_end=end, rule="alarm.list", confidence=0.9)
+    return None
+
+
+def _set(text: str, slots: Slots, markers: list[re.Match[str]], *, now: datetime, tz: ZoneInfo, wake: bool,
+         countdown: bool) -> Intent | None:
+    """帮我定一个明早七点的闹钟 / 七点叫我起床 / 倒计时10分钟 / 设个20分钟的闹钟: a reminder at that instant."""
+    at = _instant(slots, now=now, tz=tz, wake=wake, countdown=countdown)
+    if at is None:
+        return None  # no time said: the general rules ask for it
+    if NO_REMINDER.search(text) or _STOP.search(text) or _rest(text, slots, [m.span() for m in markers],
+                                                             drop_set=True):
+        return None  # 例会 闹钟就算了 / an activity said with it: for the general rules
+    title = ("起床" if wake else ("倒计时" if COUNTDOWN.search(text) else _ALARM_TITLE))
+    return CreateIntent(kind="task", title=title, due_at=at, reminder=Reminder(remind_at=at),
+                        rule="alarm.set", confidence=0.9)
+
+
+def _instant(slots: Slots, *, now: datetime, tz: ZoneInfo, wake: bool, countdown: bool) -> datetime | None:
+    when = slots.when
+    if when is not None and when.start is not None and when.has_clock and when.end is None:
+        at = when.start.astimezone(tz)
+        if wake and when.period is None and at.hour >= 12 and at.hour - 12 in range(1, 12):
+            morning = at.replace(hour=at.hour - 12)  # 七点叫我起床: seven in the morning, the next one ahead
+            at = morning if morning > now else morning + timedelta(days=1)
+        return at
+    if slots.relative is not None and slots.relative.start is not None:
+        return slots.relative.start.astimezone(tz)
+    if countdown and len(slots.durations) == 1 and slots.durations[0].seconds and when is None:
+        seconds = slots.durations[0].seconds
+        return (now + timedelta(seconds=seconds)).replace(second=0, microsecond=0)
+    return None
+
+
+def _rest(text: str, slots: Slots, said: list[tuple[int, int]], *, drop_set: bool = False) -> str:
+    """What is left of the text without the time words, the markers said and words that carry no activity."""
+    keep = [True] * len(text)
+    for b, e in [*slots.spans, *said]:
+        for i in range(b, min(e, len(text))):
+            keep[i] = False
+    rest = "".join(c if k else " " for c, k in zip(text, keep, strict=True))
+    if drop_set:
+        rest = _SET.sub(" ", rest)
+    return _FILLER.sub("", rest).strip()

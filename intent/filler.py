@@ -1,4 +1,5 @@
-"""Fillers that open a message and carry no request (SPEC §3 rule 20): 哎 / 嗯 / 哦对 / 算了 / 那个 …
+"""Fillers that open a message and carry no request: 哎 / 嗯 / 哦对 / 算了 / 那个 …, and a reported-speech
+lead-in (他说 / 医生说 / 王总说) before what was said.
 
 "哎算了 那个聚餐取消吧" is "聚餐取消吧" to every rule after this; a filler alone ("算了吧", "嗯") is left as it
 is, for the rules that read it as an answer.
@@ -13,6 +14,12 @@ _LEADING = re.compile(
     r"那个(?![月星周礼])|这个(?![月星周礼]))[,.!~ ]*)+"
 )
 _NOTHING_LEFT = re.compile(r"^[吧啊呀了哈嘛呢,.!?~ ]*$")
+# Reported speech: "医生说在门诊楼二楼" / "他说改到下午两点" pass on what someone else said, which is the request.
+_REPORTED = re.compile(
+    r"^(?:他|她|他们|她们|对方|人家|老师|医生|大夫|护士|师傅|老板|领导|经理|主管|客户|房东|物业|快递员?|群里|通知上?|"
+    r"[\u4e00-\u9fff]总|[\u4e00-\u9fff](?:老师|医生|师傅|经理))(?:刚刚?|刚才|又|也|那边)?(?:说|讲|通知|告诉我)"
+    r"(?:了)?(?:一下)?(?!的)[,.: ]*"
+)
 
 
 _THANKS = re.compile(r"[,. ]*(?:谢谢您?|谢谢你|多谢|谢啦|麻烦了|麻烦您了|辛苦了|辛苦啦)[!.~ ]*$")
@@ -23,7 +30,8 @@ def strip(text: str) -> str:
     thanked = _THANKS.sub("", text)
     text = thanked if thanked.strip() and thanked != text and not _NOTHING_LEFT.match(thanked) else text
     m = _LEADING.match(text)
-    if m is None or m.end() == 0:
-        return text
-    rest = text[m.end():]
-    return text if _NOTHING_LEFT.match(rest) else rest
+    rest = text[m.end():] if m is not None else text
+    said = _REPORTED.match(rest)
+    if said is not None:
+        rest = rest[said.end():]
+    return text if rest == text or _NOTHING_LEFT.match(rest) else rest

@@ -38,7 +38,7 @@ _CORRECTION = re.compile(
     r"应该是|准确地?说是|哦不|不不+|还是(?=那天|当天|[0-9零一二两三四五六七八九十]|[上下]午|晚上|早上|中午|明天|后天|周|星期|下周|改))"
     r"(?:了|啦|呀|哦)?(?:[,.!~ ]|(?=[^,.!~ ]))*"
 )
-_IS = re.compile(r"(?:其实|应该|实际上|准确地?说)?(?:是|在|改成|改为|改到|换成|挪到)")
+_IS = re.compile(r"(?:其实|应该|实际上|准确地?说)(?:是|在|改成|改为|改到|换成|挪到)?|是|在|改成|改为|改到|换成|挪到")
 _IS_INSIDE = re.compile(r"(?:而是|应该是|其实是|是|改成|改到|换成)")
 # 在3楼 / 地点在国贸 / 地址是… : the place of the focus
 _PLACE = re.compile(r"^(?P<who>[^\d,!?]{0,4}?)(?:地点|地址|位置|地方|集合点|碰头点|见面点|会合点)(?:就)?"
@@ -79,6 +79,9 @@ _FROM_NOW = re.compile(r"^(?:以后|之后|往后|今后|从此|从今天起)")
 _FROM_NOW_WORDS = re.compile(r"以后|之后|往后|今后|从此|从今天起|都|也|这个点|这个时间|同一时间|提醒|叫|我|一下|吧|"
                              r"[去来要有的]|这样|照旧|一样|[,.!~ ]")
 _FILLER = re.compile(r"[吧啊呀哈哦了的呢嘛,.!~ ]|就|那就|好")
+# Verbs that restate what the item in focus is about (是三点开始的, 七点出发, 九点开赛, 三点到): no new activity.
+RESTATE = re.compile(r"(?:才|再)?(?:开始|开赛|开场|开播|开打|开考|出发|动身|启程|起飞|到达|到场|集合|碰头|见面|碰面|"
+                     r"报到|签到|开|到|见|走)(?:的|吧|哈|啊|呢|呀|了)*$")
 _THAT_DAY = re.compile(r"那天|当天|那一天|同一天|同一天的")
 
 
@@ -215,7 +218,7 @@ def _bare(text: str, mentions: list[TimeMention], focus: FocusHint) -> Changes |
     until = re.search(r"(?:开到|到|持续到|弄到|忙到|一直到|搞到|玩到|聊到|吃到)$", lead_in) is not None
     if _END_WORDS.match(lead_in) and (until or re.match(r"^\s*(?:结束|散会|完事|开完)", after)):
         return Changes(end_at=_after_start(_near(when, focus), focus)) if when.has_clock else None
-    if _FILLER.sub("", rest):
+    if _FILLER.sub("", RESTATE.sub("", _FILLER.sub("", rest))):
         return None  # other words: a request of its own, not a bare time
     if when.has_clock:
         return Changes(start_at=_near(when, focus))

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 from intent.contact import pull
-from intent.followup import FocusHint, corrects, with_that_day
+from intent.followup import RESTATE, FocusHint, corrects, with_that_day
 from intent.model import CreateIntent, Intent, NoneIntent
 from intent.normalise import normalise
 from intent.pipeline import analyse, parse, parse_prepared
@@ -306,6 +306,8 @@ def _group(
             c.alone = c.alone or is_answer(c.text, slots)
         if groups and c.alone and standing and not _reminder_for_previous(c, slots, groups[-1]):
             groups.append([c])
+        elif groups and _time_only(c, slots) and _timed_and_worded(groups[-1], slots):
+            groups.append([c])  # 后天早上九点。去社区医院。下午。去接孙子。: a new time opens the next request
         elif groups:
             groups[-1].append(c)
         else:
@@ -329,6 +331,8 @@ def _judge(c: _Clause, slots: Slots, today: date) -> None:
         c.alone = True  # 晚上8点也要: the subject carries over (see _with_subject)
     elif action in ("query", "subscribe_digest", "unsubscribe_digest"):
         c.alone = True
+    elif action == "create" and RESTATE.fullmatch(c.title):
+        c.alone = False  # 周六去杭州玩 早上8点出发: the departure is the trip's time, not an item of its own
     elif action == "create":
         words = c.title not in _GENERIC and not _EXTENT.match(c.title) and c.title not in _UNTIL_ONLY
         alarm = c.asks and slots.has_clock and slots.when is not None and slots.when.has_date  # 明早8点叫我
@@ -336,6 +340,24 @@ def _judge(c: _Clause, slots: Slots, today: date) -> None:
     elif action in ("cancel", "complete", "update"):
         verb = {"cancel": CANCEL, "complete": COMPLETE, "update": UPDATE}[action]
         c.alone = title_of(verb.sub(",", c.text), slots.spans) not in _GENERIC
+
+
+def _time_only(c: _Clause, slots: Slots) -> bool:
+    """A clause of a new day, part of day or clock and nothing else (下午 / 周日下午三点), not a reminder or an
+    end of the request before it."""
+    when = slots.when
+    return (when is not None and not c.asks and slots.lead_minutes is None and slots.recur is None
+            and not slots.durations and c.title in _GENERIC and not _EXTENT.match(c.text)
+            and not any(c.text.startswith(u) for u in _UNTIL_ONLY))
+
+
+def _timed_and_worded(group: list[_Clause], slots: Slots) -> bool:
+    """The request so far has words and a time of its own that the clause cannot complete (a clock, or a day
+    when the clause names another day): the clause's time is another request's. 下周三家长会，下午2点半 is one."""
+    when = slots.when
+    clock = any(m.has_clock for c in group for m in c.mentions)
+    day = any(m.has_date for c in group for m in c.mentions) and when is not None and when.has_date
+    return (clock or day) and any(c.title not in _GENERIC for c in group)
 
 
 def _reminder_for_previous(c: _Clause, slots: Slots, group: list[_Clause]) -> bool:

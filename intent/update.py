@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from intent import clarify
 from intent.action import CANCEL, COMPLETE, UPDATE
+from intent.followup import RESTATE
 from intent.model import CancelIntent, Changes, CompleteIntent, Intent, Missing, UpdateIntent
 from intent.slots import collect
 from intent.title import target_of
@@ -61,6 +62,7 @@ def build(text: str, action: str, mentions: list[TimeMention], *, rule: str) -> 
         target_text=target or None, target_date=target_date, changes=changes, needs_clarification=missing,
         question=clarify.question(missing, target=target, period=part) if missing else None,
         rule=rule, confidence=0.85 if not missing else 0.7,
+        or_focus=bool(target) and RESTATE.fullmatch(target) is not None,  # 出发改成8点: the trip in focus
         new_period=part[1] if part is not None and changes is None else None,
         new_day=said.start.date() if said is not None and said.start is not None and said.has_date and changes is None
         else None,

@@ -166,6 +166,11 @@ def _parse_all(
             return [parse_prepared(norm, mentions, degraded, now=local, tz=zone, pending=pending,
                                    meeting_offset_minutes=meeting_offset_minutes, focus=focus)]
         several = len(parts) >= 2 and sum(1 for b, e in parts if _CUE.search(norm, b, e)) >= 2
+        if several and focus is not None:  # 以后每年这天都要去 设成每年吧: one follow-up about the focus, said twice
+            whole = parse_prepared(norm, mentions, degraded, now=local, tz=zone, pending=pending,
+                                   meeting_offset_minutes=meeting_offset_minutes, focus=focus)
+            if whole.rule.startswith("followup."):
+                return [whole]
         groups = _group(norm, parts, mentions, local.date(), pending) if several and not degraded else []
         if len(groups) < 2:
             return [parse_prepared(norm, mentions, degraded, now=local, tz=zone, pending=pending,

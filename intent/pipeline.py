@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -108,6 +109,11 @@ def _parse(
     return intent
 
 
+# What is left of a sentence that names no activity: days said as 这天, particles and verbs of setting.
+NOT_AN_ACTIVITY = re.compile(r"(?:这天|那天|当天|这一天|那一天|都|也|还|要|得|去|来|就|设成|设为|改成|改为|变成|弄成|"
+                             r"(?:设置|设定|设|定|订|添加|增加)(?:一)?个?|吧|的|了|啊|呀|这样|如此|一样|照旧|每次)+")
+
+
 def _fresh(text: str, slots: Slots, mentions: list[TimeMention], now: datetime, tz: ZoneInfo, offset: int) -> Intent:
     from intent import request  # issue 30: requests the bot runs later
 
@@ -123,8 +129,11 @@ def _fresh(text: str, slots: Slots, mentions: list[TimeMention], now: datetime, 
     if action == "create":
         from intent.create import build
 
-        return build(text, slots, rule=decision.rule, meeting_offset=offset,
+        made = build(text, slots, rule=decision.rule, meeting_offset=offset,
                      confidence=0.6 if decision.rule == "create.weak" else 0.9)
+        if made.title and NOT_AN_ACTIVITY.fullmatch(made.title):
+            return NoneIntent(rule="none.no_activity", confidence=0.5)  # 这天都要去 / 设成: never a title
+        return made
     if action == "query":
         from intent import query
 

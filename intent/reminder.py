@@ -14,6 +14,8 @@ from intent.slots import Slots, minus, on_day
 _REMIND_AT_TIME = re.compile(r"^[\s,的再就准时]*(?:提醒|叫|喊|通知)")
 
 
+# 添加一个周五晚上8点去跑步的提醒: "a reminder (at that time) for X", said as a noun at the end.
+_A_REMINDER_FOR = re.compile(r"[^,]的提醒(?:事项)?[吧呀啊哈呢]*[,.!?]*$")
 _ON_TIME = re.compile(r"到时候?(?:再)?(?:提醒|叫|喊)|到点(?:了)?(?:提醒|叫|喊)|准时(?:提醒|叫|喊)")
 _DAY_BEFORE = re.compile(r"(?:前一天|头一天|前一晚|提前一天|前天)[^,]{0,2}$")
 
@@ -31,7 +33,7 @@ def remind_at_time(text: str, slots: Slots) -> bool:
     anchor = slots.relative or slots.anchor
     if anchor is None:
         return False
-    return bool(_REMIND_AT_TIME.match(text[anchor.span[1]:]))
+    return bool(_REMIND_AT_TIME.match(text[anchor.span[1]:])) or _A_REMINDER_FOR.search(text) is not None
 
 
 def plan(

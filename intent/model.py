@@ -121,6 +121,8 @@ class QueryIntent(Intent):
     prefer_page: bool = False
     filter_kind: Kind | None = None
     reminders: bool = False  # 我有哪些闹钟 / 看看我的提醒: only what will still be reminded (not in §5)
+    about: str | None = None  # 跟王总吃饭是哪天: the words naming the one item asked about (not in §5)
+    asked: Literal["when", "where"] | None = None  # what is asked of it
 
 
 class _Targeted(Intent):
@@ -235,6 +237,8 @@ def to_json(intent: Intent) -> dict[str, Any]:
         out["every"] = True
     if dumped.get("reminders"):
         out["reminders"] = True
+    if dumped.get("about"):
+        out.update(about=dumped["about"], asked=dumped["asked"])
     if dumped.get("location"):
         out["location"] = dumped["location"]
     if dumped.get("action") == "request":  # issue 30: not in §5

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 from intent import alarm as alarms
+from intent import question
 from intent.action import classify
 from intent.followup import FocusHint, read, with_that_day
 from intent.model import Intent, NoneIntent, SubscribeDigestIntent
@@ -99,6 +100,9 @@ def _parse(
     alarm = alarms.read(norm, slots, now=now, tz=tz)  # 闹钟 / 叫我起床 / 倒计时: reminder words
     if alarm is not None:
         return alarm
+    asked = question.read(norm, slots)  # 跟王总吃饭是哪天 / 周会在哪开: one item's time or place
+    if asked is not None:
+        return asked
     follow = read(norm, mentions, focus)
     if follow is not None:
         return follow

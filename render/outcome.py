@@ -140,6 +140,16 @@ class Said:
 
 
 @dataclass(frozen=True, slots=True)
+class Answered:
+    """A question about one item (跟王总吃饭是哪天 / 周会在哪开): the item found, or None, and what was asked."""
+
+    about: str
+    asked: Literal["when", "where"]
+    item: Item | None
+    others: int = 0  # further items the words fit as well
+
+
+@dataclass(frozen=True, slots=True)
 class Failed:
     """Something could not be done; `why` is plain Chinese for the user."""
 
@@ -148,7 +158,7 @@ class Failed:
 
 Outcome = (Created | Asked | Listed | Changed | ChangedAll | Restored | Withdrawn | Repeated | Ambiguous | NoMatch
            | Subscribed
-           | Unsubscribed | Snoozed | NothingToSnooze | Dropped | Linked | Said | Failed)
+           | Unsubscribed | Snoozed | NothingToSnooze | Dropped | Linked | Said | Failed | Answered)
 
 
 @dataclass(frozen=True, slots=True)

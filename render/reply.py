@@ -10,6 +10,7 @@ from datetime import date
 
 from render import outcome as o
 from render.agenda import entry_line, listing
+from render.answer import answered
 from render.timefmt import clock_label, day_label, local, moment_label
 from render.wording import lead_label, recurrence_label, recurrence_until, verb_word
 from schedule.domain import Item, Recurrence, Reminder
@@ -108,6 +109,8 @@ def word(x: o.Outcome) -> str:
         return x.text
     if isinstance(x, o.Failed):
         return x.why
+    if isinstance(x, o.Answered):
+        return answered(x)
     return ""  # Listed is rendered by `listing`
 
 

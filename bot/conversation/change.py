@@ -244,6 +244,15 @@ def _target_moment(intent: Targeted, ctx: Context) -> tuple[int | None, date | N
     return None, None, False
 
 
+async def named(words: str, ctx: Context) -> list[Item]:
+    """The open items the words name best (跟王总吃饭 → that dinner), what is still ahead first."""
+    items = await ctx.service.list_items(ctx.user.id, include_undated_tasks=True)
+    by_id = {i.id: i for i in items}
+    found = [by_id[c.id] for c in rank(words, [_candidate(i, ctx) for i in items])]
+    upcoming = [i for i in found if i.anchor_at is None or i.anchor_at >= to_ms(ctx.now) - 3_600_000]
+    return upcoming or found
+
+
 def _candidate(item: Item, ctx: Context) -> Candidate:
     anchor = item.anchor_at
     if anchor is None:

@@ -128,6 +128,8 @@ def after(focus: Focus, outcomes: list[o.Outcome], *, text: str, now_ms: int, tz
         elif isinstance(x, o.Withdrawn):
             new = replace(new, ids=(), op="withdrawn", at=now_ms,
                           sent=tuple(s for s in new.sent if not set(s.ids) & {i.id for i in x.items}))
+        elif isinstance(x, o.Answered) and x.item is not None:  # 周会在哪开 → 改到三楼 is about that meeting
+            new = _on(new, (x.item,), "listed", None, now_ms, tz)
         elif isinstance(x, o.Listed):
             one_day = x.end_ms - x.start_ms <= 25 * 3_600_000
             day = from_ms(x.start_ms).astimezone(_zone(tz)).date().isoformat() if one_day else None

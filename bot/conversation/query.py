@@ -6,9 +6,10 @@ from __future__ import annotations
 from datetime import datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
+from bot.conversation.change import named
 from bot.conversation.context import Context
 from intent.model import QueryIntent
-from render.outcome import Listed, Outcome
+from render.outcome import Answered, Listed, Outcome
 from schedule.clock import to_ms
 from schedule.domain import Item
 from schedule.recurrence import localize
@@ -18,6 +19,9 @@ REMINDERS_AHEAD_DAYS = 30  # 我有哪些闹钟 with no day said: the reminders 
 
 
 async def run(intent: QueryIntent, ctx: Context) -> Outcome:
+    if intent.about is not None and intent.asked is not None:  # 跟王总吃饭是哪天: one item's row answers
+        found = await named(intent.about, ctx)
+        return Answered(intent.about, intent.asked, found[0] if found else None, others=max(len(found) - 1, 0))
     today = ctx.now.date()
     start = intent.range_start or localize(datetime.combine(today, time()), ctx.tz)
     end = intent.range_end or localize(datetime.combine(today + timedelta(days=7), time()), ctx.tz)

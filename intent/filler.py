@@ -25,8 +25,13 @@ _REPORTED = re.compile(
 _THANKS = re.compile(r"[,. ]*(?:谢谢您?|谢谢你|多谢|谢啦|麻烦了|麻烦您了|辛苦了|辛苦啦)[!.~ ]*$")
 
 
+# A mood particle at the very end (开会哈 / 交了啊 / 地点在断桥呀): it colours what was said, it asks nothing.
+_MOOD_END = re.compile(r"(?<=[^\W哈啊呀哦喔嘿])[,.!~ ]*(?:哈+|啊+|呀+|哦+|喔+|嘿+)[,.!~ ]*$")
+
+
 def strip(text: str) -> str:
     """`text` without its opening fillers (and a closing thank-you), unless nothing but particles would be left."""
+    text = _MOOD_END.sub("", text)
     thanked = _THANKS.sub("", text)
     text = thanked if thanked.strip() and thanked != text and not _NOTHING_LEFT.match(thanked) else text
     m = _LEADING.match(text)

@@ -166,7 +166,8 @@ def _changes(rest: str, own: list[TimeMention], focus: FocusHint | None, offset:
     if own or slots.lead_minutes is not None:
         return None
     title = clean(rest)
-    return Changes(title=title[:60]) if 1 <= len(title) <= 20 else None
+    words = re.search(r"[\w]", title) is not None  # an emoji or punctuation alone never renames the item
+    return Changes(title=title[:60]) if words and 1 <= len(title) <= 20 else None
 
 
 def _shifted(m: TimeMention, offset: int) -> TimeMention:

@@ -7,6 +7,10 @@ import re
 MAX_CHARS = 200  # utterances are short; longer text is cut so work stays bounded
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ud800-\udfff]")
 _SPACES = re.compile(r"\s+")
+# A trailing emoji set apart by a space or punctuation (开会 🙂, 好的！👍) is a mood, not part of the request; one
+# written onto a word (买蛋糕🎂) stays with it.
+_MOOD = re.compile(r"(?:(?<=[\s,.!?~，。！？、])|^)[\s\u2300-\u23ff\u2600-\u27bf\u2b00-\u2bff\U0001F000-\U0001FAFF"
+                   r"\ufe0f\u200d]+$")
 _FULLWIDTH = str.maketrans({chr(0xFF10 + i): str(i) for i in range(10)} | {"：": ":", "，": ",", "　": " "})
 # Common traditional characters of schedule talk → simplified (one char each, so offsets hold).
 _TRADITIONAL = str.maketrans(
@@ -49,7 +53,7 @@ def _fix(m: re.Match[str]) -> str:
 def normalise(text: str) -> str:
     """Return the text the rules and the time engine see (one line, ≤ MAX_CHARS, ASCII punctuation)."""
     head = text[: MAX_CHARS * 4]
-    head = _CONTROL.sub(" ", head)
+    head = _MOOD.sub("", _CONTROL.sub(" ", head)) or head
     head = head.translate(_TRADITIONAL).replace("甭", "不用").replace("天天", "每天")
     head = head.replace("听日", "明天").replace("听朝", "明早")  # Cantonese
     head = _TYPO.sub(_fix, head)

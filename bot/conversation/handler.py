@@ -19,7 +19,7 @@ from zoneinfo import ZoneInfo
 
 from bot.agent.port import Agent, Conversation
 from bot.agent.scheduled import runs_free_form
-from bot.conversation import change, create, dialog, digest, query, shortcut, snooze
+from bot.conversation import change, create, dialog, digest, query, snooze
 from bot.conversation import focus as focusing
 from bot.conversation import request as scheduled_request
 from bot.conversation.context import Context, PageLinks
@@ -27,7 +27,7 @@ from bot.handler import CAPABILITIES, store_reply_in
 from bot.metrics import AGENT_FALLBACKS
 from bot.wechat.messages import InboundMessage
 from bot.wechat.subscribe import hint_once
-from intent import parse_all
+from intent import command, parse_all
 from intent.model import (
     CancelIntent,
     CompleteIntent,
@@ -150,12 +150,12 @@ class ConversationHandler:
         return turn, user, to_agent, final, context
 
     async def _steps(self, ctx: Context, pending: dialog.Pending | None, text: str) -> tuple[list[o.Outcome], bool]:
-        if pending is not None and shortcut.drops(text):
+        if pending is not None and command.drops(text):
             label = pending.intent.pending.label if pending.intent.pending else ""
             return [o.Dropped(label)], False
-        if shortcut.asks_help(text):
+        if command.asks_help(text):
             return [o.Said(CAPABILITIES)], False
-        undo, withdraw = shortcut.undoes(text) or shortcut.reverts(text), shortcut.withdraws(text)
+        undo, withdraw = command.undoes(text) or command.reverts(text), command.withdraws(text)
         if undo or withdraw:
             just_created = ctx.focus.created_just_now(ctx.now_ms)
             if just_created:  # 刚才那条删掉 / 记错了 / 撤销 right after a create: take the create back
@@ -169,14 +169,14 @@ class ConversationHandler:
             items, series = await ctx.service.restore_recent(ctx.user.id, since_ms=since)
             return [o.Restored(tuple(items), series_left=series)], False
         repeat_checked = True
-        if shortcut.again(text) and ctx.focus.again:
+        if command.again(text) and ctx.focus.again:
             text, repeat_checked = ctx.focus.again, False  # 再记一条: the refused repeat, stored after all
             ctx.text = text
-        link = shortcut.link_request(text)
+        link = command.link_request(text)
         if link is not None:
             return [o.Linked(link, done=False)], False  # made after the transaction (`_links_for`)
         pending_intent = pending.intent if pending else None
-        picked = shortcut.position(text) if pending is not None and pending.candidates else None
+        picked = command.position(text) if pending is not None and pending.candidates else None
         if picked is not None and isinstance(pending_intent, UpdateIntent | CancelIntent | CompleteIntent):
             intents: list[Intent] = [pending_intent.model_copy(update={"choice": picked, "needs_clarification": []})]
         else:

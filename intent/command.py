@@ -1,10 +1,16 @@
-"""Chat commands the intent contract does not cover: calling off a question, picking by position,
-and the page links (分享行程页 / 取消分享 / 订阅日历 / 关闭日历订阅 / 重置链接)."""
+"""Chat commands the intent contract does not cover: calling off a question, picking by position, undo and
+withdraw, 再记一条, help, and the page links (分享行程页 / 取消分享 / 订阅日历 / 关闭日历订阅 / 重置链接).
+
+Each reads the message as every rule does (`normalise`: fillers, thanks, a trailing mood particle or emoji,
+full-width forms and punctuation unified), so 再记一条 🙂 or 撤销哈 mean what they say.
+"""
 
 from __future__ import annotations
 
 import re
 from typing import Literal
+
+from intent.normalise import normalise
 
 _DROP = re.compile(r"^(算了|不用了|不要了|不记了|没事了|取消吧?|那算了|先不用了)[吧啊呀了哈。.!！~～]*$")
 _LATER = re.compile(r"^(后面|后边|下面|后一个|最后)(那个|那条|一个|一条)?[吧的。.]*$")
@@ -26,17 +32,17 @@ _HELP = re.compile(r"^(帮助|help|菜单|使用说明|怎么用|你能做什么
 
 def asks_help(text: str) -> bool:
     """帮助 (the HELP menu key sends it): what the bot can do, with examples."""
-    return bool(_HELP.match(text.strip()))
+    return bool(_HELP.match(_plain(text)))
 
 
 def drops(text: str) -> bool:
     """"算了": call off the open question."""
-    return bool(_DROP.match(text.strip()))
+    return bool(_DROP.match(_plain(text)))
 
 
 def position(text: str) -> int | None:
     """"后面那个" → -1 (the last offered), "前面那个" → 1."""
-    t = text.strip()
+    t = _plain(text)
     if _LATER.match(t):
         return -1
     if _EARLIER.match(t):
@@ -45,6 +51,7 @@ def position(text: str) -> int | None:
 
 
 def link_request(text: str) -> Literal["share", "unshare", "feed", "unfeed", "reset"] | None:
+    text = _plain(text)
     if len(text) > 30:
         return None
     for pattern, what in _LINKS:
@@ -81,7 +88,7 @@ def withdraws(text: str) -> bool:
 
 def reverts(text: str) -> bool:
     """撤销刚才那条 / 撤回刚才那个: 撤销 said with a pointer (a create is withdrawn, a cancel restored)."""
-    return withdraws(text) and re.search(r"撤销|撤回", text) is not None
+    return withdraws(text) and re.search(r"撤销|撤回", _plain(text)) is not None
 
 
 def again(text: str) -> bool:
@@ -89,10 +96,6 @@ def again(text: str) -> bool:
     return bool(_AGAIN.match(_plain(text)))
 
 
-_THANKS = re.compile(r"[,，。.!！ ]*(?:谢谢|多谢|谢啦|麻烦了|麻烦你了|辛苦了|thx|thanks)[。.!！~～]*$", re.IGNORECASE)
-
-
 def _plain(text: str) -> str:
-    from intent.filler import strip
-
-    return strip(_THANKS.sub("", text.strip()))
+    """The message as the rules read it, without its closing punctuation."""
+    return normalise(text).rstrip(",.!?~ ")

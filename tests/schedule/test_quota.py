@@ -7,9 +7,13 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime
 
+import httpx
 import pytest
+from asgi_lifespan import LifespanManager
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from bot.app import create_app
+from bot.settings import load_settings
 from schedule.clock import to_ms
 from schedule.domain import NewItem, NewReminder
 from schedule.errors import QuotaExceeded
@@ -80,3 +84,17 @@ async def test_undoing_the_last_cancel_over_the_quota_restores_none_of_it(
     restored, _ = await service.restore_recent(user.id, since_ms=since)
     assert [i.id for i in restored] == [made[3].id]
 
+
+
+async def test_the_operator_sets_the_quota_and_the_api_says_when_it_is_reached(database_url: str,
+                                                                                 clock: FrozenClock) -> None:
+    settings = load_settings(DATABASE_URL=database_url, H5_MAX_ACTIVE_ITEMS=2)
+    app = create_app(settings, clock=clock, run_worker=False)
+    async with LifespanManager(app), httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
+                                                       base_url="http://t") as client:
+        _user, token, _ = await app.state.service.issue_api_token("o-api")
+        auth = {"Authorization": f"Bearer {token}"}
+        made = [await client.post("/api/schedule/items", headers=auth, json={"kind": "task", "title": f"t{n}"})
+                for n in range(3)]
+        assert [r.status_code for r in made] == [201, 201, 422]
+        assert made[2].json()["detail"] == "too many active items (at most 2): complete or cancel some first"

@@ -75,15 +75,16 @@ async def create(session: Executor, user_id: int, new: NewItem, *, now_ms: int, 
                "created_at": now_ms, "updated_at": now_ms}
               for r in {(r.remind_at, r.channel): r for r in new.reminders}.values()]
     item_params = _prefixed(values)
-    counted: list[tuple[Fast, Mapping[str, Any] | None]] = [(_LOCK_USER, {"p_uid": user_id}),
-                                                            (_ACTIVE_COUNT, {"p_uid": user_id})]
+    counted: list[tuple[Fast, Mapping[str, Any] | None]] = [(_ACTIVE_COUNT, {"p_uid": user_id})]
+    if not users.holds_lock(session, user_id):  # a chat message's unit locked it when it opened
+        counted.insert(0, (_LOCK_USER, {"p_uid": user_id}))
     if len(wanted) == 1:  # the usual case: item and reminder in one round trip (with the quota count)
-        _, count, item_row, rem_row = await run_all(session, [*counted, (_INSERT_ITEM, item_params),
-                                                              (_INSERT_ITS_REMINDER, _prefixed(wanted[0]))])
+        *_, count, item_row, rem_row = await run_all(session, [*counted, (_INSERT_ITEM, item_params),
+                                                               (_INSERT_ITS_REMINDER, _prefixed(wanted[0]))])
         item_id = _new_id(item_row)
         rem_ids = [_new_id(rem_row)]
     else:
-        _, count, item_row = await run_all(session, [*counted, (_INSERT_ITEM, item_params)])
+        *_, count, item_row = await run_all(session, [*counted, (_INSERT_ITEM, item_params)])
         item_id = _new_id(item_row)
         rem_ids = [_new_id(await _INSERT_REMINDER.run(session, _prefixed({**rem, "item_id": item_id})))
                    for rem in wanted]
@@ -191,7 +192,10 @@ async def close(session: Executor, user_id: int, item_id: int, status: str, *, n
 async def _check_room(session: Executor, user_id: int, more: int, max_active: int) -> None:
     """QuotaExceeded unless `more` items can become active again: counted under the user's row lock."""
     params = {"p_uid": user_id}
-    _, count = await run_all(session, [(_LOCK_USER, params), (_ACTIVE_COUNT, params)])
+    steps: list[tuple[Fast, Mapping[str, Any] | None]] = [(_ACTIVE_COUNT, params)]
+    if not users.holds_lock(session, user_id):
+        steps.insert(0, (_LOCK_USER, params))
+    *_, count = await run_all(session, steps)
     if (count.first() or (0,))[0] + more > max_active:
         raise QuotaExceeded(max_active)
 

@@ -104,9 +104,9 @@ class ScheduleService:
                                        now_ms=self._now_ms()))
 
     @staticmethod
-    def user_read(session: Executor, user_id: int, timezone: str) -> None:
-        """Note that this transaction has read the user (`users.note_read`)."""
-        users.note_read(session, user_id, timezone)
+    def user_read(session: Executor, user_id: int, timezone: str, *, locked: bool = False) -> None:
+        """Note that this transaction has read the user (`users.note_read`); `locked`: FOR UPDATE."""
+        users.note_read(session, user_id, timezone, locked=locked)
 
     async def find_user(self, openid: str) -> User | None:
         row = await self._orm(users.find, openid)

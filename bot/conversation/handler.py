@@ -119,7 +119,7 @@ class ConversationHandler:
             user_id = message.user_id if message.user_id is not None else (await self._user(message)).id
             opening = await dialog.open_turn(session, user_id)  # user, question and notices flag at once
             user = opening.user
-            self._service.user_read(session, user.id, user.timezone)
+            self._service.user_read(session, user.id, user.timezone, locked=True)  # open_turn: FOR UPDATE
             now = self._clock.now().astimezone(ZoneInfo(user.timezone))
             now_ms = to_ms(now)
             pending = opening.pending(now_ms)

@@ -167,7 +167,8 @@ def create_app(
     owns_engine = engine is None
     engine = engine or create_engine(settings.DATABASE_URL)
     sessions: async_sessionmaker[AsyncSession] = session_factory(engine)
-    service = ScheduleService(sessions, clock, default_timezone=settings.H5_DEFAULT_TIMEZONE)
+    service = ScheduleService(sessions, clock, default_timezone=settings.H5_DEFAULT_TIMEZONE,
+                              max_active_items=settings.H5_MAX_ACTIVE_ITEMS)
     client = wechat_client(settings, sessions, clock)
     page_links = PageLinks(settings, sessions, clock)
 

@@ -54,7 +54,8 @@ async def run_chat(settings: Settings, name: str, *, now: datetime | None = None
     engine = create_engine(settings.DATABASE_URL)
     try:
         sessions = session_factory(engine)
-        service = ScheduleService(sessions, clock, default_timezone=settings.H5_DEFAULT_TIMEZONE)
+        service = ScheduleService(sessions, clock, default_timezone=settings.H5_DEFAULT_TIMEZONE,
+                                  max_active_items=settings.H5_MAX_ACTIVE_ITEMS)
         agent = build_agent(settings, service=service, sessions=sessions, clock=clock)
         links = PageLinks(settings, sessions, clock) if settings.H5_SCHEDULE_ENABLED else None  # served by `serve`
         handler = ConversationHandler(service, clock, agent=agent, links=links,

@@ -100,7 +100,8 @@ async def _worker(settings: Settings, *, metrics_at: tuple[str, int] | None = No
     from bot.agent.scheduled import RunnerTask, request_runner, run_lease_ms
     from schedule.service import ScheduleService
 
-    service = ScheduleService(sessions, clock, default_timezone=settings.H5_DEFAULT_TIMEZONE)
+    service = ScheduleService(sessions, clock, default_timezone=settings.H5_DEFAULT_TIMEZONE,
+                              max_active_items=settings.H5_MAX_ACTIVE_ITEMS)
     agent = build_agent(settings, service=service, sessions=sessions, clock=clock)
     requests = RunnerTask(request_runner(sessions, clock, service, agent,
                                          catchup_hours=settings.H5_REMINDER_CATCHUP_HOURS,

@@ -34,6 +34,9 @@ class Settings(BaseSettings):
     H5_REMINDER_CATCHUP_HOURS: int = Field(12, ge=0, le=24 * 30)
     H5_DEFAULT_TIMEZONE: str = "Asia/Shanghai"
     H5_DIALOG_TTL_MINUTES: int = Field(30, ge=1, le=24 * 60)
+    # Active items (open tasks and events, a series counting once) a user may have: a create or a reopen
+    # (撤销) past it is refused with a message saying so.
+    H5_MAX_ACTIVE_ITEMS: int = Field(2000, ge=1, le=100_000)
     WECHAT_APP_ID: str = ""
     WECHAT_APP_SECRET: str = ""
     WECHAT_TOKEN: str = ""

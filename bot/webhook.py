@@ -26,7 +26,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from bot.handler import Handler
 from bot.settings import Settings
-from bot.spool import Record, Spool
+from bot.spool import BadRecord, Record, Spool
 from bot.wechat import messages, signature
 from bot.wechat.client import WeChatClient
 from bot.wechat.crypto import DecryptError, InvalidSignature, MessageCrypto
@@ -285,9 +285,15 @@ async def replay_spool(spool: Spool, dispatcher: Dispatcher) -> int:
     gone: the answers go through the outbox (custom message). Raises while the database is still down."""
 
     async def handle(record: Record) -> None:
-        message = messages.from_fields(record["fields"])
+        fields = record.get("fields")
+        try:
+            if not isinstance(fields, dict):
+                raise TypeError("fields")
+            message, received_ms = messages.from_fields(fields), int(record["received_ms"])
+        except (KeyError, TypeError, ValueError) as exc:  # not a record the webhook wrote
+            raise BadRecord(type(exc).__name__) from None
         await dispatcher.handle(message, arrived=dispatcher.monotonic() - dispatcher.reply_budget_s,
-                                received_ms=int(record["received_ms"]), spooled=True)
+                                received_ms=received_ms, spooled=True)
         await dispatcher.drain()  # its answer queued before the next message is handled
 
     return await spool.replay(handle)

@@ -1,9 +1,10 @@
 """Which of a user's items a complete/cancel/update request means (SPEC §3 rule 10): title words, date, time.
 
-The target text is cut into words with jieba, the user's own titles added as words. Loading its dictionary takes
-about a second: `serve`, `worker` and `chat` load it at start, before the first message; a process that has not
-loads it on its first match, so the same text always gets the same cut (rule 23). Only if the dictionary cannot
-load at all is the target cut at generic words instead (a character matcher), for the process's whole life.
+The target text is cut into words with jieba, the user's own titles (the candidates') kept whole; jieba's
+dictionary itself is never changed. Loading it takes about a second: `serve`, `worker` and `chat` load it at
+start, before the first message; a process that has not loads it on its first match, so the same text always
+gets the same cut (rule 23). Only if the dictionary cannot load at all is the target cut at generic words
+instead (a character matcher), for the process's whole life.
 """
 
 from __future__ import annotations
@@ -64,13 +65,14 @@ def _fragments(text: str) -> list[str]:
 
 
 class _Segmenter:
-    """jieba behind a lock: loaded once (lazily, off the request path), then the user's titles learnt as words."""
+    """jieba's own dictionary behind a lock: loaded once (lazily, off the request path), never changed after.
+
+    A user's titles are not added to it: each cut takes that user's words as data (`own`), so one user's
+    titles never change how another's text is cut, and the dictionary does not grow with the users."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._tokenizer: Any = None
-        self._learnt: set[str] = set()
-        self._pending: set[str] = set()
         self.failed = False
 
     @property
@@ -91,30 +93,49 @@ class _Segmenter:
         tokenizer.initialize()
         with self._lock:
             if self._tokenizer is None:
-                for word in sorted(self._pending):
-                    tokenizer.add_word(word)
-                self._learnt |= self._pending
-                self._pending.clear()
                 self._tokenizer = tokenizer
 
-    def learn(self, titles: Iterable[str]) -> None:
-        words = {w for t in titles for w in _PUNCTUATION.split(_normal(t)) if 2 <= len(w) <= 20}
-        with self._lock:
-            new = words - self._learnt - self._pending
-            if self._tokenizer is None:
-                self._pending |= new
-                return
-            for word in sorted(new):
-                self._tokenizer.add_word(word)
-            self._learnt |= new
-
-    def words(self, text: str) -> list[str]:
-        with self._lock:  # add_word mutates the dictionary the cut reads
-            tokens: list[str] = self._tokenizer.lcut(_normal(text))
+    def words(self, text: str, own: frozenset[str] = frozenset()) -> list[str]:
+        """The text's words: the user's own title words kept whole (longest first), jieba's cut between them."""
+        tokens: list[str] = []
+        for piece, whole in _own_pieces(_normal(text), own):
+            tokens.extend([piece] if whole else self._tokenizer.lcut(piece))
         return [t for t in tokens if _WORDLIKE.search(t) and not _GENERIC_ONLY.fullmatch(t.strip())]
 
 
 _SEGMENTER = _Segmenter()
+_LONGEST_OWN = 20  # characters: longer title words are not looked for in the target text
+
+
+def _own_words(candidates: Iterable[Candidate]) -> frozenset[str]:
+    """The words a user's titles add to the cut: each title split at punctuation."""
+    return frozenset(w for c in candidates for w in _PUNCTUATION.split(_normal(c.title))
+                     if 2 <= len(w) <= _LONGEST_OWN)
+
+
+def _own_pieces(text: str, own: frozenset[str]) -> list[tuple[str, bool]]:
+    """The text cut around the user's words (leftmost, then longest), each piece marked whether it is one."""
+    pieces: list[tuple[str, bool]] = []
+    start = i = 0
+    while own and i < len(text):
+        for size in range(min(_LONGEST_OWN, len(text) - i), 1, -1):
+            if text[i:i + size] in own:
+                if start < i:
+                    pieces.append((text[start:i], False))
+                pieces.append((text[i:i + size], True))
+                i = start = i + size
+                break
+        else:
+            i += 1
+    if start < len(text):
+        pieces.append((text[start:], False))
+    return pieces
+
+
+def _splitter(candidates: Sequence[Candidate]) -> Callable[[str], list[str]]:
+    """jieba's cut with these candidates' title words kept whole."""
+    own = _own_words(candidates)
+    return lambda text: _SEGMENTER.words(text, own)
 
 
 def warm_up() -> None:
@@ -126,17 +147,14 @@ def ready() -> bool:
     return _SEGMENTER.ready
 
 
-def learn(titles: Iterable[str]) -> None:
-    """Add the user's item titles to jieba's dictionary (idempotent, thread-safe; queued until it is loaded)."""
-    _SEGMENTER.learn(titles)
-
-
 def rank(
     target_text: str | None, candidates: Sequence[Candidate], *, target_date: date | None = None,
     target_minute: int | None = None,
 ) -> list[Candidate]:
-    """The best-matching candidates (all those tied at the best score), best first; [] when nothing matches."""
-    split: Callable[[str], list[str]] = _SEGMENTER.words if _ensure_loaded() else _fragments
+    """The best-matching candidates (all those tied at the best score), best first; [] when nothing matches.
+
+    The candidates are the user's own items: their titles are the only words added to the cut."""
+    split = _splitter(candidates) if _ensure_loaded() else _fragments
     return _rank(target_text, candidates, target_date, target_minute, split)
 
 

@@ -13,3 +13,11 @@ class NotFound(ScheduleError):
 
 class InvalidChange(ScheduleError):
     """A request that is well-formed but not valid for the item (e.g. end before start)."""
+
+
+class QuotaExceeded(InvalidChange):
+    """The user already has `limit` active items: a create or a reopen would go over the quota."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"too many active items (at most {limit}): complete or cancel some first")
+        self.limit = limit

@@ -16,14 +16,17 @@ from schedule import users
 from schedule.clock import from_ms, to_ms
 from schedule.convert import ITEM_COLUMNS, ITEMS, REMINDER_COLUMNS, REMINDERS, item_of, local_date_of, recurrence_of
 from schedule.domain import Item, ItemChanges, NewItem, NewReminder, Recurrence
-from schedule.errors import InvalidChange, NotFound
+from schedule.errors import InvalidChange, NotFound, QuotaExceeded
 from schedule.fastsql import Executor, Fast, Rows, run_all
-from schedule.model import ReminderRow, ScheduleItemRow
+from schedule.model import ReminderRow, ScheduleItemRow, UserRow
 from schedule.recurrence import localize, refused
 from schedule.rows import OPEN_REMINDER, insert_reminder, owned_item, reminders_of
 
 MAX_ACTIVE_ITEMS = 2000
-# The per-user quota of active items, counted in the trip that inserts the next one.
+# The per-user quota of active items, counted in the trip that inserts the next one, after locking the user's
+# row: two creates (or reopens) of one user at once take turns, so the second counts the first's item. On
+# SQLite the statement has no FOR UPDATE, and the database's one writer serialises them instead.
+_LOCK_USER = Fast(select(UserRow.id).where(UserRow.id == bindparam("p_uid")).with_for_update())
 _ACTIVE_COUNT = Fast(select(func.count()).select_from(ITEMS).where(ITEMS.c.user_id == bindparam("p_uid"),
                                                                   ITEMS.c.status == "active"))
 # … and what takes back the item that went over it (its reminders first), in the same transaction: a caller
@@ -73,19 +76,21 @@ async def create(session: Executor, user_id: int, new: NewItem, *, now_ms: int, 
               for r in {(r.remind_at, r.channel): r for r in new.reminders}.values()]
     item_params = _prefixed(values)
     counted: list[tuple[Fast, Mapping[str, Any] | None]] = [(_ACTIVE_COUNT, {"p_uid": user_id})]
+    if not users.holds_lock(session, user_id):  # a chat message's unit locked it when it opened
+        counted.insert(0, (_LOCK_USER, {"p_uid": user_id}))
     if len(wanted) == 1:  # the usual case: item and reminder in one round trip (with the quota count)
-        count, item_row, rem_row = await run_all(session, [*counted, (_INSERT_ITEM, item_params),
-                                                           (_INSERT_ITS_REMINDER, _prefixed(wanted[0]))])
+        *_, count, item_row, rem_row = await run_all(session, [*counted, (_INSERT_ITEM, item_params),
+                                                               (_INSERT_ITS_REMINDER, _prefixed(wanted[0]))])
         item_id = _new_id(item_row)
         rem_ids = [_new_id(rem_row)]
     else:
-        count, item_row = await run_all(session, [*counted, (_INSERT_ITEM, item_params)])
+        *_, count, item_row = await run_all(session, [*counted, (_INSERT_ITEM, item_params)])
         item_id = _new_id(item_row)
         rem_ids = [_new_id(await _INSERT_REMINDER.run(session, _prefixed({**rem, "item_id": item_id})))
                    for rem in wanted]
     if (count.first() or (0,))[0] >= max_active:
         await run_all(session, [(undo, {"p_id": item_id}) for undo in _UNDO_ITEM])
-        raise InvalidChange(f"too many active items (at most {max_active}): complete or cancel some first")
+        raise QuotaExceeded(max_active)
     reminders = [SimpleNamespace(id=rem_id, sent_at=None, item_id=item_id, **rem)
                  for rem_id, rem in zip(rem_ids, wanted, strict=True)]
     return item_of(SimpleNamespace(id=item_id, **values), reminders)  # type: ignore[arg-type]
@@ -184,11 +189,23 @@ async def close(session: Executor, user_id: int, item_id: int, status: str, *, n
     return item_of(shown, reminders.all())  # type: ignore[arg-type]
 
 
-async def reopen(session: AsyncSession, user_id: int, item_id: int, *, now_ms: int) -> Item:
+async def _check_room(session: Executor, user_id: int, more: int, max_active: int) -> None:
+    """QuotaExceeded unless `more` items can become active again: counted under the user's row lock."""
+    params = {"p_uid": user_id}
+    steps: list[tuple[Fast, Mapping[str, Any] | None]] = [(_ACTIVE_COUNT, params)]
+    if not users.holds_lock(session, user_id):
+        steps.insert(0, (_LOCK_USER, params))
+    *_, count = await run_all(session, steps)
+    if (count.first() or (0,))[0] + more > max_active:
+        raise QuotaExceeded(max_active)
+
+
+async def reopen(session: AsyncSession, user_id: int, item_id: int, *, now_ms: int, max_active: int) -> Item:
     """Undo completing or cancelling one item (the page's 撤销): active again, and the reminders that the
-    close cancelled (same instant) and that are still ahead are pending again."""
+    close cancelled (same instant) and that are still ahead are pending again. It counts towards the quota."""
     row = await owned_item(session, user_id, item_id, include_deleted=False)
     if row.status in ("completed", "cancelled"):
+        await _check_room(session, user_id, 1, max_active)
         closed_at = row.updated_at
         row.status, row.updated_at = "active", now_ms
         for rem in await reminders_of(session, [row.id]):
@@ -198,11 +215,12 @@ async def reopen(session: AsyncSession, user_id: int, item_id: int, *, now_ms: i
     return item_of(row, await reminders_of(session, [row.id]))
 
 
-async def restore_recent(session: AsyncSession, user_id: int, *, since_ms: int, now_ms: int
+async def restore_recent(session: AsyncSession, user_id: int, *, since_ms: int, now_ms: int, max_active: int
                          ) -> tuple[list[Item], int]:
     """Undo the user's last cancel or complete (撤销), if it is their latest change and not older than
     `since_ms`: the items it closed are active again, and their reminders still ahead are pending again.
-    Also returns how many series that change touched (one occurrence skipped): those are not undone."""
+    Also returns how many series that change touched (one occurrence skipped): those are not undone.
+    All of them or none: QuotaExceeded when they would take the user over the quota."""
     latest = await session.scalar(select(func.max(ScheduleItemRow.updated_at))
                                   .where(ScheduleItemRow.user_id == user_id))
     if latest is None or latest < since_ms:
@@ -214,6 +232,7 @@ async def restore_recent(session: AsyncSession, user_id: int, *, since_ms: int, 
                  and (row.metadata_json or {}).get("skipped"))
     if not rows:
         return [], series  # the latest change was something else (a create, a move, a skipped day)
+    await _check_room(session, user_id, len(rows), max_active)
     ids = [row.id for row in rows]
     reminders = await session.scalars(select(ReminderRow).where(
         ReminderRow.item_id.in_(ids), ReminderRow.user_id == user_id, ReminderRow.status == "cancelled",

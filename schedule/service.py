@@ -104,9 +104,9 @@ class ScheduleService:
                                        now_ms=self._now_ms()))
 
     @staticmethod
-    def user_read(session: Executor, user_id: int, timezone: str) -> None:
-        """Note that this transaction has read the user (`users.note_read`)."""
-        users.note_read(session, user_id, timezone)
+    def user_read(session: Executor, user_id: int, timezone: str, *, locked: bool = False) -> None:
+        """Note that this transaction has read the user (`users.note_read`); `locked`: FOR UPDATE."""
+        users.note_read(session, user_id, timezone, locked=locked)
 
     async def find_user(self, openid: str) -> User | None:
         row = await self._orm(users.find, openid)
@@ -137,6 +137,11 @@ class ScheduleService:
         return user_of(row) if row is not None else None
 
     # ------------------------------------------------------------------ items
+    @property
+    def max_active_items(self) -> int:
+        """The per-user quota of active items (creates and reopens past it are refused)."""
+        return self._max_active_items
+
     async def create_item(self, user_id: int, new: NewItem) -> Item:
         return await self._fast(items.create, user_id, new, now_ms=self._now_ms(), max_active=self._max_active_items)
 
@@ -173,11 +178,13 @@ class ScheduleService:
 
     async def reopen_item(self, user_id: int, item_id: int) -> Item:
         """Undo completing or cancelling one item (the page's 撤销)."""
-        return await self._orm(items.reopen, user_id, item_id, now_ms=self._now_ms())
+        return await self._orm(items.reopen, user_id, item_id, now_ms=self._now_ms(),
+                               max_active=self._max_active_items)
 
     async def restore_recent(self, user_id: int, *, since_ms: int) -> tuple[list[Item], int]:
         """Undo the user's last cancel or complete (撤销), with how many series it touched (`items.restore_recent`)."""
-        return await self._orm(items.restore_recent, user_id, since_ms=since_ms, now_ms=self._now_ms())
+        return await self._orm(items.restore_recent, user_id, since_ms=since_ms, now_ms=self._now_ms(),
+                               max_active=self._max_active_items)
 
     # ------------------------------------------------------------ occurrences
     async def complete_occurrence(self, user_id: int, item_id: int, on: date) -> Item:

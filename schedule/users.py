@@ -30,6 +30,7 @@ from schedule.model import (
 )
 
 _USERS_READ = "schedule_users_read"  # session.info: users this transaction has read (id → timezone)
+_USERS_LOCKED = "schedule_users_locked"  # session.info: users whose row this transaction holds FOR UPDATE
 # Chat reads its user on every message: a prebuilt statement over the columns `user_of` reads.
 _USER = Fast(select(UserRow.id, UserRow.wechat_openid, UserRow.timezone, UserRow.subscribed).where(
     UserRow.id == bindparam("p_uid")))
@@ -66,10 +67,18 @@ async def find(session: AsyncSession, openid: str) -> UserRow | None:
     return await session.scalar(select(UserRow).where(UserRow.wechat_openid == openid))
 
 
-def note_read(session: Executor, user_id: int, timezone: str) -> None:
+def note_read(session: Executor, user_id: int, timezone: str, *, locked: bool = False) -> None:
     """Note that this transaction has read the user (a chat message's opening query did): creating
-    an item in it then skips its own existence check, and a digest its read of the timezone."""
+    an item in it then skips its own existence check, and a digest its read of the timezone. `locked`: the
+    read locked the user's row (FOR UPDATE), so the item quota needs no lock of its own."""
     session.info.setdefault(_USERS_READ, {})[user_id] = timezone
+    if locked:
+        session.info.setdefault(_USERS_LOCKED, set()).add(user_id)
+
+
+def holds_lock(session: Executor, user_id: int) -> bool:
+    """Does this transaction hold the user's row FOR UPDATE (noted by `note_read(locked=True)`)?"""
+    return user_id in session.info.get(_USERS_LOCKED, ())
 
 
 async def get(session: Executor, user_id: int) -> Any:

@@ -2,7 +2,8 @@
 
 Arguments are validated by the pydantic models of `bot.agent.tools` before anything runs; a bad
 argument, an unknown tool, another user's id (NotFound) or a refused change becomes a JSON error
-returned to the model as the tool result — never an exception to the caller.
+returned to the model as the tool result — never an exception to the caller. A call that writes is one
+unit of work: it fails with nothing stored, or it is committed before the model (and `done`) hear of it.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from schedule.service import ScheduleService
 
 log = logging.getLogger(__name__)
 MAX_LISTED = 50
+Done = str | None  # what a tool wrote, said in Chinese for the reply ("已记录：…"), or None
 
 
 class Toolbox:
@@ -46,11 +48,14 @@ class Toolbox:
         self._tz = ZoneInfo(user.timezone)
         self._source_text = source_text
         self.done: list[str] = []
-        self._run: dict[str, Callable[[Any], Awaitable[dict[str, Any]]]] = {
+        self._run: dict[str, Callable[[Any], Awaitable[tuple[dict[str, Any], Done]]]] = {
             "schedule_create_item": self._create_item, "schedule_list_items": self._list_items,
             "schedule_update_item": self._update_item, "schedule_cancel_item": self._cancel_item,
             "schedule_create_reminder": self._create_reminder, "schedule_render_plan_page": self._plan_page,
         }
+        # Reads run without one: a page link is made on a connection of its own.
+        self._writes = {"schedule_create_item", "schedule_update_item", "schedule_cancel_item",
+                        "schedule_create_reminder"}
 
     async def run(self, name: str, arguments: str) -> str:
         """Validate and execute one call; the answer is the JSON text of the tool result."""
@@ -64,18 +69,24 @@ class Toolbox:
                         for err in exc.errors(include_url=False, include_input=False)[:10]]
             return tool_error("invalid_arguments", "参数不合法，未执行", problems)
         try:
-            result = await self._run[name](args)
+            if name in self._writes:
+                async with self._service.unit_of_work():  # the writes and the result's view, or nothing
+                    result, done = await self._run[name](args)
+            else:
+                result, done = await self._run[name](args)
         except NotFound:
             return tool_error("not_found", "没有找到这个条目，未做任何修改")
         except InvalidChange as exc:
             return tool_error("invalid_change", f"无法执行：{exc}")
         except Exception as exc:  # a tool failure is reported to the model, not to the user as a crash
             log.warning("agent tool %s failed: %s", name, type(exc).__name__)
-            return tool_error("tool_failed", "执行失败，未完成")
+            return tool_error("tool_failed", "执行失败，未完成，没有保存任何改动")
+        if done is not None:
+            self.done.append(done)
         return json.dumps({"ok": True, **result}, ensure_ascii=False)
 
     # ------------------------------------------------------------------ the tools
-    async def _create_item(self, args: CreateItemArgs) -> dict[str, Any]:
+    async def _create_item(self, args: CreateItemArgs) -> tuple[dict[str, Any], Done]:
         start_at, due_at = self._day_start(args.start_at, args.all_day), self._day_start(args.due_at, args.all_day)
         anchor = start_at if args.kind == "event" else due_at
         reminders: tuple[NewReminder, ...] = ()
@@ -88,27 +99,24 @@ class Toolbox:
             kind=args.kind, title=args.title, timezone=self._user.timezone, start_at=start_at,
             end_at=_ms(args.end_at), due_at=due_at, all_day=args.all_day, location=args.location,
             source_channel="agent", source_text=self._source_text, reminders=reminders))
-        self.done.append(f"已记录：{_label(item)}")
-        return {"item": self._view(item)}
+        return {"item": self._view(item)}, f"已记录：{_label(item)}"
 
-    async def _list_items(self, args: ListItemsArgs) -> dict[str, Any]:
+    async def _list_items(self, args: ListItemsArgs) -> tuple[dict[str, Any], Done]:
         items = await self._service.list_items(self._user.id, start_ms=to_ms(args.start), end_ms=to_ms(args.end),
                                                kind=args.kind, include_undated_tasks=args.include_undated_tasks)
-        return self._listing(items)
+        return self._listing(items), None
 
-    async def _update_item(self, args: UpdateItemArgs) -> dict[str, Any]:
+    async def _update_item(self, args: UpdateItemArgs) -> tuple[dict[str, Any], Done]:
         item = await self._service.update_item(self._user.id, args.item_id, ItemChanges(
             title=args.title, location=args.location, start_at=_ms(args.start_at), end_at=_ms(args.end_at),
             due_at=_ms(args.due_at)))
-        self.done.append(f"已修改：{_label(item)}")
-        return {"item": self._view(item)}
+        return {"item": self._view(item)}, f"已修改：{_label(item)}"
 
-    async def _cancel_item(self, args: CancelItemArgs) -> dict[str, Any]:
+    async def _cancel_item(self, args: CancelItemArgs) -> tuple[dict[str, Any], Done]:
         item = await self._service.cancel_item(self._user.id, args.item_id)
-        self.done.append(f"已取消：{_label(item)}")
-        return {"item": self._view(item)}
+        return {"item": self._view(item)}, f"已取消：{_label(item)}"
 
-    async def _create_reminder(self, args: CreateReminderArgs) -> dict[str, Any]:
+    async def _create_reminder(self, args: CreateReminderArgs) -> tuple[dict[str, Any], Done]:
         if args.remind_at is not None:
             new = NewReminder(remind_at=to_ms(args.remind_at))
         else:
@@ -119,16 +127,15 @@ class Toolbox:
                               offset_minutes=args.offset_minutes)
         reminder = await self._service.create_reminder(self._user.id, args.item_id, new)
         when = moment_label(reminder.remind_at, self._user.timezone)
-        self.done.append(f"已设置提醒：{when}")
         return {"reminder": {"id": reminder.id, "item_id": reminder.item_id, "remind_at": self._iso(reminder.remind_at),
-                             "label": when}}
+                             "label": when}}, f"已设置提醒：{when}"
 
-    async def _plan_page(self, args: PlanPageArgs) -> dict[str, Any]:
+    async def _plan_page(self, args: PlanPageArgs) -> tuple[dict[str, Any], Done]:
         start_ms, end_ms = to_ms(args.start), to_ms(args.end)
         if self._page_link is not None:
-            return {"url": await self._page_link(self._user.id, start_ms, end_ms)}
+            return {"url": await self._page_link(self._user.id, start_ms, end_ms)}, None
         listing = self._listing(await self._service.list_items(self._user.id, start_ms=start_ms, end_ms=end_ms))
-        return {"url": None, "note": "行程页暂不可用，请直接用文字按日期列出这些安排", **listing}
+        return {"url": None, "note": "行程页暂不可用，请直接用文字按日期列出这些安排", **listing}, None
 
     # ------------------------------------------------------------------ views
     def _listing(self, items: list[Item]) -> dict[str, Any]:

@@ -16,9 +16,15 @@ from bot.api_models import Line, Title
 from schedule.recurrence import localize
 
 MAX_LIST_DAYS = 92
+# The years an instant from the model may fall in: a year 1 or 9999 stored once made that user's listings and
+# feed fail from then on (no local time exists for it in every timezone).
+FIRST_YEAR, LAST_YEAR = 2000, 2100
 
 
 def _resolve(value: datetime, info: ValidationInfo) -> datetime:
+    if not FIRST_YEAR <= value.year <= LAST_YEAR:
+        raise ValueError(f"年份 {value.year} 超出范围：只接受 {FIRST_YEAR} 到 {LAST_YEAR} 年之间的时间，"
+                         "请按用户所说的日期（通常是今年或明年）重新给出")
     if value.tzinfo is not None:
         return value
     tz = (info.context or {}).get("tz")

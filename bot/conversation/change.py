@@ -13,7 +13,7 @@ from bot.conversation.snooze import RECENT_MS
 from intent.dialogue import EVERY_PICKED, LEAD_CLOCK
 from intent.model import CancelIntent, Changes, CompleteIntent, Pending, Reminder, SnoozeIntent, UpdateIntent
 from intent.slots import hour_said
-from intent.target import Candidate, learn, rank
+from intent.target import Candidate, rank
 from intent.timex import extract
 from render.outcome import Ambiguous, Asked, Changed, ChangedAll, Failed, NoMatch, Outcome
 from schedule.clock import from_ms, to_ms
@@ -144,7 +144,6 @@ async def _matches(intent: Targeted, ctx: Context) -> list[Item]:
         return []
     if intent.reminders:
         return _alarms(intent, items, ctx)
-    learn(i.title for i in items)
     by_id = {i.id: i for i in items}
     candidates = [_candidate(i, ctx) for i in items]
     minute, said_day, explicit = _target_moment(intent, ctx)

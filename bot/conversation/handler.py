@@ -48,6 +48,7 @@ from schedule import inbox
 from schedule.clock import Clock, to_ms
 from schedule.db import is_retryable
 from schedule.domain import User
+from schedule.errors import QuotaExceeded
 from schedule.fastsql import Fast
 from schedule.service import ScheduleService
 
@@ -118,7 +119,7 @@ class ConversationHandler:
             user_id = message.user_id if message.user_id is not None else (await self._user(message)).id
             opening = await dialog.open_turn(session, user_id)  # user, question and notices flag at once
             user = opening.user
-            self._service.user_read(session, user.id, user.timezone)
+            self._service.user_read(session, user.id, user.timezone, locked=True)  # open_turn: FOR UPDATE
             now = self._clock.now().astimezone(ZoneInfo(user.timezone))
             now_ms = to_ms(now)
             pending = opening.pending(now_ms)
@@ -166,7 +167,10 @@ class ConversationHandler:
             return [await change.run(CancelIntent(needs_clarification=["target"], rule="withdraw.focus"), ctx)], False
         if undo:
             since = to_ms(ctx.now) - UNDO_WINDOW_MS
-            items, series = await ctx.service.restore_recent(ctx.user.id, since_ms=since)
+            try:
+                items, series = await ctx.service.restore_recent(ctx.user.id, since_ms=since)
+            except QuotaExceeded as exc:  # reopening counts towards the quota as creating does
+                return [o.Failed(f"没能撤销：进行中的事项已达上限 {exc.limit} 条，先完成或取消一些再撤销。")], False
             return [o.Restored(tuple(items), series_left=series)], False
         repeat_checked = True
         if command.again(text) and ctx.focus.again:

@@ -18,7 +18,7 @@ from render.itinerary import Flash
 from render.timefmt import clock_label, day_label, local
 from schedule.clock import from_ms, to_ms
 from schedule.domain import Item, ItemChanges, NewReminder, Reminder
-from schedule.errors import InvalidChange, NotFound
+from schedule.errors import InvalidChange, NotFound, QuotaExceeded
 from schedule.recurrence import localize
 from schedule.service import ScheduleService
 
@@ -26,6 +26,7 @@ SNOOZE_CHOICES = ("10m", "1h", "morning")
 MORNING = time(8, 0)
 VERBS = frozenset({"complete", "cancel", "snooze", "dismiss", "end", "postpone",
                    "undo-complete", "undo-cancel", "undo-snooze", "undo-end"})
+REFUSED = frozenset({"full"})  # what a tap can come back as (`did`) without being one: an undo over the quota
 _TAP = re.compile(r"^([a-z-]{3,16}):([0-9]{1,18})(?::(10m|1h|morning))?(?::([0-9]{4}-[0-9]{2}-[0-9]{2}))?$")
 MAX_POSTPONED = 200
 
@@ -42,9 +43,9 @@ class Tap:
     on: date | None = None  # one occurrence of a series
 
     @classmethod
-    def parse(cls, raw: str) -> Tap:
+    def parse(cls, raw: str, *, verbs: frozenset[str] = VERBS) -> Tap:
         found = _TAP.match(raw)
-        if found is None or found.group(1) not in VERBS:
+        if found is None or found.group(1) not in verbs:
             raise BadTap(raw[:40])
         verb, target, choice, on = found.groups()
         if (verb == "snooze") != (choice is not None):
@@ -119,6 +120,8 @@ class PageActions:
                 await service.cancel_item(user_id, item.id)
             else:
                 return None
+        except QuotaExceeded:  # reopening counts towards the quota as creating does
+            return Tap("full", item.id, None, tap.on)
         except InvalidChange:
             return None
         return tap
@@ -160,7 +163,7 @@ class PageActions:
         if not raw:
             return None
         try:
-            tap = Tap.parse(raw)
+            tap = Tap.parse(raw, verbs=VERBS | REFUSED)
         except BadTap:
             return None
         if tap.verb == "postpone":
@@ -177,6 +180,9 @@ class PageActions:
         except NotFound:
             return None
         name = f"{day_label(tap.on)}的“{item.title}”" if tap.on else f"“{item.title}”"
+        if tap.verb == "full":
+            return Flash(f"没能撤销：进行中的事项已达上限 {self._service.max_active_items} 条，"
+                         f"先完成或取消一些，再恢复{name}。")
         words = {"complete": f"已完成{name}" + ("，以后的照常。" if tap.on else "。"),
                  "cancel": f"已取消{name}" + ("这一次，以后的照常。" if tap.on else "。"),
                  "end": f"已结束整个系列“{item.title}”，以后不再提醒。",

@@ -25,6 +25,9 @@ log = logging.getLogger(__name__)
 
 JS_API_LIST = ("checkJsApi",)
 OPEN_TAGS = ("wx-open-subscribe",)
+# How long a failed `getticket` is remembered: pages and /wechat/jssdk asked for meanwhile get the same
+# failure without another call to WeChat (one a request, while the ticket was unavailable, before).
+FAILURE_MEMORY_MS = 60_000
 
 
 def signature(ticket: str, *, nonce: str, timestamp: int, url: str) -> str:
@@ -59,6 +62,7 @@ class JsApiTickets:
         self._api_base = api_base.rstrip("/")
         self._timeout = timeout_s
         self._memory: CachedToken | None = None
+        self._failure: tuple[int, WeChatAPIError | WeChatTransportError] | None = None  # (until ms, error)
         self._lock = asyncio.Lock()
         self._poll_s, self._wait_polls = poll_s, wait_polls
 
@@ -71,10 +75,15 @@ class JsApiTickets:
                 if stored is not None:
                     self._memory = stored
                     return stored.token
+                self._raise_recent_failure()  # another process may have one meanwhile: only WeChat is spared
                 lease = await self._store.acquire(None)
                 if lease is not None:
                     try:
                         ticket, expires_in = await self._fetch()
+                    except (WeChatAPIError, WeChatTransportError) as exc:
+                        self._failure = (now_ms(self._clock) + FAILURE_MEMORY_MS, exc)
+                        await self._store.release(lease)
+                        raise
                     except BaseException:
                         await self._store.release(lease)
                         raise
@@ -84,6 +93,10 @@ class JsApiTickets:
                     return ticket
                 await asyncio.sleep(self._poll_s)
         raise WeChatTransportError("timed out waiting for another process to fetch the jsapi_ticket")
+
+    def _raise_recent_failure(self) -> None:
+        if self._failure is not None and self._failure[0] > now_ms(self._clock):
+            raise self._failure[1].with_traceback(None)
 
     async def _fetch(self) -> tuple[str, int]:
         """`GET /cgi-bin/ticket/getticket?type=jsapi` (a GET, so httpx rather than the worker's POST client)."""

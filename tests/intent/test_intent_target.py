@@ -1,7 +1,7 @@
 """Target matching (SPEC §3 rule 10): which of a user's items "取消明天的会" / "带材料那个完成了" means.
 
-Every table case runs twice: through the character matcher that serves requests while jieba loads, and through
-jieba with the user's titles learnt. A subprocess proves the loading is lazy and never blocks `rank`.
+Every table case runs twice: through the character matcher (kept for a dictionary that cannot load), and through
+jieba with the user's titles kept whole. A subprocess proves the loading is lazy and never blocks `rank`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from intent_helpers import NOW, TZ
 from intent import parse
 from intent import target as target_module
 from intent.model import CancelIntent, CompleteIntent, UpdateIntent
-from intent.target import Candidate, learn, rank, ready, warm_up
+from intent.target import Candidate, rank, ready, warm_up
 
 ROOT = Path(__file__).resolve().parents[2]
 JUN = {d: date(2026, 6, d) for d in range(18, 31)}  # NOW is Thursday 6-18
@@ -117,9 +117,8 @@ def _ids(found: list[Candidate]) -> list[int]:
 @pytest.fixture(scope="module")
 def jieba_words() -> Callable[[str], list[str]]:
     warm_up()
-    learn(c.title for c in ITEMS)
     assert ready()
-    return target_module._SEGMENTER.words
+    return target_module._splitter(ITEMS)
 
 
 @pytest.fixture(params=["characters", "jieba"])
@@ -186,11 +185,39 @@ def test_parsed_requests_find_their_item(jieba_words: Callable[[str], list[str]]
         assert _ids(found) == expected, (sentence, it.target_text, it.target_date, split)
 
 
-def test_learnt_titles_are_cut_as_one_word(jieba_words: Callable[[str], list[str]]) -> None:
+def test_the_users_titles_are_cut_as_one_word(jieba_words: Callable[[str], list[str]]) -> None:
     coined = "小王生日趴踢"
-    learn([coined, coined])  # idempotent
-    assert coined in jieba_words(f"取消{coined}")
-    assert _ids(rank(coined, [Candidate(1, coined), Candidate(2, "小王"), Candidate(3, "生日蛋糕")])) == [1]
+    mine = [Candidate(1, coined), Candidate(2, "小王"), Candidate(3, "生日蛋糕")]
+    assert coined in target_module._splitter(mine)(f"取消{coined}")
+    assert coined not in jieba_words(f"取消{coined}")  # another user's titles do not carry it
+    assert _ids(rank(coined, mine)) == [1]
+
+
+def test_one_users_titles_never_change_how_another_users_text_is_matched() -> None:
+    """Bob's 打球 is found by "和小李打球" before and after Alice's 2,000 titles, 小李打 among them, were matched."""
+    bob = [Candidate(1, "打球", JUN[19], 900, "event"), Candidate(2, "交周报", JUN[19])]
+    asked = ["和小李打球", "周报", "小李", "交周报那个"]
+    before = [_ids(rank(text, bob)) for text in asked]
+    cut_before = [target_module._splitter(bob)(text) for text in asked]
+    alice = [Candidate(i, f"{i}号{word}") for i, word in enumerate(["小李打", "周报交", "和小李", "李打球"] * 500)]
+    alice += [Candidate(5000 + i, word) for i, word in enumerate(["小李打", "周报交", "和小李", "李打球"])]
+    for text in ["小李打", "周报交", "和小李", "李打球"]:
+        assert rank(text, alice)  # Alice's own words do find her items
+    assert before == [[1], [2], [], [2]]
+    assert [_ids(rank(text, bob)) for text in asked] == before
+    assert [target_module._splitter(bob)(text) for text in asked] == cut_before
+
+
+def test_matching_leaves_the_dictionary_as_jieba_ships_it() -> None:
+    import jieba
+
+    warm_up()
+    tokenizer = target_module._SEGMENTER._tokenizer
+    shipped = (len(tokenizer.FREQ), tokenizer.total, len(jieba.dt.FREQ), jieba.dt.total)
+    titles = [Candidate(i, f"用户自己的标题{i}号事项") for i in range(2_000)]
+    for i in range(0, 2_000, 100):
+        assert _ids(rank(f"用户自己的标题{i}号事项", titles)) == [i]
+    assert (len(tokenizer.FREQ), tokenizer.total, len(jieba.dt.FREQ), jieba.dt.total) == shipped
 
 
 _SAME_SCRIPT = textwrap.dedent("""
@@ -205,7 +232,7 @@ _SAME_SCRIPT = textwrap.dedent("""
     assert target.ready(), "rank must not answer before the dictionary is there (rule 23)"
     again = [[c.id for c in target.rank(t, items)] for t in asked]
     assert first == again, (first, again)
-    by_words = [[c.id for c in target._rank(t, items, None, None, target._SEGMENTER.words)] for t in asked]
+    by_words = [[c.id for c in target._rank(t, items, None, None, target._splitter(items))] for t in asked]
     assert first == by_words, (first, by_words)
     print(first)
 """)

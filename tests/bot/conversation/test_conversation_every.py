@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from conftest import Bot, Chat
 
+from schedule.clock import to_ms
 from schedule.model import ReminderRow, ScheduleItemRow
+from schedule.testing import active_items, fill_to_quota
 
 
 async def statuses(bot: Bot) -> dict[str, str]:
@@ -127,3 +129,18 @@ async def test_undo_says_a_skipped_day_of_a_series_stays_skipped(bot: Bot) -> No
     assert items["跑步"].status == "active" and items["吃药"].metadata_json["skipped"] == ["2026-06-19"]
     await chat.say("吃药那个完成了")  # only a day of a series: nothing to reopen
     assert (await chat.say("撤销")) == "系列中某一次的取消或完成（1 条）撤销不了，需要的话请重新记一下。没有做任何改动。"
+
+
+async def test_undo_that_would_go_over_the_item_quota_is_refused_and_says_why(bot: Bot) -> None:
+    """The placeholders are written in the cancel's millisecond (the clock stands still), so the cancel is
+    still the latest change: taking it back would make one item over the quota."""
+    chat = bot.chat()
+    await tomorrow_three(chat)
+    assert (await chat.say("取消明天的会")).startswith("已取消")
+    user = (await bot.rows(ScheduleItemRow))[0]
+    assert isinstance(user, ScheduleItemRow)
+    quota = bot.app.state.service.max_active_items
+    await fill_to_quota(bot.sessions, user.user_id, quota=quota, now_ms=to_ms(bot.clock.now()))
+    assert await chat.say("撤销") == f"没能撤销：进行中的事项已达上限 {quota} 条，先完成或取消一些再撤销。"
+    assert (await statuses(bot))["开会"] == "cancelled"
+    assert await active_items(bot.sessions, user.user_id) == quota

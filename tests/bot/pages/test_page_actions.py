@@ -9,6 +9,7 @@ import pytest
 from page_world import World, app_fixture, ms, path_of, seed, world_fixture  # noqa: F401 (pytest fixtures `app`, `world`)
 
 from bot.pages.actions import snooze_at
+from schedule.testing import active_items, fill_to_quota
 
 
 async def page_and_csrf(world: World, url: str | None = None) -> tuple[str, str]:
@@ -104,3 +105,19 @@ def test_snooze_times() -> None:
     assert snooze_at("morning", now_ms=ms(2026, 6, 18, 8, 0), tz=sh) == ms(2026, 6, 19, 8, 0)
     with pytest.raises(ValueError, match="unknown"):
         snooze_at("later", now_ms=0, tz=sh)
+
+
+async def test_undo_at_the_item_quota_is_refused_with_a_clear_message(world: World) -> None:
+    sessions = world.app.state.sessions
+    base, csrf = await page_and_csrf(world)
+    report = world.items["report"]
+    assert (await world.client.post(base, data={"do": f"cancel:{report.id}", "csrf": csrf})).status_code == 303
+    quota = world.service.max_active_items
+    await fill_to_quota(sessions, world.user.id, quota=quota, now_ms=ms(2026, 6, 18, 10, 0))
+    response = await world.client.post(base, data={"do": f"undo-cancel:{report.id}", "csrf": csrf})
+    assert response.status_code == 303
+    html = (await world.client.get(response.headers["location"].split("#")[0])).text
+    flash = html.split('<p class="flash" role="status">')[1].split("</p>")[0]
+    assert flash == f"没能撤销：进行中的事项已达上限 {quota} 条，先完成或取消一些，再恢复“交周报”。"
+    assert (await world.service.get_item(world.user.id, report.id)).status == "cancelled"
+    assert await active_items(sessions, world.user.id) == quota

@@ -3,6 +3,7 @@ processes, and `/wechat/jssdk` answering a correctly signed `wx.config` for our 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from datetime import timedelta
@@ -85,3 +86,38 @@ async def test_the_private_page_carries_the_subscribe_button_with_a_signed_wx_co
                                             url=url)
     nonce = re.search(r'<script nonce="([^"]+)">', html).group(1)  # type: ignore[union-attr]
     assert f"script-src https://res.wx.qq.com 'nonce-{nonce}'" in response.headers["content-security-policy"]
+
+
+async def test_while_the_ticket_is_unavailable_requests_make_no_call_for_a_minute(
+        database_url: str, clock: FrozenClock) -> None:
+    """WeChat refuses `getticket` (40164: the server's IP is not whitelisted): the pages and /wechat/jssdk asked
+    for in the next 60 s get the same answer without another call; after that, one call tries again."""
+    async with FakeWeChatAPI() as api:
+        settings = Settings(_env_file=None, DATABASE_URL=database_url, WECHAT_TOKEN="t",  # type: ignore[call-arg]
+                            WECHAT_APP_ID=api.app_id, WECHAT_APP_SECRET=api.app_secret, WECHAT_API_BASE=api.base_url,
+                            PUBLIC_BASE_URL="https://bot.example.com", WECHAT_SUBSCRIBE_TEMPLATE_ID="tmpl-sub")
+        api.script("ticket/getticket", 40164, 40164)
+        app = create_app(settings, clock=clock, run_worker=False)
+        async with LifespanManager(app), httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
+                                                           base_url="http://t") as client:
+            user = await app.state.service.get_or_create_user("o-page")
+            page = (await app.state.page_links.itinerary_url(user.id)).removeprefix("https://bot.example.com")
+
+            async def burst() -> list[int]:
+                asked = [client.get("/wechat/jssdk", params={"url": PAGE}) for _ in range(8)]
+                answers = await asyncio.gather(*asked, client.get(page), client.get(page))
+                return [a.status_code for a in answers]
+
+            first = await burst()
+            clock.advance(timedelta(seconds=59))
+            still = await burst()
+            calls_in_the_first_minute = len(api.calls_to("ticket/getticket"))
+            clock.advance(timedelta(seconds=2))
+            retried = await burst()
+            clock.advance(timedelta(seconds=61))
+            recovered = await burst()
+            pages = [await client.get(page) for _ in range(3)]
+    assert first == still == retried == [503] * 8 + [200, 200]  # the page shows, without its 订阅通知 button
+    assert calls_in_the_first_minute == 1
+    assert [c.answer["errcode"] for c in api.calls_to("ticket/getticket")] == [40164, 40164, 0]
+    assert recovered == [200] * 10 and all("wx-open-subscribe" in p.text for p in pages)

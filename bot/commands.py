@@ -104,7 +104,9 @@ async def _worker(settings: Settings, *, metrics_at: tuple[str, int] | None = No
     agent = build_agent(settings, service=service, sessions=sessions, clock=clock)
     requests = RunnerTask(request_runner(sessions, clock, service, agent,
                                          catchup_hours=settings.H5_REMINDER_CATCHUP_HOURS,
-                                         lease_ms=run_lease_ms(settings), on_queued=worker.notify))
+                                         lease_ms=run_lease_ms(settings),
+                                         concurrency=settings.SCHEDULED_REQUEST_CONCURRENCY,
+                                         on_queued=worker.notify))
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, worker.stop)

@@ -1,17 +1,17 @@
 """Requests the bot runs later (issue 30): stored like reminders (a first run and maybe a series), run once per
 occurrence whatever the number of workers, and answered by a push through the outbox.
 
-A due run is claimed with a lease (`SELECT … FOR UPDATE SKIP LOCKED` + `UPDATE`, single-table), run outside any
-transaction (an LLM may take seconds), then finished under its lock token: the answer's outbox row is keyed
-`request:{id}:{run_at}`, so a run repeated after a lapsed lease still pushes once, and a request cancelled (or
-a user forgotten) while its run was in flight pushes nothing. A failed run is tried once more after
-`retry_after_ms`; a second failure queues a short notice and the series goes on.
+A user keeps at most a quota of active requests, counted under a lock on the user's row with the insert. Due
+runs are claimed in turns (schedule.turns: one at a time per user, users in round robin, `concurrency` per
+process) with a lease, run outside any transaction (an LLM may take seconds), then finished under the lock
+token: the answer's outbox row is keyed `request:{id}:{run_at}`, so a run repeated after a lapsed lease still
+pushes once, and a request cancelled (or a user forgotten) while its run was in flight pushes nothing. A failed
+run is tried once more after `retry_after_ms`; a second failure queues a short notice and the series goes on.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import uuid
 from collections.abc import Callable, Sequence
@@ -20,20 +20,29 @@ from datetime import datetime
 from typing import Any, Protocol
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import func, or_, select, update
+from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from schedule import outbox
 from schedule.clock import Clock, from_ms, to_ms
 from schedule.db import in_transaction
 from schedule.domain import AgendaQuery, Lunar, NewRequest, Recurrence, ScheduledRequest
-from schedule.model import ScheduledRequestRow
+from schedule.model import ScheduledRequestRow, UserRow
 from schedule.recurrence import next_occurrence
+from schedule.turns import Turns, claim
 
 log = logging.getLogger(__name__)
 R = ScheduledRequestRow
 __all__ = ["AgendaQuery", "NewRequest", "RequestRunner", "ScheduledRequest"]
 ANSWER_KIND = "digest"  # the outbox kind of an answer: a scheduled push like the daily digest (template rung too)
+
+
+class QuotaReached(Exception):
+    """The user already keeps `limit` active requests: nothing was stored."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"{limit} active scheduled requests")
+        self.limit = limit
 
 
 class RequestFailed(Exception):
@@ -61,7 +70,16 @@ def request_of(row: ScheduledRequestRow) -> ScheduledRequest:
 
 
 # ------------------------------------------------------------------ the store (inside the caller's transaction)
-async def add(session: AsyncSession, user_id: int, new: NewRequest, *, now_ms: int) -> ScheduledRequest:
+async def add(session: AsyncSession, user_id: int, new: NewRequest, *, now_ms: int,
+              limit: int | None = None) -> ScheduledRequest:
+    """Store a request; with `limit`, only while the user keeps fewer active ones (else QuotaReached). The
+    count runs under a lock on the user's row, so concurrent adds never overshoot."""
+    if limit is not None:
+        await session.scalar(select(UserRow.id).where(UserRow.id == user_id).with_for_update())
+        held = await session.scalar(select(func.count()).select_from(R).where(R.user_id == user_id,
+                                                                              R.status == "active"))
+        if (held or 0) >= limit:
+            raise QuotaReached(limit)
     rec = new.recurrence
     lunar = None
     if rec is not None and rec.lunar is not None:
@@ -125,13 +143,14 @@ class RunReport:
 
 
 class RequestRunner:
-    """Claims due requests, runs them through the `Answerer`, queues their answers. `run_once()` drains one
-    pass (tests); `run()` loops until `stop()`, sleeping until the next run is due or the poll interval."""
+    """Claims due requests in turns, runs them through the `Answerer`, queues their answers. `run_once()` runs
+    one round (tests); `run()` keeps up to `concurrency` runs going until `stop()`, starting the next one as a
+    run ends, else sleeping until the next run is due or the poll interval."""
 
     def __init__(self, sessions: async_sessionmaker[AsyncSession], clock: Clock, answer: Answerer, *,
                  failed_text: FailedText, missed_text: Callable[[ScheduledRequest], str],
                  lease_ms: int = 180_000, retry_after_ms: int = 60_000, catchup_hours: int = 12,
-                 batch_size: int = 8, poll_interval_s: float = 1.0,
+                 concurrency: int = 2, poll_interval_s: float = 1.0,
                  on_queued: Callable[[], None] | None = None) -> None:
         self._sessions = sessions
         self._clock = clock
@@ -141,40 +160,67 @@ class RequestRunner:
         self._lease_ms = lease_ms  # longer than a run's whole budget (timeout × retries × tool rounds)
         self._retry_ms = retry_after_ms
         self._catchup_ms = catchup_hours * 3_600_000
-        self._batch = batch_size
+        self._concurrency = concurrency
         self._poll_s = poll_interval_s
         self._on_queued = on_queued
+        self._turns = Turns()
         self._stop = asyncio.Event()
 
     def stop(self) -> None:
         self._stop.set()
 
     async def run(self) -> None:
-        while not self._stop.is_set():
-            try:
-                report = await self.run_once()
-                pause = 0.0 if report.claimed >= self._batch else await self._until_next_due()
-            except Exception:
-                log.exception("scheduled requests: a pass failed; retrying after the poll interval")
+        running: dict[asyncio.Task[str], int] = {}  # run → its user
+        stopping = asyncio.ensure_future(self._stop.wait())
+        try:
+            while not self._stop.is_set():
                 pause = self._poll_s
-            if pause > 0:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._stop.wait(), timeout=pause)
+                try:
+                    started = await self._start(running)
+                    if not running:
+                        pause = await self._until_next_due()
+                    elif started and len(running) < self._concurrency:
+                        pause = 0.0  # slots left: other users may be due now
+                except Exception:
+                    log.exception("scheduled requests: a pass failed; retrying after the poll interval")
+                if pause > 0:
+                    done, _ = await asyncio.wait([stopping, *running], timeout=pause,
+                                                 return_when=asyncio.FIRST_COMPLETED)
+                    self._landed(running, done)
+        finally:
+            stopping.cancel()
+            if running:
+                self._landed(running, (await asyncio.wait(running))[0])
+
+    async def _start(self, running: dict[asyncio.Task[str], int]) -> int:
+        claimed, token = await self._claim(self._concurrency - len(running), set(running.values()))
+        for request in claimed:
+            running[asyncio.create_task(self._run(request, token))] = request.user_id
+        return len(claimed)
+
+    def _landed(self, running: dict[asyncio.Task[str], int], done: set[Any]) -> None:
+        queued = False
+        for task in done:
+            if task in running:
+                del running[task]
+                if task.exception() is not None:
+                    log.error("scheduled request run failed; it runs again after its lease",
+                              exc_info=task.exception())
+                else:
+                    queued = queued or task.result() in ("answered", "failed", "missed")
+        if queued and self._on_queued is not None:
+            self._on_queued()
 
     async def _until_next_due(self) -> float:
         now = to_ms(self._clock.now())
 
-        async def work(session: AsyncSession) -> int | None:
-            due = func.coalesce(R.locked_until, R.run_at)
-            return await session.scalar(select(func.min(due)).where(R.status == "active"))
-
-        due = await in_transaction(self._sessions, work)
+        due = await in_transaction(self._sessions, lambda session: session.scalar(
+            select(func.min(func.coalesce(R.locked_until, R.run_at))).where(R.status == "active")))
         return self._poll_s if due is None else min(self._poll_s, max(0.05, (due - now) / 1000))
 
     async def run_once(self) -> RunReport:
-        now = self._clock.now()
-        token = str(uuid.uuid4())
-        claimed = await in_transaction(self._sessions, lambda s: self._claim(s, to_ms(now), token))
+        """One round: up to `concurrency` due requests (one per user, in turns), run together."""
+        claimed, token = await self._claim(self._concurrency, set())
         if not claimed:
             return RunReport()
         outcomes = await asyncio.gather(*(self._run(r, token) for r in claimed))
@@ -185,18 +231,18 @@ class RequestRunner:
             self._on_queued()
         return report
 
-    async def _claim(self, session: AsyncSession, now_ms: int, token: str) -> list[ScheduledRequest]:
-        ids = (await session.scalars(
-            select(R.id).where(R.status == "active", R.run_at <= now_ms,
-                               or_(R.locked_until.is_(None), R.locked_until <= now_ms))
-            .order_by(R.run_at, R.id).limit(self._batch).with_for_update(skip_locked=True))).all()
-        if not ids:
-            return []
-        await session.execute(update(R).where(R.id.in_(ids)).values(
-            locked_until=now_ms + self._lease_ms, lock_token=token, updated_at=now_ms)
-            .execution_options(synchronize_session=False))
-        rows = (await session.scalars(select(R).where(R.id.in_(ids)).order_by(R.run_at, R.id))).all()
-        return [request_of(r) for r in rows]
+    async def _claim(self, slots: int, busy: set[int]) -> tuple[list[ScheduledRequest], str]:
+        now_ms, token = to_ms(self._clock.now()), str(uuid.uuid4())
+
+        async def work(session: AsyncSession) -> list[ScheduledRequest]:
+            ids = await claim(session, self._turns, slots=slots, busy=busy, token=token, now_ms=now_ms,
+                              lease_ms=self._lease_ms)
+            if not ids:
+                return []
+            rows = (await session.scalars(select(R).where(R.id.in_(ids)).order_by(R.run_at, R.id))).all()
+            return [request_of(r) for r in rows]
+
+        return await in_transaction(self._sessions, work), token
 
     async def _run(self, request: ScheduledRequest, token: str) -> str:
         run_at = from_ms(request.run_at)

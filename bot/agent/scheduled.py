@@ -95,11 +95,13 @@ def run_lease_ms(settings: Settings) -> int:
 
 def request_runner(sessions: async_sessionmaker[AsyncSession], clock: Clock, service: ScheduleService,
                    agent: Agent | None, *, catchup_hours: int = 12, poll_interval_s: float = 1.0,
-                   lease_ms: int = 180_000, on_queued: Callable[[], None] | None = None) -> RequestRunner:
-    """The runner; `on_queued` wakes the delivery worker when an answer was queued."""
+                   lease_ms: int = 180_000, concurrency: int = 2,
+                   on_queued: Callable[[], None] | None = None) -> RequestRunner:
+    """The runner; `on_queued` wakes the delivery worker when an answer was queued. Give it an agent of its own
+    (its own HTTP client), not the one answering chat: runs then never queue a chat answer behind them."""
     return RequestRunner(sessions, clock, RequestAnswerer(service, agent), failed_text=wording.failed,
                          missed_text=wording.missed, catchup_hours=catchup_hours, poll_interval_s=poll_interval_s,
-                         lease_ms=lease_ms, on_queued=on_queued)
+                         lease_ms=lease_ms, concurrency=concurrency, on_queued=on_queued)
 
 
 class RunnerTask:

@@ -29,7 +29,7 @@ from bot.logging_setup import RequestLog, loggable_path
 from bot.metrics import CONTENT_TYPE_LATEST, Metrics, allowed
 from bot.pages.links import PageLinks
 from bot.pages.routes import pages_router
-from bot.runtime import IN_PROCESS_BATCH, WorkerTask, delivery_worker, wechat_client
+from bot.runtime import IN_PROCESS_BATCH, WorkerTask, delivery_worker, push_budget_of, wechat_client
 from bot.settings import Settings
 from bot.spool import Spool, SpoolReplayer
 from bot.webhook import WeChatFastPath, build_wechat_router, replay_spool
@@ -193,6 +193,7 @@ def create_app(
                               catchup_hours=settings.H5_REMINDER_CATCHUP_HOURS,
                               poll_interval_s=settings.H5_REMINDER_SCAN_INTERVAL_MS / 1000,
                               lease_ms=run_lease_ms(settings), concurrency=settings.SCHEDULED_REQUEST_CONCURRENCY,
+                              push_budget=push_budget_of(settings),
                               on_queued=worker.notify)  # issue 30: requests run later, answers pushed by the worker
     requests_task = RunnerTask(requests)
     if run_worker is None:

@@ -45,14 +45,18 @@ def answer_budget_ms(settings: Settings) -> int:
     return int(settings.AGENT_TIMEOUT_S * (settings.AGENT_MAX_RETRIES + 1) * settings.AGENT_MAX_TOOL_ROUNDS * 1000)
 
 
+def push_budget_of(settings: Settings) -> PushBudget:
+    return PushBudget(per_user_daily=settings.PUSH_DAILY_BUDGET_PER_USER,
+                      series_gap_ms=settings.PUSH_SERIES_MIN_INTERVAL_MINUTES * 60_000,
+                      template_daily=settings.TEMPLATE_DAILY_BUDGET,
+                      digest_share_percent=settings.TEMPLATE_DIGEST_SHARE_PERCENT)
+
+
 def delivery_worker(settings: Settings, sessions: async_sessionmaker[AsyncSession], clock: Clock,
                     client: WeChatClient | None, *, batch_size: int | None = None) -> DeliveryWorker:
     """The worker with its channel ladder; without WeChat every push waits in the in-app queue.
     `batch_size` None: the standalone worker's default (large batches, cheapest per push)."""
-    push_budget = PushBudget(per_user_daily=settings.PUSH_DAILY_BUDGET_PER_USER,
-                             series_gap_ms=settings.PUSH_SERIES_MIN_INTERVAL_MINUTES * 60_000,
-                             template_daily=settings.TEMPLATE_DAILY_BUDGET,
-                             digest_share_percent=settings.TEMPLATE_DIGEST_SHARE_PERCENT)
+    push_budget = push_budget_of(settings)
     channels: dict[str, Channel] = {}
     if client is not None:
         channels["wechat"] = LoggedChannel(WeChatCustomChannel(client))

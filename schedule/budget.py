@@ -1,4 +1,4 @@
-"""Push budgets, so no user spends the others' share: a user's reminders per day, the shortest gap between two
+"""Push budgets, so no user spends the others' share: a user's pushes per day, the shortest gap between two
 pushes of one series, and the account's template messages per day, in which reminders come first (digests stop
 at a lower mark). A push over a budget is never dropped: it goes to the in-app queue, shown on the user's next
 reply and on the page. What was spent is kept in `push_counters`, shared by every worker; days are WeChat's
@@ -44,10 +44,10 @@ class PushBudget:
 
 @dataclass(frozen=True, slots=True)
 class Firing:
-    """A reminder about to be queued: its outbox values (changed in place when held), its series, its time."""
+    """A push about to be queued: its outbox values (changed in place when held), its series, its time."""
 
     message: dict[str, Any]
-    series_id: int | None  # the recurring item it belongs to, else None
+    series: str | None  # what repeats it (`series_of`, `request_series`), else None
     remind_at: int
 
 
@@ -59,20 +59,23 @@ def _user(user_id: int) -> str:
     return f"user:{user_id}"
 
 
-def _series(item_id: int) -> str:
+def series_of(item_id: int) -> str:
     return f"series:{item_id}"
 
 
-async def hold_reminders(session: AsyncSession, firings: Sequence[Firing], budget: PushBudget, *,
-                         now_ms: int) -> int:
-    """Send to the in-app queue the reminders (in due order) over their user's daily budget or too close to
-    their series' last push; count the rest. How many were held."""
+def request_series(request_id: int) -> str:
+    return f"request:{request_id}"
+
+
+async def hold_pushes(session: AsyncSession, firings: Sequence[Firing], budget: PushBudget, *, now_ms: int) -> int:
+    """Send to the in-app queue the pushes (reminders, answers to requests run later; in due order) over their
+    user's daily budget or too close to their series' last push; count the rest. How many were held."""
     pushes = [f for f in firings if f.message["channel"] != "inapp"]
     if not pushes:
         return 0
     day = push_day(now_ms)
     scopes = sorted({_user(f.message["user_id"]) for f in pushes}
-                    | {_series(f.series_id) for f in pushes if f.series_id is not None})
+                    | {f.series for f in pushes if f.series is not None})
     rows = (await session.execute(select(C.scope, C.day, C.used, C.last_at)
                                   .where(C.scope.in_(scopes), C.day.in_([day, SERIES_DAY]))
                                   .with_for_update())).all()
@@ -83,7 +86,7 @@ async def hold_reminders(session: AsyncSession, firings: Sequence[Firing], budge
     held = 0
     for firing in pushes:
         user = _user(firing.message["user_id"])
-        series = _series(firing.series_id) if firing.series_id is not None else None
+        series = firing.series
         reason = None
         if series is not None and series in last and firing.remind_at - last[series] < budget.series_gap_ms:
             reason = "series"
@@ -100,7 +103,7 @@ async def hold_reminders(session: AsyncSession, firings: Sequence[Firing], budge
     await _add(session, [(scope, day, n, None) for scope, n in added.items()]
                + [(scope, SERIES_DAY, 0, at) for scope, at in newest.items()], now_ms)
     if held:
-        log.info("%d reminders over a push budget went to the in-app queue", held)
+        log.info("%d pushes over a push budget went to the in-app queue", held)
     return held
 
 

@@ -144,8 +144,9 @@ class Scheduler:
             messages.append({"user_id": reminder.user_id, "kind": "reminder", "channel": reminder.channel,
                              "idempotency_key": f"reminder:{reminder.id}:{reminder.remind_at}",
                              "reminder_id": reminder.id, "payload": payload})
-            firings.append(Firing(messages[-1], item_row.id if recurrence_of(item_row) else None, reminder.remind_at))
-        await budget.hold_reminders(session, firings, self._budget, now_ms=now_ms)  # over budget: in-app queue
+            series = budget.series_of(item_row.id) if recurrence_of(item_row) else None
+            firings.append(Firing(messages[-1], series, reminder.remind_at))
+        await budget.hold_pushes(session, firings, self._budget, now_ms=now_ms)  # over a budget: in-app queue
         await outbox.enqueue_many(session, messages, now_ms=now_ms)
         if following:  # one row per (item, instant, channel), as the per-row existence check keeps it
             unique = {(f["item_id"], f["remind_at"], f["channel"]): f for f in following}

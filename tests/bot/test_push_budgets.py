@@ -124,3 +124,21 @@ async def test_the_template_budget_stops_digests_first_and_spills_to_the_inapp_q
         ("reminder", "template", "sent"), ("reminder", "template", "sent"), ("reminder", "inapp", "pending"),
         ("digest", "template", "sent")]
     assert len(api.calls_to("message/template/send")) == 5
+
+
+async def test_answers_to_requests_run_later_count_against_the_users_daily_budget(
+        database_url: str, clock: FrozenClock) -> None:
+    async with FakeWeChatAPI() as api:
+        app = create_app(config(api, database_url, PUSH_DAILY_BUDGET_PER_USER=1), clock=clock, run_worker=False)
+        async with running(app) as client:
+            assert (await say(client, clock, "明早8点帮我看看今天有什么会", openid="o-asker")).startswith("好的")
+            user = await app.state.service.get_or_create_user("o-asker")
+            clock.set(clock.now().replace(day=19, hour=0))  # 08:00 local: the request is due
+            await reminder_now(app, clock, user.id, "晨会")
+            await drain(app)  # the reminder takes the day's one push
+            assert (await app.state.requests.run_once()).answered == 1
+            await drain(app)
+            rows = await rows_of(app, user.id)
+    assert [(r.kind, r.channel, r.status, r.payload.get("held")) for r in rows] == [
+        ("reminder", "wechat", "sent", None), ("digest", "inapp", "pending", "daily")]
+    assert len(sent_to(api, "o-asker")) == 1

@@ -14,7 +14,7 @@ from schedule.clock import to_ms
 from schedule.db import in_transaction
 from schedule.domain import NewRequest, ScheduledRequest
 from schedule.model import OutboundMessageRow, UserRow
-from schedule.requests import RequestRunner
+from schedule.request_runner import RequestRunner
 from schedule.testing import FrozenClock
 
 

@@ -103,8 +103,13 @@ class RequestRunner:
                     self._landed(running, done)
         finally:
             stopping.cancel()
-            if running:
-                self._landed(running, (await asyncio.wait(running))[0])
+            if running:  # runs in flight finish; cancelled (stop timed out), they are cut short with the loop
+                try:
+                    self._landed(running, (await asyncio.wait(running))[0])
+                except asyncio.CancelledError:
+                    for task in running:
+                        task.cancel()
+                    raise
 
     async def _start(self, running: dict[asyncio.Task[str], int]) -> int:
         claimed, token = await self._claim(self._concurrency - len(running), set(running.values()))
@@ -117,6 +122,8 @@ class RequestRunner:
         for task in done:
             if task in running:
                 del running[task]
+                if task.cancelled():
+                    continue
                 if task.exception() is not None:
                     log.error("scheduled request run failed; it runs again after its lease",
                               exc_info=task.exception())

@@ -111,7 +111,7 @@ async def take_template(session: AsyncSession, claimed: list[Claimed], budget: P
                         now_ms: int) -> list[Claimed]:
     """The claimed rows that may go out: template pushes only while the account's daily template budget lasts
     (reminders up to all of it, digests up to their share); the others move to the in-app queue here."""
-    wanted = [c for c in claimed if c.channel == TEMPLATE and c.message.kind in PUSH_KINDS]
+    wanted = [c for c in claimed if c.channel == TEMPLATE and c.message.kind in PUSH_KINDS and not c.template_blocked]
     if not wanted:
         return claimed
     day = push_day(now_ms)
@@ -130,7 +130,10 @@ async def take_template(session: AsyncSession, claimed: list[Claimed], budget: P
     await session.execute(update(OUTBOX).where(o.id.in_(sorted(held)), o.lock_token.in_(
         sorted({c.token for c in wanted}))).values(channel="inapp", status="pending", lock_token=None,
                                                    locked_until=None, next_attempt_at=now_ms, updated_at=now_ms))
-    log.warning("the account's template budget for %s is spent: %d pushes went to the in-app queue", day, len(held))
+    # one WARNING when a mark is crossed (digests' share, then the whole budget); the batches after it, INFO
+    crossed = any(used < budget.template_limit(c.message.kind) for c in wanted if c.row_id in held)
+    log.log(logging.WARNING if crossed else logging.INFO,
+            "the account's template budget for %s is spent: %d pushes went to the in-app queue", day, len(held))
     return [c for c in claimed if c.row_id not in held]
 
 

@@ -5,9 +5,11 @@ budget keeps reminders going after digests have stopped."""
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
+import pytest
 from fastapi import FastAPI
 from sqlalchemy import select
 
@@ -96,7 +98,8 @@ async def test_a_series_pushes_at_most_once_per_minimum_gap(database_url: str, c
 
 
 async def test_the_template_budget_stops_digests_first_and_spills_to_the_inapp_queue(
-        database_url: str, clock: FrozenClock) -> None:
+        database_url: str, clock: FrozenClock, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="schedule.budget")
     async with FakeWeChatAPI() as api:
         app = create_app(config(api, database_url, WECHAT_TEMPLATE_ID_REMINDER="tpl-1", TEMPLATE_DAILY_BUDGET=4,
                                 TEMPLATE_DIGEST_SHARE_PERCENT=50), clock=clock, run_worker=False)
@@ -124,6 +127,8 @@ async def test_the_template_budget_stops_digests_first_and_spills_to_the_inapp_q
         ("reminder", "template", "sent"), ("reminder", "template", "sent"), ("reminder", "inapp", "pending"),
         ("digest", "template", "sent")]
     assert len(api.calls_to("message/template/send")) == 5
+    warned = [r.getMessage() for r in caplog.records if r.name == "schedule.budget" and r.levelno == logging.WARNING]
+    assert len(warned) == 2 and all("template budget" in line for line in warned)  # digests' mark, then the whole
 
 
 async def test_answers_to_requests_run_later_count_against_the_users_daily_budget(

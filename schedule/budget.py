@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast
@@ -49,6 +49,7 @@ class Firing:
     message: dict[str, Any]
     series: str | None  # what repeats it (`series_of`, `request_series`), else None
     remind_at: int
+    read_later: Callable[[], str] | None = None  # its text when queued in-app (no "还有 N 分钟": read later)
 
 
 def push_day(now_ms: int) -> str:
@@ -94,7 +95,8 @@ async def hold_pushes(session: AsyncSession, firings: Sequence[Firing], budget: 
             reason = "daily"
         if reason is not None:
             firing.message["channel"] = "inapp"
-            firing.message["payload"] = {**firing.message["payload"], "held": reason}
+            text = firing.read_later() if firing.read_later is not None else firing.message["payload"]["text"]
+            firing.message["payload"] = {**firing.message["payload"], "text": text, "held": reason}
             held += 1
             continue
         added[user] += 1

@@ -12,6 +12,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
+from functools import partial
 from typing import Any, cast
 from zoneinfo import ZoneInfo
 
@@ -145,7 +146,8 @@ class Scheduler:
                              "idempotency_key": f"reminder:{reminder.id}:{reminder.remind_at}",
                              "reminder_id": reminder.id, "payload": payload})
             series = budget.series_of(item_row.id) if recurrence_of(item_row) else None
-            firings.append(Firing(messages[-1], series, reminder.remind_at))
+            firings.append(Firing(messages[-1], series, reminder.remind_at, read_later=partial(
+                self._reminder_text, item, item.anchor_at or reminder.remind_at)))
         await budget.hold_pushes(session, firings, self._budget, now_ms=now_ms)  # over a budget: in-app queue
         await outbox.enqueue_many(session, messages, now_ms=now_ms)
         if following:  # one row per (item, instant, channel), as the per-row existence check keeps it

@@ -78,6 +78,7 @@ async def test_reminders_past_a_users_daily_budget_wait_in_the_inapp_queue_and_o
     assert len(sent_to(api, "o-quiet")) == 1
     assert reply.startswith("你有 2 条未送达的提醒")
     assert all(r.payload["title"] in reply for r in held)
+    assert all("还有" not in r.payload["text"] for r in held)  # read later: the item's time, no countdown
     assert after == ["sent", "sent"]
 
 

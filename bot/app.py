@@ -29,7 +29,7 @@ from bot.logging_setup import RequestLog, loggable_path
 from bot.metrics import CONTENT_TYPE_LATEST, Metrics, allowed
 from bot.pages.links import PageLinks
 from bot.pages.routes import pages_router
-from bot.runtime import IN_PROCESS_BATCH, WorkerTask, delivery_worker, wechat_client
+from bot.runtime import IN_PROCESS_BATCH, WorkerTask, delivery_worker, push_budget_of, wechat_client
 from bot.settings import Settings
 from bot.spool import Spool, SpoolReplayer
 from bot.webhook import WeChatFastPath, build_wechat_router, replay_spool
@@ -176,19 +176,25 @@ def create_app(
         return await page_links.itinerary_url(user_id, start_ms=start_ms, end_ms=end_ms)
 
     owns_agent = agent is None
+    page_link = agent_page_link if settings.H5_SCHEDULE_ENABLED else None
     if agent is None:  # the agent's plan-page tool links to /p/… only where the pages are served
-        agent = build_agent(settings, service=service, sessions=sessions, clock=clock,
-                            page_link=agent_page_link if settings.H5_SCHEDULE_ENABLED else None)
+        agent = build_agent(settings, service=service, sessions=sessions, clock=clock, page_link=page_link)
+    # scheduled runs get an LLM client of their own (its own connection pool), capped apart from chat
+    run_agent = (build_agent(settings, service=service, sessions=sessions, clock=clock, page_link=page_link)
+                 if owns_agent else agent)
     handler = handler or ConversationHandler(
         service, clock, agent=agent, links=page_links if settings.H5_SCHEDULE_ENABLED else None,
         meeting_offset_minutes=settings.H5_REMINDER_DEFAULT_MEETING_OFFSET_MINUTES,
         dialog_ttl_minutes=settings.H5_DIALOG_TTL_MINUTES,
-        subscribe_template_id=settings.WECHAT_SUBSCRIBE_TEMPLATE_ID if client is not None else "")
+        subscribe_template_id=settings.WECHAT_SUBSCRIBE_TEMPLATE_ID if client is not None else "",
+        request_limit=settings.SCHEDULED_REQUESTS_PER_USER)
     worker = delivery_worker(settings, sessions, clock, client, batch_size=IN_PROCESS_BATCH)
     background = WorkerTask(worker)
-    requests = request_runner(sessions, clock, service, agent, catchup_hours=settings.H5_REMINDER_CATCHUP_HOURS,
+    requests = request_runner(sessions, clock, service, run_agent,
+                              catchup_hours=settings.H5_REMINDER_CATCHUP_HOURS,
                               poll_interval_s=settings.H5_REMINDER_SCAN_INTERVAL_MS / 1000,
-                              lease_ms=run_lease_ms(settings),
+                              lease_ms=run_lease_ms(settings), concurrency=settings.SCHEDULED_REQUEST_CONCURRENCY,
+                              push_budget=push_budget_of(settings),
                               on_queued=worker.notify)  # issue 30: requests run later, answers pushed by the worker
     requests_task = RunnerTask(requests)
     if run_worker is None:
@@ -229,6 +235,8 @@ def create_app(
                 await client.aclose()
             if owns_agent and hasattr(agent, "aclose"):
                 await agent.aclose()
+            if owns_agent and hasattr(run_agent, "aclose"):
+                await run_agent.aclose()
             if owns_engine:
                 await engine.dispose()
 

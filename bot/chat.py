@@ -60,7 +60,8 @@ async def run_chat(settings: Settings, name: str, *, now: datetime | None = None
         links = PageLinks(settings, sessions, clock) if settings.H5_SCHEDULE_ENABLED else None  # served by `serve`
         handler = ConversationHandler(service, clock, agent=agent, links=links,
                                       meeting_offset_minutes=settings.H5_REMINDER_DEFAULT_MEETING_OFFSET_MINUTES,
-                                      dialog_ttl_minutes=settings.H5_DIALOG_TTL_MINUTES)
+                                      dialog_ttl_minutes=settings.H5_DIALOG_TTL_MINUTES,
+                                      request_limit=settings.SCHEDULED_REQUESTS_PER_USER)
         worker = delivery_worker(settings, sessions, clock, None)  # no WeChat here: pushes wait in-app
         user = await service.get_or_create_user(name)
         print("schedbot chat — 输入消息回车发送，Ctrl-D 退出。", file=stdout, flush=True)

@@ -85,7 +85,7 @@ async def _worker(settings: Settings, *, metrics_at: tuple[str, int] | None = No
     import signal
 
     from bot.metrics import WorkerMetrics
-    from bot.runtime import delivery_worker, wechat_client
+    from bot.runtime import delivery_worker, push_budget_of, wechat_client
     from schedule.clock import SystemClock
     from schedule.db import create_engine, session_factory
 
@@ -105,7 +105,10 @@ async def _worker(settings: Settings, *, metrics_at: tuple[str, int] | None = No
     agent = build_agent(settings, service=service, sessions=sessions, clock=clock)
     requests = RunnerTask(request_runner(sessions, clock, service, agent,
                                          catchup_hours=settings.H5_REMINDER_CATCHUP_HOURS,
-                                         lease_ms=run_lease_ms(settings), on_queued=worker.notify))
+                                         lease_ms=run_lease_ms(settings),
+                                         concurrency=settings.SCHEDULED_REQUEST_CONCURRENCY,
+                                         push_budget=push_budget_of(settings),
+                                         on_queued=worker.notify))
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, worker.stop)

@@ -14,6 +14,7 @@ from bot.settings import Settings
 from bot.wechat.client import WeChatClient
 from bot.wechat.subscribe import WeChatSubscribeChannel
 from render.push import digest_text, reminder_text
+from schedule.budget import PushBudget
 from schedule.channel import Channel
 from schedule.clock import Clock
 from schedule.firing import Scheduler
@@ -44,10 +45,18 @@ def answer_budget_ms(settings: Settings) -> int:
     return int(settings.AGENT_TIMEOUT_S * (settings.AGENT_MAX_RETRIES + 1) * settings.AGENT_MAX_TOOL_ROUNDS * 1000)
 
 
+def push_budget_of(settings: Settings) -> PushBudget:
+    return PushBudget(per_user_daily=settings.PUSH_DAILY_BUDGET_PER_USER,
+                      series_gap_ms=settings.PUSH_SERIES_MIN_INTERVAL_MINUTES * 60_000,
+                      template_daily=settings.TEMPLATE_DAILY_BUDGET,
+                      digest_share_percent=settings.TEMPLATE_DIGEST_SHARE_PERCENT)
+
+
 def delivery_worker(settings: Settings, sessions: async_sessionmaker[AsyncSession], clock: Clock,
                     client: WeChatClient | None, *, batch_size: int | None = None) -> DeliveryWorker:
     """The worker with its channel ladder; without WeChat every push waits in the in-app queue.
     `batch_size` None: the standalone worker's default (large batches, cheapest per push)."""
+    push_budget = push_budget_of(settings)
     channels: dict[str, Channel] = {}
     if client is not None:
         channels["wechat"] = LoggedChannel(WeChatCustomChannel(client))
@@ -60,12 +69,12 @@ def delivery_worker(settings: Settings, sessions: async_sessionmaker[AsyncSessio
     scheduler = Scheduler(sessions, clock, reminder_text=lambda item, at: reminder_text(item, remind_at=at),
                           digest_text=lambda day, items, tz, ahead: digest_text(day, items, tz=tz, next_day=ahead),
                           catchup_hours=settings.H5_REMINDER_CATCHUP_HOURS,
-                          recovery_after_ms=answer_budget_ms(settings) + RECOVERY_MARGIN_MS)
+                          recovery_after_ms=answer_budget_ms(settings) + RECOVERY_MARGIN_MS, push_budget=push_budget)
     return DeliveryWorker(sessions, clock, channels, scheduler=scheduler,
                           policy=RetryPolicy(max_attempts=settings.H5_REMINDER_MAX_ATTEMPTS,
                                              catchup_ms=settings.H5_REMINDER_CATCHUP_HOURS * 3_600_000),
                           poll_interval_s=settings.H5_REMINDER_SCAN_INTERVAL_MS / 1000,
-                          batch_size=batch_size or STANDALONE_BATCH)
+                          batch_size=batch_size or STANDALONE_BATCH, push_budget=push_budget)
 
 
 class WorkerTask:

@@ -55,6 +55,20 @@ class Settings(BaseSettings):
     AGENT_MAX_RETRIES: int = Field(2, ge=0, le=10)
     AGENT_HISTORY_MESSAGES: int = Field(10, ge=0, le=100)
     AGENT_MAX_TOOL_ROUNDS: int = Field(4, ge=1, le=10)
+    # requests the bot runs later (每天早上8点告诉我天气): how many a user may keep active, and how many runs go
+    # to the LLM at once in one process (one per user at a time, users taken in turn). Keep the latter below
+    # what the LLM server serves in parallel: the rest of its capacity is left to chat answers.
+    SCHEDULED_REQUESTS_PER_USER: int = Field(20, ge=1, le=1000)
+    SCHEDULED_REQUEST_CONCURRENCY: int = Field(2, ge=1, le=64)
+    # pushes: a user's reminders per day (Beijing day, as WeChat counts) beyond which they wait in the in-app
+    # queue, and the shortest gap between two pushes of one series (a closer occurrence waits there too)
+    PUSH_DAILY_BUDGET_PER_USER: int = Field(100, ge=1, le=100_000)
+    PUSH_SERIES_MIN_INTERVAL_MINUTES: int = Field(30, ge=0, le=1440)
+    # template messages the whole account sends per day: keep it below the quota WeChat grants the account
+    # (100,000 a day for most service accounts); digests stop at TEMPLATE_DIGEST_SHARE_PERCENT of it so that
+    # reminders keep the rest. Past the budget, pushes go to the in-app queue.
+    TEMPLATE_DAILY_BUDGET: int = Field(90_000, ge=0, le=10_000_000)
+    TEMPLATE_DIGEST_SHARE_PERCENT: int = Field(70, ge=0, le=100)
     PUBLIC_BASE_URL: str = "http://127.0.0.1:8000"
     SECRET_KEY: str = ""
     LOG_FORMAT: Literal["text", "json"] = "text"

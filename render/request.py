@@ -14,6 +14,11 @@ NEEDS_LLM = ("这类请求需要接入大模型才能定时帮你完成，现在
              "我可以定时发你的日程，例如“每天早上8点告诉我今天有什么安排”。")
 
 
+def quota_reached(limit: int) -> str:
+    return (f"你已经有 {limit} 个定时请求了，这个没有记下。说“我有哪些定时任务”看看，"
+            "取消不需要的（例如“天气不用发了”）再来设。")
+
+
 def _you(text: str) -> str:
     """告诉我今天的天气 → 告诉你今天的天气 (the bot speaks of the user as 你)."""
     return text.replace("我", "你")

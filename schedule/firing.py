@@ -12,13 +12,15 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
+from functools import partial
 from typing import Any, cast
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import ColumnElement, and_, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from schedule import inbound, outbox
+from schedule import budget, inbound, outbox
+from schedule.budget import Firing, PushBudget
 from schedule.clock import Clock, from_ms, to_ms
 from schedule.convert import ITEM_COLUMNS, ITEMS, REMINDERS, item_of, recurrence_of
 from schedule.db import in_transaction
@@ -63,8 +65,9 @@ class Scheduler:
 
     def __init__(self, sessions: async_sessionmaker[AsyncSession], clock: Clock, *, reminder_text: ReminderText,
                  digest_text: DigestText, catchup_hours: int = 12, batch_size: int = 500,
-                 recovery_after_ms: int = RECOVERY_AFTER_MS) -> None:
+                 recovery_after_ms: int = RECOVERY_AFTER_MS, push_budget: PushBudget | None = None) -> None:
         self._sessions = sessions
+        self._budget = push_budget or PushBudget()
         self._clock = clock
         self._reminder_text = reminder_text
         self._digest_text = digest_text
@@ -96,6 +99,7 @@ class Scheduler:
             self._last_purge = stamp
             await in_transaction(self._sessions,
                                  lambda session: inbound.purge(session, received_before_ms=stamp - DEDUPE_KEEP_MS))
+            await in_transaction(self._sessions, lambda session: budget.purge(session, now_ms=stamp))
         return recovered
 
     async def fire_reminders(self, now: datetime) -> tuple[int, int, int]:
@@ -117,6 +121,7 @@ class Scheduler:
         status: dict[str, list[int]] = {"cancelled": [], "expired": [], "locked": []}
         messages: list[dict[str, Any]] = []
         following: list[dict[str, Any]] = []
+        firings: list[Firing] = []
         for row in rows:
             reminder = _Fired(row.r_id, row.r_user_id, row.r_remind_at, row.r_offset_minutes, row.r_channel)
             item_row = cast(ScheduleItemRow, row)  # the items columns, by the same names
@@ -140,6 +145,10 @@ class Scheduler:
             messages.append({"user_id": reminder.user_id, "kind": "reminder", "channel": reminder.channel,
                              "idempotency_key": f"reminder:{reminder.id}:{reminder.remind_at}",
                              "reminder_id": reminder.id, "payload": payload})
+            series = budget.series_of(item_row.id) if recurrence_of(item_row) else None
+            firings.append(Firing(messages[-1], series, reminder.remind_at, read_later=partial(
+                self._reminder_text, item, item.anchor_at or reminder.remind_at)))
+        await budget.hold_pushes(session, firings, self._budget, now_ms=now_ms)  # over a budget: in-app queue
         await outbox.enqueue_many(session, messages, now_ms=now_ms)
         if following:  # one row per (item, instant, channel), as the per-row existence check keeps it
             unique = {(f["item_id"], f["remind_at"], f["channel"]): f for f in following}

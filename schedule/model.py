@@ -320,3 +320,17 @@ class SubscribeGrantRow(Base):
     status: Mapped[str] = mapped_column(String(8))  # accept | reject | asked (told how, no answer yet)
     remaining: Mapped[int] = mapped_column(Integer, default=0)  # one-time sends granted and not yet used
     updated_at: Mapped[int] = mapped_column(BigInteger)
+
+
+class PushCounterRow(Base):
+    """What the push budgets have spent, shared by every worker: the account's template messages of a day
+    (`template`), a user's pushes of a day (`user:{id}`), and a series' last push (`series:{item id}`,
+    `last_at`). Days are WeChat's (Beijing) dates; rows older than two days are purged."""
+
+    __tablename__ = "push_counters"
+
+    scope: Mapped[str] = mapped_column(String(40), primary_key=True)
+    day: Mapped[str] = mapped_column(String(10), primary_key=True)
+    used: Mapped[int] = mapped_column(Integer, default=0)
+    last_at: Mapped[int | None] = mapped_column(BigInteger)
+    updated_at: Mapped[int] = mapped_column(BigInteger)

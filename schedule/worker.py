@@ -28,7 +28,8 @@ from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from schedule import claims, metrics, pauses
+from schedule import budget, claims, metrics, pauses
+from schedule.budget import PushBudget
 from schedule.channel import Channel, DeliveryFailure, Outgoing
 from schedule.claims import Claimed, Outcome
 from schedule.clock import Clock, from_ms, now_ms
@@ -116,8 +117,10 @@ class DeliveryWorker:
                  policy: RetryPolicy | None = None, lease_ms: int = 5_000, batch_size: int = 256,
                  poll_interval_s: float = 1.0, rand: random.Random | None = None,
                  scheduler: Scheduler | None = None, max_in_flight: int = 32,
-                 max_unreceipted: int = MAX_UNRECEIPTED, lead: int = LEAD) -> None:
+                 max_unreceipted: int = MAX_UNRECEIPTED, lead: int = LEAD,
+                 push_budget: PushBudget | None = None) -> None:
         self._sessions = sessions
+        self._budget = push_budget or PushBudget()  # the account's template messages a day
         self._clock = clock
         self._channels = channels
         self._windowed = frozenset(name for name, c in channels.items() if getattr(c, "needs_window", False))
@@ -259,6 +262,7 @@ class DeliveryWorker:
         async def work(session: AsyncSession) -> Batch:
             claimed = await claims.claim(session, token=token, now=now, lease_ms=self._lease_ms, limit=self._batch,
                                          held=held)
+            claimed = await budget.take_template(session, claimed, self._budget, now_ms=now)  # the rest: in-app
             ready, closed = await claims.mark_sending(session, claimed[:self._lead], windowed=self._windowed,
                                                       now=now, lease_ms=self._lease_ms, parts=self._parts)
             return Batch(ready, closed, claimed[self._lead:])

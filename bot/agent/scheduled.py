@@ -21,11 +21,12 @@ from render.agenda import listing
 from render.outcome import Listed
 from render.reply import MAX_BYTES
 from render.timefmt import day_label
+from schedule.budget import PushBudget
 from schedule.clock import Clock, to_ms
 from schedule.domain import AgendaQuery, ScheduledRequest
 from schedule.occurrence import occurrences
 from schedule.recurrence import localize
-from schedule.requests import RequestFailed, RequestRunner
+from schedule.request_runner import RequestFailed, RequestRunner
 from schedule.service import ScheduleService
 
 log = logging.getLogger(__name__)
@@ -38,7 +39,7 @@ def runs_free_form(agent: Any) -> bool:
 
 
 class RequestAnswerer:
-    """The `schedule.requests.Answerer`: the rules answer schedule queries, the agent everything else."""
+    """The `schedule.request_runner.Answerer`: the rules answer schedule queries, the agent everything else."""
 
     def __init__(self, service: ScheduleService, agent: Agent | None) -> None:
         self._service = service
@@ -95,11 +96,13 @@ def run_lease_ms(settings: Settings) -> int:
 
 def request_runner(sessions: async_sessionmaker[AsyncSession], clock: Clock, service: ScheduleService,
                    agent: Agent | None, *, catchup_hours: int = 12, poll_interval_s: float = 1.0,
-                   lease_ms: int = 180_000, on_queued: Callable[[], None] | None = None) -> RequestRunner:
-    """The runner; `on_queued` wakes the delivery worker when an answer was queued."""
+                   lease_ms: int = 180_000, concurrency: int = 2, push_budget: PushBudget | None = None,
+                   on_queued: Callable[[], None] | None = None) -> RequestRunner:
+    """The runner; `on_queued` wakes the delivery worker when an answer was queued. Give it an agent of its own
+    (its own HTTP client), not the one answering chat: runs then never queue a chat answer behind them."""
     return RequestRunner(sessions, clock, RequestAnswerer(service, agent), failed_text=wording.failed,
                          missed_text=wording.missed, catchup_hours=catchup_hours, poll_interval_s=poll_interval_s,
-                         lease_ms=lease_ms, on_queued=on_queued)
+                         lease_ms=lease_ms, concurrency=concurrency, push_budget=push_budget, on_queued=on_queued)
 
 
 class RunnerTask:

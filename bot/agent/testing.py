@@ -4,6 +4,11 @@ Like `FakeWeChatAPI`, uvicorn runs in a background thread. `POST /v1/chat/comple
 the real response JSON (id, object, created, model, choices[].message with content and/or tool_calls,
 finish_reason, usage); replies, tool calls, delays and HTTP errors (OpenAI's error JSON) are scripted
 in order, and every request body is recorded so tests can assert the messages and tools sent.
+
+Like a real inference server it can serve only `parallel` requests at once (the rest queue, first come first
+served), and `hold(marker)` keeps the requests whose last message contains `marker` unanswered (in their slot)
+until `release()`: a slow LLM without any wall-clock wait. `concurrent` records, at each arrival, the last
+messages of every request then received and not yet answered; `answered` the order answers went out.
 """
 
 from __future__ import annotations
@@ -51,7 +56,16 @@ class FakeLLM:
     _script: deque[Scripted] = field(default_factory=deque, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _serial: itertools.count[int] = field(default_factory=lambda: itertools.count(1), repr=False)
+    parallel: int | None = None
+    concurrent: list[tuple[str, ...]] = field(default_factory=list, repr=False)
+    answered: list[str] = field(default_factory=list, repr=False)
     _loopback: LoopbackServer | None = field(default=None, repr=False)
+    _open: list[str] = field(default_factory=list, repr=False)
+    _held: str | None = field(default=None, repr=False)
+    _slots: asyncio.Semaphore | None = field(default=None, repr=False)
+    _gate: asyncio.Event | None = field(default=None, repr=False)
+    _loop: asyncio.AbstractEventLoop | None = field(default=None, repr=False)
+    _watchers: list[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = field(default_factory=list, repr=False)
 
     # --- scripting ------------------------------------------------------------------------
     def reply(self, content: str, *, delay_s: float = 0.0) -> FakeLLM:
@@ -69,6 +83,32 @@ class FakeLLM:
     def raw(self, body: str, *, status: int = 200) -> FakeLLM:
         return self._push(Scripted(raw=body, status=status))
 
+    def hold(self, marker: str) -> FakeLLM:
+        """Requests whose last message contains `marker` wait unanswered until `release()`."""
+        with self._lock:
+            self._held = marker
+            if self._gate is not None and self._loop is not None:
+                self._loop.call_soon_threadsafe(self._gate.clear)
+        return self
+
+    def release(self) -> None:
+        with self._lock:
+            self._held = None
+            if self._gate is not None and self._loop is not None:
+                self._loop.call_soon_threadsafe(self._gate.set)
+
+    async def received(self, count: int, *, timeout_s: float = 10.0) -> None:
+        """Wait until `count` requests have arrived (polls the record; fails after `timeout_s`)."""
+        loop = asyncio.get_running_loop()
+        async with asyncio.timeout(timeout_s):
+            while True:
+                arrived = asyncio.Event()
+                with self._lock:
+                    if len(self.requests) >= count:
+                        return
+                    self._watchers.append((loop, arrived))
+                await arrived.wait()
+
     def _push(self, answer: Scripted) -> FakeLLM:
         with self._lock:
             self._script.append(answer)
@@ -84,11 +124,32 @@ class FakeLLM:
             body = json.loads(await request.body())
         except ValueError:
             return _error(400, "could not parse the JSON body", "invalid_request_error")
+        last = str((body.get("messages") or [{}])[-1].get("content") or "")
+        if self._slots is None:  # made on the server's own loop, at its first request
+            self._loop = asyncio.get_running_loop()
+            self._slots = asyncio.Semaphore(self.parallel or 1_000_000)
+            self._gate = asyncio.Event()
+            if self._held is None:
+                self._gate.set()
         with self._lock:
             self.requests.append(body)
-            scripted = self._script.popleft() if self._script else Scripted(content=self.default_reply)
-        if self.latency_s or scripted.delay_s:
-            await asyncio.sleep(self.latency_s + scripted.delay_s)
+            self._open.append(last)
+            self.concurrent.append(tuple(self._open))
+            for loop, arrived in self._watchers:
+                loop.call_soon_threadsafe(arrived.set)
+            self._watchers.clear()
+        try:
+            async with self._slots:
+                if self._held is not None and self._held in last:
+                    await self._gate.wait()  # type: ignore[union-attr]
+                with self._lock:
+                    scripted = self._script.popleft() if self._script else Scripted(content=self.default_reply)
+                if self.latency_s or scripted.delay_s:
+                    await asyncio.sleep(self.latency_s + scripted.delay_s)
+        finally:
+            with self._lock:
+                self._open.remove(last)
+                self.answered.append(last)
         if request.headers.get("authorization") != f"Bearer {self.api_key}":
             return _error(401, "Incorrect API key provided.", "invalid_request_error", "invalid_api_key")
         if scripted.raw is not None:

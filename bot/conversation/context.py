@@ -50,6 +50,7 @@ class Context:
     asks: list[Ask] = field(default_factory=list)  # questions this message leaves open (the last one is kept)
     again: str | None = None  # a request refused as a repeat (rule 19), stored if the user says 再记一条
     llm: bool = False  # an LLM answers free-form requests (issue 30: a request run later needs one)
+    request_limit: int = 20  # active requests run later a user may keep
 
     def ask(self, intent: Intent, candidates: tuple[int, ...] = ()) -> None:
         self.asks.append(Ask(intent, candidates))

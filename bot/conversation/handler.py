@@ -74,7 +74,7 @@ class ConversationHandler:
 
     def __init__(self, service: ScheduleService, clock: Clock, *, agent: Agent, links: PageLinks | None = None,
                  meeting_offset_minutes: int = 60, dialog_ttl_minutes: int = 30,
-                 subscribe_template_id: str = "") -> None:
+                 subscribe_template_id: str = "", request_limit: int = 20) -> None:
         self._service = service
         self._clock = clock
         self._agent = agent
@@ -83,6 +83,7 @@ class ConversationHandler:
         self._links = links
         self._offset = meeting_offset_minutes
         self._ttl_ms = dialog_ttl_minutes * 60_000
+        self._request_limit = request_limit
 
     @staticmethod
     def opening(user_id: int) -> tuple[Fast, dict[str, Any]]:
@@ -127,7 +128,8 @@ class ConversationHandler:
             notices = await inbox.take(session, user.id, now_ms=now_ms) if opening.has_notices else []
             ctx = Context(user=user, tz=ZoneInfo(user.timezone), now=now, text=text, service=self._service,
                           message_id=message.msg_id,
-                          candidates=pending.candidates if pending else (), focus=opening.focus, llm=self._llm)
+                          candidates=pending.candidates if pending else (), focus=opening.focus, llm=self._llm,
+                          request_limit=self._request_limit)
             outcomes, to_agent = await self._steps(ctx, pending, text)
             if self._subscribe_template:  # issue 30
                 outcomes = await subscribe_hint(ctx, outcomes, self._subscribe_template)

@@ -45,8 +45,11 @@ async def _create(intent: RequestIntent, ctx: Context) -> Outcome:
                      timezone=ctx.user.timezone, remind=intent.remind, recurrence=recurrence,
                      query=AgendaQuery(span=query.span, shift=query.shift, filter_kind=query.filter_kind,
                                        done=query.done) if query else None)
-    async with ctx.service.orm_session() as session:
-        stored = await requests.add(session, ctx.user.id, new, now_ms=ctx.now_ms)
+    try:
+        async with ctx.service.orm_session() as session:
+            stored = await requests.add(session, ctx.user.id, new, now_ms=ctx.now_ms, limit=ctx.request_limit)
+    except requests.QuotaReached as full:
+        return Said(wording.quota_reached(full.limit))
     return Said(wording.created(stored))
 
 

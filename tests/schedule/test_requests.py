@@ -14,7 +14,7 @@ from schedule.clock import to_ms
 from schedule.db import in_transaction
 from schedule.domain import NewRequest, ScheduledRequest
 from schedule.model import OutboundMessageRow, UserRow
-from schedule.requests import RequestRunner
+from schedule.request_runner import RequestRunner
 from schedule.testing import FrozenClock
 
 
@@ -76,3 +76,55 @@ async def test_a_lapsed_lease_taken_over_pushes_once(sessions: async_sessionmake
     release.set()
     assert (await first).answered == 0  # its claim is gone: its answer is not pushed
     assert await _pushes(sessions) == ["快的答案"]
+
+
+async def _user_with(sessions: async_sessionmaker[AsyncSession], clock: FrozenClock, openid: str,
+                     texts: list[str]) -> None:
+    async def work(session: AsyncSession) -> None:
+        user = UserRow(wechat_openid=openid, timezone="Asia/Shanghai", created_at=0)
+        session.add(user)
+        await session.flush()
+        for text in texts:
+            await requests.add(session, user.id, NewRequest(text=text, title=text, first_at=to_ms(clock.now()),
+                                                            timezone="Asia/Shanghai"), now_ms=to_ms(clock.now()))
+
+    await in_transaction(sessions, work)
+
+
+async def test_users_take_turns_whatever_the_number_of_their_due_requests(
+        sessions: async_sessionmaker[AsyncSession], clock: FrozenClock) -> None:
+    await _user_with(sessions, clock, "o-a", ["甲1", "甲2", "甲3"])
+    await _user_with(sessions, clock, "o-b", ["乙1"])
+    await _user_with(sessions, clock, "o-c", ["丙1"])
+    ran: list[str] = []
+
+    async def answer(request: ScheduledRequest, *, run_at: datetime) -> str:
+        ran.append(request.text)
+        return "好"
+
+    runner = _runner(sessions, clock, answer, concurrency=1)
+    while (await runner.run_once()).claimed:
+        pass
+    assert ran == ["甲1", "乙1", "丙1", "甲2", "甲3"]
+
+
+async def test_a_user_has_one_run_at_a_time_across_workers(sessions: async_sessionmaker[AsyncSession],
+                                                            clock: FrozenClock) -> None:
+    await _user_with(sessions, clock, "o-a", ["甲1", "甲2"])
+    started, release = asyncio.Event(), asyncio.Event()
+
+    async def slow(request: ScheduledRequest, *, run_at: datetime) -> str:
+        started.set()
+        await release.wait()
+        return "慢"
+
+    async def fast(request: ScheduledRequest, *, run_at: datetime) -> str:
+        return "快"
+
+    first = asyncio.create_task(_runner(sessions, clock, slow).run_once())
+    await started.wait()
+    other = _runner(sessions, clock, fast)
+    assert (await other.run_once()).claimed == 0  # the user's run is in flight on the first worker
+    release.set()
+    assert (await first).answered == 1
+    assert (await other.run_once()).answered == 1

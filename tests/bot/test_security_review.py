@@ -17,7 +17,7 @@ from asgi_lifespan import LifespanManager
 from fastapi import FastAPI
 
 from bot.app import create_app
-from bot.logging_setup import JsonFormatter, SecretPathFilter
+from bot.logging_setup import JsonFormatter, SecretFilter
 from bot.settings import ConfigError, load_settings
 from schedule.clock import to_ms
 from schedule.errors import InvalidChange
@@ -213,7 +213,7 @@ async def test_an_unhandled_error_logs_the_path_without_its_token(app: FastAPI,
 def test_every_log_line_masks_page_and_feed_tokens_tracebacks_included() -> None:
     stream = io.StringIO()
     handler = logging.StreamHandler(stream)
-    handler.addFilter(SecretPathFilter())
+    handler.addFilter(SecretFilter())
     handler.setFormatter(logging.Formatter("%(message)s"))
     logger = logging.getLogger("test.masking")
     logger.addHandler(handler)

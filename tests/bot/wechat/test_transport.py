@@ -251,9 +251,11 @@ async def test_malformed_answer_is_a_transport_error_and_drops_the_connection(
     server = await serve(handle)
     client = make_transport(server.url)
 
-    with pytest.raises(WeChatTransportError):
-        await client.post("x", b"{}")
+    with pytest.raises(WeChatTransportError) as caught:
+        await client.post("x", b"{}", params={"access_token": "FAKE_TOKEN_77"})
     await asyncio.wait_for(server.peers[0].eof.wait(), 1.0)
+    # the text goes to logs and delivery rows: the type and status only, never aiohttp's text with the URL
+    assert str(caught.value) == "x: ClientResponseError (HTTP 400)"
 
 
 async def test_server_error_status_is_returned_not_raised(serve: Serve, make_transport: MakeTransport) -> None:

@@ -253,3 +253,14 @@ def test_env_file_mode_and_backups_are_private_in_the_docs() -> None:
     assert int(installed.group(1), 8) & 0o007 == 0  # nobody but root and the schedbot group
     dumps = [line for line in readme.splitlines() if "mariadb-dump" in line]
     assert dumps and all(line.startswith("(umask 077; ") for line in dumps)
+
+
+def test_the_build_backend_is_a_setuptools_with_the_path_traversal_fix() -> None:
+    """setuptools before 78.1.1 lets a package index write outside its download directory (CVE-2025-47273)."""
+    import tomllib
+
+    from packaging.requirements import Requirement
+
+    build = tomllib.loads((DEPLOY.parent / "pyproject.toml").read_text(encoding="utf-8"))["build-system"]
+    [setuptools] = [Requirement(r) for r in build["requires"] if Requirement(r).name == "setuptools"]
+    assert not setuptools.specifier.contains("78.1.0") and setuptools.specifier.contains("78.1.1")

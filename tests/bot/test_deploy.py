@@ -11,10 +11,12 @@ import socket
 import ssl
 import subprocess
 import sys
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
 
 from bot.settings import Settings
 from tests.bot.test_cli import free_port
@@ -257,10 +259,6 @@ def test_env_file_mode_and_backups_are_private_in_the_docs() -> None:
 
 def test_the_build_backend_is_a_setuptools_with_the_path_traversal_fix() -> None:
     """setuptools before 78.1.1 lets a package index write outside its download directory (CVE-2025-47273)."""
-    import tomllib
-
-    from packaging.requirements import Requirement
-
     build = tomllib.loads((DEPLOY.parent / "pyproject.toml").read_text(encoding="utf-8"))["build-system"]
     [setuptools] = [Requirement(r) for r in build["requires"] if Requirement(r).name == "setuptools"]
     assert not setuptools.specifier.contains("78.1.0") and setuptools.specifier.contains("78.1.1")

@@ -28,6 +28,7 @@ from schedule.clock import Clock, from_ms, to_ms
 from schedule.db import in_transaction
 from schedule.domain import AgendaQuery, Lunar, NewRequest, Recurrence, ScheduledRequest
 from schedule.model import ScheduledRequestRow
+from schedule.outage import OutageLog
 from schedule.recurrence import next_occurrence
 
 log = logging.getLogger(__name__)
@@ -145,6 +146,7 @@ class RequestRunner:
         self._poll_s = poll_interval_s
         self._on_queued = on_queued
         self._stop = asyncio.Event()
+        self._outage = OutageLog(log, "scheduled requests pass", clock)
 
     def stop(self) -> None:
         self._stop.set()
@@ -154,8 +156,9 @@ class RequestRunner:
             try:
                 report = await self.run_once()
                 pause = 0.0 if report.claimed >= self._batch else await self._until_next_due()
-            except Exception:
-                log.exception("scheduled requests: a pass failed; retrying after the poll interval")
+                self._outage.recovered()
+            except Exception as exc:
+                self._outage.failed(exc)
                 pause = self._poll_s
             if pause > 0:
                 with contextlib.suppress(TimeoutError):

@@ -35,8 +35,10 @@ _SECRET_ANYWHERE = re.compile(
     r"|(?P<key>access_token|ticket|secret)=(?!…)[^&\s\"'<>,;)]+"
     r"|(?P<field>[\"'](?:access_token|ticket|jsapi_ticket|secret)[\"']\s*:\s*[\"'])(?!…)[^\"']+"
     r"|(?P<bearer>[Bb]earer\s+)(?!…)[^\s\"',]+"
-    r"|(?<![A-Za-z0-9_-])sb_[A-Za-z0-9_-]{16,}"
-    r"|(?<![A-Za-z0-9_.-])[psc]\.[0-9a-f]{1,16}\.[0-9a-f]{1,16}\.[A-Za-z0-9_-]{0,32}\.[A-Za-z0-9_-]{32}(?![A-Za-z0-9_-])")
+    # the look-behinds follow the first characters: a pattern that starts with a literal is scanned faster
+    r"|sb_(?<![A-Za-z0-9_-]sb_)[A-Za-z0-9_-]{16,}"
+    r"|[psc]\.(?<![A-Za-z0-9_.-][psc]\.)[0-9a-f]{1,16}\.[0-9a-f]{1,16}\.[A-Za-z0-9_-]{0,32}\.[A-Za-z0-9_-]{32}"
+    r"(?![A-Za-z0-9_-])")
 _STRING_FIELDS = ("path", "client", "failure", "code")
 _FIELDS = ("request_id", "method", "path", "status", "ms", "client", "channel", "outbox_id", "user_id", "kind",
            "outcome", "failure", "code")

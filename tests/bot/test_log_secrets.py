@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from bot.logging_setup import log_handler, mask_secrets
+from bot.logging_setup import configure_logging, log_handler, mask_secrets
 from bot.pages import tokens
 from bot.settings import Settings
 from bot.testing import FakeWeChatAPI
@@ -82,6 +82,24 @@ async def test_a_third_party_loggers_request_line_is_masked_by_the_process_handl
     lines = stream.getvalue()
     assert fake.calls[-1].access_token and fake.calls[-1].access_token not in lines
     assert "get_api_domain_ip?access_token=…" in lines and "x?access_token=…" in lines
+    assert not leaks(lines)
+
+
+def test_configure_logging_masks_every_loggers_lines(capsys: pytest.CaptureFixture[str]) -> None:
+    """What `schedbot serve`, `worker` and `chat` call first (bot/commands.py; serve's worker processes in
+    bot/serve.py): records of any logger, third-party ones included, reach stderr masked."""
+    root, access = logging.getLogger(), logging.getLogger("uvicorn.access")
+    handlers, level, access_disabled = root.handlers[:], root.level, access.disabled
+    try:
+        configure_logging("text")
+        logging.getLogger("httpx").info("HTTP Request: GET http://api/cgi-bin/ticket/getticket?access_token=%s"
+                                        "&type=jsapi", "FAKE_TOKEN_99")
+        logging.getLogger("uvicorn.error").warning("Invalid HTTP request: GET /ics/%s.ics", FEED)
+        logging.getLogger("aiohttp.client").error("bad answer from url='http://api/x?access_token=abc'")
+    finally:
+        root.handlers[:], root.level, access.disabled = handlers, level, access_disabled
+    lines = capsys.readouterr().err
+    assert "getticket?access_token=…&type=jsapi" in lines and "GET /ics/…" in lines and "x?access_token=…'" in lines
     assert not leaks(lines)
 
 

@@ -1,8 +1,9 @@
 """Log set-up (LOG_FORMAT text|json), a request-id middleware that logs one line per request,
 and a channel wrapper that logs one line per delivery attempt.
 
-Lines carry ids, routes, statuses and durations — never a user's text, and never the secret part of
-a page or calendar link (`/p/<token>` is logged as `/p/…`).
+Lines carry ids, routes, statuses and durations — never a user's text, and never a secret: `SecretFilter`,
+on the one handler every logger propagates to, masks page and feed links (`/p/<token>` is logged as `/p/…`),
+WeChat's `access_token=`/`ticket=` query values, bearer and API tokens, in every line whoever wrote it.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import re
 import secrets
 import sys
 import time
-from typing import Any
+from typing import Any, TextIO
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -26,9 +27,22 @@ from schedule.channel import Channel, DeliveryFailure, Outgoing, Receipt
 request_id: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="-")
 _SAFE_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 _SECRET_PATH = re.compile(r"^/(p|ics)/[^/]+")
-_SECRET_ANYWHERE = re.compile(r"/(p|ics)/[A-Za-z0-9._~%-]+")  # a page or feed token inside any text
+# Secrets in any text: a page or feed link's token; a WeChat credential in a query string or JSON
+# (access_token=, ticket= and jsapi_ticket=, secret=; httpx logs every request URL at INFO); a bearer
+# header; an API token (sb_…); a bare link token (scope.user.expiry.nonce.mac).
+_SECRET_ANYWHERE = re.compile(
+    r"/(?P<path>p|ics)/[A-Za-z0-9._~%-]+"
+    r"|(?P<key>access_token|ticket|secret)=(?!…)[^&\s\"'<>,;)]+"
+    r"|(?P<field>[\"'](?:access_token|ticket|jsapi_ticket|secret)[\"']\s*:\s*[\"'])(?!…)[^\"']+"
+    r"|(?P<bearer>[Bb]earer\s+)(?!…)[^\s\"',]+"
+    # the look-behinds follow the first characters: a pattern that starts with a literal is scanned faster
+    r"|sb_(?<![A-Za-z0-9_-]sb_)[A-Za-z0-9_-]{16,}"
+    r"|[psc]\.(?<![A-Za-z0-9_.-][psc]\.)[0-9a-f]{1,16}\.[0-9a-f]{1,16}\.[A-Za-z0-9_-]{0,32}\.[A-Za-z0-9_-]{32}"
+    r"(?![A-Za-z0-9_-])")
+_STRING_FIELDS = ("path", "client", "failure", "code")
 _FIELDS = ("request_id", "method", "path", "status", "ms", "client", "channel", "outbox_id", "user_id", "kind",
            "outcome", "failure", "code")
+LIBRARY_LEVELS = {"alembic": logging.WARNING, "aiosqlite": logging.INFO}
 access_log = logging.getLogger("schedbot.request")
 delivery_log = logging.getLogger("schedbot.delivery")
 
@@ -40,24 +54,44 @@ class _RequestIdFilter(logging.Filter):
         return True
 
 
-class SecretPathFilter(logging.Filter):
-    """Masks page and feed tokens (`/p/<token>`, `/ics/<token>.ics`) in every line, its traceback included,
-    whoever logged it (our handlers, uvicorn, a library's exception message)."""
+class SecretFilter(logging.Filter):
+    """Masks every secret `mask_secrets` knows in a line, its traceback and structured fields included,
+    whoever logged it (our code, uvicorn, httpx, aiohttp, a library's exception message). Attached to the
+    handler, so records propagated from any logger pass through it."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
-        masked = mask_secret_paths(message)
+        masked = mask_secrets(message)
         if masked != message:
             record.msg, record.args = masked, None
         if record.exc_info and record.exc_text is None:
             record.exc_text = logging.Formatter().formatException(record.exc_info)
         if record.exc_text:
-            record.exc_text = mask_secret_paths(record.exc_text)
+            record.exc_text = mask_secrets(record.exc_text)
+        if record.stack_info:
+            record.stack_info = mask_secrets(record.stack_info)
+        for name in _STRING_FIELDS:
+            value = getattr(record, name, None)
+            if isinstance(value, str):
+                setattr(record, name, mask_secrets(value))
         return True
 
 
-def mask_secret_paths(text: str) -> str:
-    return _SECRET_ANYWHERE.sub(lambda m: f"/{m.group(1)}/…", text)
+def _masked(match: re.Match[str]) -> str:
+    if match["path"]:
+        return f"/{match['path']}/…"
+    if match["key"]:
+        return f"{match['key']}=…"
+    if match["field"]:
+        return f"{match['field']}…"
+    if match["bearer"]:
+        return f"{match['bearer']}…"
+    return "…"
+
+
+def mask_secrets(text: str) -> str:
+    """`text` with every link token, WeChat credential, bearer and API token replaced by `…`."""
+    return _SECRET_ANYWHERE.sub(_masked, text)
 
 
 class JsonFormatter(logging.Formatter):
@@ -72,22 +106,14 @@ class JsonFormatter(logging.Formatter):
             value = getattr(record, name, None)
             if value is not None and value != "-":
                 line[name] = value
-        if record.exc_info:  # the text SecretPathFilter masked, when it ran
+        if record.exc_info:  # the text SecretFilter masked, when it ran
             line["exc"] = record.exc_text or self.formatException(record.exc_info)
         return json.dumps(line, ensure_ascii=False)
 
 
 def configure_logging(log_format: str = "text", *, level: int = logging.INFO) -> None:
     """Route every logger (uvicorn's too) through one stderr handler in the chosen format."""
-    handler = logging.StreamHandler(sys.stderr)
-    handler.addFilter(_RequestIdFilter())
-    handler.addFilter(SecretPathFilter())
-    if log_format == "json":
-        formatter: logging.Formatter = JsonFormatter()
-        formatter.converter = time.gmtime
-    else:
-        formatter = logging.Formatter("%(asctime)s %(levelname)s %(name)s [%(request_id)s]: %(message)s")
-    handler.setFormatter(formatter)
+    handler = log_handler(sys.stderr, log_format)
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
@@ -95,7 +121,28 @@ def configure_logging(log_format: str = "text", *, level: int = logging.INFO) ->
         logging.getLogger(name).handlers[:] = []
         logging.getLogger(name).propagate = True
     logging.getLogger("uvicorn.access").disabled = True  # RequestLog writes the access line
-    logging.getLogger("alembic").setLevel(logging.WARNING)
+    quiet_libraries()
+
+
+def quiet_libraries() -> None:
+    """Libraries whose lower levels are chatter: alembic's INFO on every start; aiosqlite's DEBUG, a line per
+    statement with its parameters (users' text, the cached access token) that no filter can tell apart."""
+    for name, level in LIBRARY_LEVELS.items():
+        logging.getLogger(name).setLevel(level)
+
+
+def log_handler(stream: TextIO, log_format: str = "text") -> logging.Handler:
+    """The handler every process logs through: request ids, secrets masked, text or JSON lines."""
+    handler = logging.StreamHandler(stream)
+    handler.addFilter(_RequestIdFilter())
+    handler.addFilter(SecretFilter())
+    if log_format == "json":
+        formatter: logging.Formatter = JsonFormatter()
+        formatter.converter = time.gmtime
+    else:
+        formatter = logging.Formatter("%(asctime)s %(levelname)s %(name)s [%(request_id)s]: %(message)s")
+    handler.setFormatter(formatter)
+    return handler
 
 
 def loggable_path(path: str) -> str:

@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from schedule.clock import Clock, now_ms
 from schedule.metrics import OutboxSnapshot
+from schedule.outage import OutageLog
 
 log = logging.getLogger(__name__)
 IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -43,17 +44,23 @@ class Metrics:
         self._registry.register(self.snapshot)
         self._read_at: int | None = None
         self._reading = asyncio.Lock()
+        self._outage = OutageLog(log, "metrics: reading the outbox figures", clock)
 
     async def render(self) -> bytes:
         async with self._reading:  # scrapes that arrive during a read share it
             now = now_ms(self._clock)
             if self._read_at is None or not 0 <= now - self._read_at < CACHE_MS:
                 self._read_at = now
-                try:
-                    await self.snapshot.refresh(self._sessions, now)
-                except Exception:  # the process metrics are still worth serving; the gauges keep their value
-                    log.warning("metrics: the outbox figures could not be read", exc_info=True)
+                await self._refresh(now)
         return generate_latest(REGISTRY) + generate_latest(self._registry)
+
+    async def _refresh(self, now: int) -> None:
+        try:
+            await self.snapshot.refresh(self._sessions, now)
+        except Exception as exc:  # the process metrics are still worth serving; the gauges keep their value
+            self._outage.failed(exc)
+        else:
+            self._outage.recovered()
 
 
 class WorkerMetrics(Metrics):
@@ -72,10 +79,7 @@ class WorkerMetrics(Metrics):
 
     async def _refresh_forever(self) -> None:
         while True:
-            try:
-                await self.snapshot.refresh(self._sessions, now_ms(self._clock))
-            except Exception:
-                log.warning("metrics: the outbox figures could not be read", exc_info=True)
+            await self._refresh(now_ms(self._clock))
             await asyncio.sleep(REFRESH_S)
 
     async def aclose(self) -> None:

@@ -12,6 +12,10 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from schedule.db import DEFAULT_DATABASE_URL
 
 MIN_SECRET_BYTES = 32
+# A SECRET_KEY with fewer distinct characters, or one that repeats a shorter run ("abc" * 11, "schedbot" * 4),
+# is guessable whatever its length; 32 random hex characters (openssl rand -hex 16) hold fewer than 8 distinct
+# ones less than once in a million.
+MIN_SECRET_DISTINCT = 8
 MAKE_SECRET = "python -c 'import secrets;print(secrets.token_urlsafe(48))'"
 
 
@@ -110,6 +114,10 @@ class Settings(BaseSettings):
             raise ValueError(f"must be at least {MIN_SECRET_BYTES} bytes (got {len(value.encode('utf-8'))}); make "
                              f"one with {MAKE_SECRET}, or leave it unset to have one generated and kept in the "
                              "database")
+        weakness = secret_weakness(value) if value else None
+        if weakness:
+            raise ValueError(f"is guessable ({weakness}); make a random one with {MAKE_SECRET}, or leave it unset "
+                             "to have one generated and kept in the database")
         return value
 
     @field_validator("WECHAT_ENCODING_AES_KEY", "WECHAT_PREVIOUS_ENCODING_AES_KEY")
@@ -141,6 +149,17 @@ class Settings(BaseSettings):
     def missing_wechat_variables(self) -> list[str]:
         names = ("WECHAT_APP_ID", "WECHAT_APP_SECRET", "WECHAT_TOKEN")
         return [name for name in names if not getattr(self, name)]
+
+
+def secret_weakness(value: str) -> str | None:
+    """Why a long enough secret is still guessable, or None: too few distinct characters, or a repeated run."""
+    distinct = len(set(value))
+    if distinct < MIN_SECRET_DISTINCT:
+        return f"only {distinct} distinct characters"
+    period = next((p for p in range(1, len(value) // 2 + 1) if value[p:] == value[:-p]), None)
+    if period is not None:
+        return f"repeats a run of {period} characters"
+    return None
 
 
 def load_settings(**overrides: object) -> Settings:

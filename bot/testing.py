@@ -31,6 +31,8 @@ ENDPOINTS = ("stable_token", "message/custom/send", "message/custom/typing", "me
              "message/subscribe/bizsend", "ticket/getticket", "wxaapi/newtmpl/gettemplate")
 GET_ENDPOINTS = frozenset({"menu/get", "menu/delete", "template/get_all_private_template", "get_api_domain_ip",
                            "ticket/getticket", "wxaapi/newtmpl/gettemplate"})
+# What every access token and JS-SDK ticket the fake issues starts with: the suite's log check looks for them.
+TOKEN_PREFIX, TICKET_PREFIX = "FAKE_TOKEN_", "FAKE_TICKET_"
 # errmsg WeChat sends with a scripted errcode, where its wording matters to the caller.
 ERRMSG = {40164: "invalid ip {ip} ipv6 ::ffff:{ip}, not in whitelist", 46003: "menu no exist",
           48001: "api unauthorized", 40018: "invalid button name size"}
@@ -159,7 +161,7 @@ class FakeWeChatAPI:
             return {"errcode": 0, "errmsg": "ok", "data": list(self.subscribe_templates)}
         if endpoint == "ticket/getticket":
             self.tickets += 1
-            return {"errcode": 0, "errmsg": "ok", "ticket": f"FAKE_TICKET_{self.tickets}", "expires_in": 7200}
+            return {"errcode": 0, "errmsg": "ok", "ticket": f"{TICKET_PREFIX}{self.tickets}", "expires_in": 7200}
         if endpoint.startswith(("menu/", "template/get_all", "get_api")):
             return self._account_api(endpoint, body)
         return {"errcode": 0, "errmsg": "ok"}
@@ -195,7 +197,7 @@ class FakeWeChatAPI:
         if body.get("force_refresh") or self._token is None:
             if body.get("force_refresh"):
                 self._valid.clear()
-            self._token = f"FAKE_TOKEN_{next(self._serial)}"
+            self._token = f"{TOKEN_PREFIX}{next(self._serial)}"
             self._valid.add(self._token)
         return {"access_token": self._token, "expires_in": self.expires_in}
 

@@ -25,6 +25,7 @@ from schedule.budget import Firing, PushBudget
 from schedule.clock import Clock, from_ms, to_ms
 from schedule.db import in_transaction
 from schedule.domain import ScheduledRequest
+from schedule.outage import OutageLog
 from schedule.requests import R, next_run, request_of
 from schedule.turns import Turns, claim
 
@@ -79,6 +80,7 @@ class RequestRunner:
         self._turns = Turns()
         self._budget = push_budget or PushBudget()
         self._stop = asyncio.Event()
+        self._outage = OutageLog(log, "scheduled requests pass", clock)
 
     def stop(self) -> None:
         self._stop.set()
@@ -95,8 +97,9 @@ class RequestRunner:
                         pause = await self._until_next_due()
                     elif started and len(running) < self._concurrency:
                         pause = 0.0  # slots left: other users may be due now
-                except Exception:
-                    log.exception("scheduled requests: a pass failed; retrying after the poll interval")
+                    self._outage.recovered()
+                except Exception as exc:
+                    self._outage.failed(exc)
                 if pause > 0:
                     done, _ = await asyncio.wait([stopping, *running], timeout=pause,
                                                  return_when=asyncio.FIRST_COMPLETED)

@@ -36,6 +36,7 @@ from schedule.clock import Clock, from_ms, now_ms
 from schedule.db import in_transaction
 from schedule.firing import Scheduler
 from schedule.model import DigestSubscriptionRow, OutboundMessageRow, ReminderRow
+from schedule.outage import OutageLog
 from schedule.retry import RetryPolicy
 
 log = logging.getLogger(__name__)
@@ -144,6 +145,7 @@ class DeliveryWorker:
         # a commit starts once this many receipts wait (or COALESCE_S passed): sends go on meanwhile
         self._coalesce = max(1, max_unreceipted * 3 // 4)
         self._released_at = -(1 << 62)
+        self._outage = OutageLog(log, "delivery tick", clock)  # a database outage: one traceback, not one a poll
 
     def notify(self) -> None:
         """Wake the loop now (called after a commit that queued something)."""
@@ -178,6 +180,7 @@ class DeliveryWorker:
                     queued = await self._fire()
                     await self._release_now_and_then()
                     claimed = await self._claim_batch() if len(batches) < PIPELINE else Batch([], [])
+                    self._outage.recovered()
                     if claimed:
                         task = asyncio.create_task(self._deliver(claimed))
                         batches.add(task)
@@ -187,8 +190,8 @@ class DeliveryWorker:
                             await asyncio.wait(batches, return_when=asyncio.FIRST_COMPLETED)
                         continue  # more may be waiting
                     pause = await self._until_next_due()
-                except Exception:
-                    log.exception("delivery tick failed; retrying after the poll interval")
+                except Exception as exc:
+                    self._outage.failed(exc)
                     pause = self._poll_s
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._wake.wait(), timeout=pause)
@@ -291,7 +294,8 @@ class DeliveryWorker:
         try:
             stored = await in_transaction(self._sessions, lambda session: pauses.active(session, now))
         except Exception as exc:  # deliveries go on under the pauses this worker knows of
-            log.warning("channel pauses could not be read (%s); using this worker's own", exc)
+            if not self._outage.failing:  # a database outage is the tick's to report, once
+                log.warning("channel pauses could not be read (%s); using this worker's own", type(exc).__name__)
             return
         mine = {c: p for c, p in self._pauses.items() if p.until > now}
         self._pauses = {c: max((p for p in (stored.get(c), mine.get(c)) if p is not None), key=lambda p: p.until)

@@ -3,13 +3,16 @@
 Backends: SQLite (a temp file) always; MariaDB when reachable at SCHEDBOT_TEST_MARIADB_URL
 (default mysql+aiomysql://root@127.0.0.1:3306). With CI=true an unreachable MariaDB fails
 the run instead of skipping.
+
+Secrets: every log record of the session and the failure text each test database keeps are searched for a
+token the run issued (tests/secret_scan.py); a test during which one leaked fails.
 """
 
 from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -20,10 +23,40 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from schedule.db import create_engine, session_factory
 from schedule.model import Base
 from schedule.testing import FrozenClock
+from tests.secret_scan import SecretWatch, stored_leaks
 
 MARIADB_SERVER_URL = os.environ.get("SCHEDBOT_TEST_MARIADB_URL", "mysql+aiomysql://root@127.0.0.1:3306")
 BACKENDS = ["sqlite", pytest.param("mariadb", marks=pytest.mark.mariadb)]
 _mariadb_state: dict[str, bool] = {}
+_secret_watch = SecretWatch()
+_reported_leaks = 0
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    _secret_watch.install()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Tokens logged outside any test (a session fixture, the last teardowns) fail the session."""
+    late = _secret_watch.found[_reported_leaks:]
+    if late:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line("secret(s) in the session's log lines:\n  " + "\n  ".join(late), red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.fixture(autouse=True)
+def no_secret_in_logs() -> Iterator[None]:
+    """Fails the test during which (setup and teardown included) a log line held a token."""
+    global _reported_leaks
+    _secret_watch.install()
+    start = len(_secret_watch.found)
+    yield
+    found = _secret_watch.found[start:]
+    _reported_leaks = len(_secret_watch.found)
+    if found:
+        pytest.fail("secret(s) in log lines:\n  " + "\n  ".join(found), pytrace=False)
 
 
 async def _mariadb_reachable() -> bool:
@@ -70,6 +103,9 @@ async def engine(database_url: str) -> AsyncIterator[AsyncEngine]:
         await conn.run_sync(Base.metadata.create_all)
     try:
         yield eng
+        stored = await stored_leaks(eng)
+        if stored:
+            pytest.fail(f"secret(s) in the database's failure text: {stored}", pytrace=False)
     finally:
         await eng.dispose()
 

@@ -1,6 +1,9 @@
 """The WeChat API's HTTP transport: JSON POSTs over one aiohttp `ClientSession` (kept-alive connections,
 a per-host limit, aiohttp's C parser), and every way a call can end without an answer as a
 `WeChatTransportError`. The HTTP status and body are the caller's to read.
+
+An error's text is built from the exception's type and HTTP status only: aiohttp's own text carries the
+request URL, access_token included, and the text goes to logs and `schedule_delivery_logs.error_message`.
 """
 
 from __future__ import annotations
@@ -72,7 +75,7 @@ class AiohttpTransport:
         except TimeoutError:  # aiohttp's connect and read timeouts are TimeoutErrors too
             raise WeChatTransportError(f"{path}: timeout (no answer within {self._timeout.total:g} s)") from None
         except aiohttp.ClientError as exc:  # refused, reset, closed early, malformed answer
-            raise WeChatTransportError(f"{path}: {type(exc).__name__} ({exc})") from None
+            raise WeChatTransportError(f"{path}: {_described(exc)}") from None
         if len(answer) > MAX_BODY:  # a chunked answer has no length to refuse it by up front
             raise WeChatTransportError(f"{path}: answer body too large ({len(answer)} bytes)")
         return response.status, answer
@@ -83,3 +86,9 @@ class AiohttpTransport:
         self._closed = True
         if self._session is not None:
             await self._session.close()
+
+
+def _described(exc: aiohttp.ClientError) -> str:
+    """The exception's type and, for an answer aiohttp refused, its HTTP status: never its text (the URL)."""
+    status = exc.status if isinstance(exc, aiohttp.ClientResponseError) else None
+    return f"{type(exc).__name__} (HTTP {status})" if status else type(exc).__name__

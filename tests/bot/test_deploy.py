@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
 import shutil
+import socket
+import ssl
 import subprocess
 import sys
+import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
 
 from bot.settings import Settings
+from tests.bot.test_cli import free_port
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 VENV = Path(sys.executable).parent.parent
@@ -96,25 +104,94 @@ def self_signed(directory: Path) -> tuple[Path, Path]:
     return cert_path, key_path
 
 
-@pytest.mark.skipif(shutil.which("nginx") is None, reason="nginx not installed")
-def test_nginx_accepts_the_site(tmp_path: Path) -> None:
-    cert, key = self_signed(tmp_path)
-    site = (DEPLOY / "nginx-schedbot.conf").read_text(encoding="utf-8")
+def nginx_config(directory: Path, site: str) -> Path:
+    """An nginx.conf in `directory` that includes `site` (its certificate paths pointed at a self-signed one)."""
+    cert, key = self_signed(directory)
     site = site.replace("/etc/letsencrypt/live/bot.example.com/fullchain.pem", str(cert))
     site = site.replace("/etc/letsencrypt/live/bot.example.com/privkey.pem", str(key))
-    (tmp_path / "site.conf").write_text(site, encoding="utf-8")
-    (tmp_path / "nginx.conf").write_text(
-        f"pid {tmp_path}/nginx.pid;\nerror_log {tmp_path}/error.log;\nevents {{}}\n"
-        f"http {{\n  access_log {tmp_path}/access.log;\n  include {tmp_path}/site.conf;\n}}\n", encoding="utf-8")
-    result = subprocess.run(["nginx", "-t", "-q", "-p", str(tmp_path), "-c", str(tmp_path / "nginx.conf")],
+    (directory / "site.conf").write_text(site, encoding="utf-8")
+    (directory / "nginx.conf").write_text(
+        f"pid {directory}/nginx.pid;\nerror_log {directory}/error.log;\nevents {{}}\n"
+        f"http {{\n  access_log {directory}/access.log;\n  include {directory}/site.conf;\n}}\n", encoding="utf-8")
+    return directory / "nginx.conf"
+
+
+@pytest.mark.skipif(shutil.which("nginx") is None, reason="nginx not installed")
+def test_nginx_accepts_the_site(tmp_path: Path) -> None:
+    config = nginx_config(tmp_path, (DEPLOY / "nginx-schedbot.conf").read_text(encoding="utf-8"))
+    result = subprocess.run(["nginx", "-t", "-q", "-p", str(tmp_path), "-c", str(config)],
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert "warn" not in result.stderr, result.stderr
 
 
+def exchange(port: int, host: str, *, sni: str | None = None) -> bytes:
+    """The raw answer to `GET / HTTP/1.1` with this Host header (over TLS with this SNI when given); b"" when
+    nginx closes the connection without answering."""
+    with contextlib.ExitStack() as stack:
+        conn = stack.enter_context(socket.create_connection(("127.0.0.1", port), timeout=10))
+        if sni is not None:
+            context = ssl.create_default_context()
+            context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+            conn = stack.enter_context(context.wrap_socket(conn, server_hostname=sni))
+        conn.sendall(f"GET / HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
+        answer = b""
+        while chunk := conn.recv(65536):
+            answer += chunk
+        return answer
+
+
+@pytest.fixture
+def running_site(tmp_path: Path) -> Iterator[tuple[int, int]]:
+    """The site served by a real nginx on two free loopback ports (HTTP, HTTPS), upstream a closed port."""
+    if shutil.which("nginx") is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("nginx is needed for the site's behaviour test (apt-get install nginx-light)")
+        pytest.skip("nginx not installed")
+    http_port, https_port, upstream = free_port(), free_port(), free_port()
+    site = (DEPLOY / "nginx-schedbot.conf").read_text(encoding="utf-8")
+    site = "\n".join(line for line in site.splitlines() if "listen [::]" not in line)  # no IPv6 needed here
+    site = (site.replace("listen 80", f"listen 127.0.0.1:{http_port}")
+            .replace("listen 443", f"listen 127.0.0.1:{https_port}")
+            .replace("server 127.0.0.1:8000;", f"server 127.0.0.1:{upstream};"))
+    config = nginx_config(tmp_path, site)
+    nginx = subprocess.Popen(["nginx", "-p", str(tmp_path), "-c", str(config), "-g", "daemon off;"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(200):  # until nginx listens, or exits
+            try:
+                socket.create_connection(("127.0.0.1", https_port), timeout=1).close()
+                break
+            except OSError:
+                try:
+                    nginx.wait(timeout=0.05)
+                except subprocess.TimeoutExpired:
+                    continue
+                pytest.fail(f"nginx did not start: {(tmp_path / 'error.log').read_text(encoding='utf-8')}")
+        yield http_port, https_port
+    finally:
+        nginx.terminate()
+        nginx.wait(timeout=30)
+
+
+def test_nginx_answers_only_its_own_host_and_never_names_its_version(running_site: tuple[int, int]) -> None:
+    http_port, https_port = running_site
+    redirect = exchange(http_port, "bot.example.com")
+    assert redirect.startswith(b"HTTP/1.1 301") and b"\r\nLocation: https://bot.example.com/\r\n" in redirect
+    assert b"\r\nServer: nginx\r\n" in redirect and b"nginx/" not in redirect  # no version, header or page
+    upstream_down = exchange(https_port, "bot.example.com", sni="bot.example.com")
+    assert upstream_down.startswith(b"HTTP/1.1 502") and b"nginx/" not in upstream_down
+    assert exchange(http_port, "attacker.example") == b""  # closed unanswered: no redirect to any Host
+    assert exchange(https_port, "attacker.example", sni="bot.example.com") == b""
+    with pytest.raises(ssl.SSLError):  # an unknown name is refused before any certificate is shown
+        exchange(https_port, "attacker.example", sni="attacker.example")
+    with pytest.raises(ssl.SSLError):
+        exchange(https_port, "127.0.0.1", sni="127.0.0.1")
+
+
 def location(site: str, prefix: str) -> str:
-    """A location block of the HTTPS server (the port-80 one only redirects)."""
-    block = re.search(rf"location {re.escape(prefix)} \{{(.*?)\}}", site.split("listen 443", 1)[1], re.S)
+    """A location block of the HTTPS site (the last server; the others refuse or redirect)."""
+    block = re.search(rf"location {re.escape(prefix)} \{{(.*?)\}}", site.rsplit("server {", 1)[1], re.S)
     assert block is not None, prefix
     return block.group(1)
 
@@ -163,7 +240,8 @@ def test_systemd_analyze_security_rates_the_units_ok(name: str) -> None:
 
 
 def test_nginx_site_sends_hsts_on_https() -> None:
-    site = (DEPLOY / "nginx-schedbot.conf").read_text(encoding="utf-8").split("listen 443", 1)[1]
+    site = (DEPLOY / "nginx-schedbot.conf").read_text(encoding="utf-8").rsplit("server {", 1)[1]
+    assert "listen 443 ssl" in site
     hsts = re.search(r'^    add_header Strict-Transport-Security "max-age=(\d+)[^"]*" always;', site, re.M)
     assert hsts is not None and int(hsts.group(1)) >= 180 * 86_400
     assert "add_header" not in "".join(re.findall(r"location [^{]*\{(.*?)\}", site, re.S))  # would drop it
@@ -177,3 +255,10 @@ def test_env_file_mode_and_backups_are_private_in_the_docs() -> None:
     assert int(installed.group(1), 8) & 0o007 == 0  # nobody but root and the schedbot group
     dumps = [line for line in readme.splitlines() if "mariadb-dump" in line]
     assert dumps and all(line.startswith("(umask 077; ") for line in dumps)
+
+
+def test_the_build_backend_is_a_setuptools_with_the_path_traversal_fix() -> None:
+    """setuptools before 78.1.1 lets a package index write outside its download directory (CVE-2025-47273)."""
+    build = tomllib.loads((DEPLOY.parent / "pyproject.toml").read_text(encoding="utf-8"))["build-system"]
+    [setuptools] = [Requirement(r) for r in build["requires"] if Requirement(r).name == "setuptools"]
+    assert not setuptools.specifier.contains("78.1.0") and setuptools.specifier.contains("78.1.1")

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import io
 import logging
+import os
+import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator
 from datetime import datetime
@@ -17,7 +20,7 @@ from asgi_lifespan import LifespanManager
 from fastapi import FastAPI
 
 from bot.app import create_app
-from bot.logging_setup import JsonFormatter, SecretPathFilter
+from bot.logging_setup import JsonFormatter, SecretFilter
 from bot.settings import ConfigError, load_settings
 from schedule.clock import to_ms
 from schedule.errors import InvalidChange
@@ -26,7 +29,8 @@ from schedule.testing import FrozenClock
 from tests.bot.test_cli import free_port, run
 
 SH = ZoneInfo("Asia/Shanghai")
-KEY = "k" * 48
+REPO = Path(__file__).resolve().parents[2]
+KEY = "f6idk_r-a8IbYqOksIS3d6bPx0X6VxUIkNX3uPXZgLdpT1Te"  # 48 random bytes of text, as MAKE_SECRET makes
 
 
 def ms(*args: int) -> int:
@@ -165,16 +169,41 @@ def test_a_short_secret_key_stops_start_up_naming_the_variable(tmp_path: Path, c
 
 def test_a_long_secret_key_and_none_at_all_are_accepted(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.chdir(tmp_path)
-    assert load_settings(SECRET_KEY="x" * 32).SECRET_KEY == "x" * 32
+    settings = load_settings(SECRET_KEY=KEY[:32])
+    assert KEY[:32] == settings.SECRET_KEY
+    assert load_settings(SECRET_KEY="9f3a0c7e5b1d8246af3c9e0b7d5a1c8e").SECRET_KEY  # openssl rand -hex 16
     assert load_settings(SECRET_KEY="").SECRET_KEY == ""
     with pytest.raises(ConfigError, match="SECRET_KEY"):
         load_settings(SECRET_KEY="秘" * 10)  # 30 bytes of UTF-8
 
 
+@pytest.mark.parametrize(("key", "why"), [
+    ("a" * 32, "only 1 distinct characters"),
+    ("ab" * 24, "only 2 distinct characters"),
+    ("schedbot2026" * 3, "repeats a run of 12 characters"),
+    ("0123456789abcdefghij" * 2, "repeats a run of 20 characters"),
+    ("Passw0rd!Passw0rd!Passw0rd!Passw0rd!", "repeats a run of 9 characters"),
+])
+def test_a_long_but_guessable_secret_key_is_refused_naming_the_variable(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, key: str, why: str) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError) as refused:
+        load_settings(SECRET_KEY=key)
+    assert f"SECRET_KEY: Value error, is guessable ({why})" in str(refused.value)
+    assert "secrets.token_urlsafe(48)" in str(refused.value)
+
+
+def test_a_guessable_secret_key_stops_start_up(tmp_path: Path) -> None:
+    result = subprocess.run([sys.executable, "-m", "bot.cli", "worker"], cwd=tmp_path, capture_output=True,
+                            text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(REPO), "SECRET_KEY": "a" * 32})
+    assert result.returncode == 2
+    assert "SECRET_KEY" in result.stderr and "guessable (only 1 distinct characters)" in result.stderr
+
+
 def test_doctor_says_how_links_are_signed(tmp_path: Path) -> None:
     assert run(["migrate"], tmp_path).returncode == 0
     port = f"http://127.0.0.1:{free_port()}"
-    strong = run(["doctor"], tmp_path, SECRET_KEY="s" * 48, PUBLIC_BASE_URL=port)
+    strong = run(["doctor"], tmp_path, SECRET_KEY=KEY, PUBLIC_BASE_URL=port)
     assert "✔ configuration:" in strong.stdout and "SECRET_KEY set (48 bytes)" in strong.stdout
     unset = run(["doctor"], tmp_path, SECRET_KEY="", PUBLIC_BASE_URL=port)
     assert "SECRET_KEY unset (one is generated and kept in the database" in unset.stdout
@@ -213,7 +242,7 @@ async def test_an_unhandled_error_logs_the_path_without_its_token(app: FastAPI,
 def test_every_log_line_masks_page_and_feed_tokens_tracebacks_included() -> None:
     stream = io.StringIO()
     handler = logging.StreamHandler(stream)
-    handler.addFilter(SecretPathFilter())
+    handler.addFilter(SecretFilter())
     handler.setFormatter(logging.Formatter("%(message)s"))
     logger = logging.getLogger("test.masking")
     logger.addHandler(handler)

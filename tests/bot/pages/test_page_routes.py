@@ -157,7 +157,7 @@ async def test_generated_secret_is_stored_once_and_shared(world: World, caplog: 
     assert (await world.client.get(path_of(url))).status_code == 200  # the app's PageLinks checks it
     async with world.app.state.sessions.begin() as session:
         assert await session.scalar(select(func.count()).select_from(AppSecretRow)) == 1
-    configured = PageLinks(load_settings(DATABASE_URL=world.app.state.settings.DATABASE_URL, SECRET_KEY="k" * 40,
+    configured = PageLinks(load_settings(DATABASE_URL=world.app.state.settings.DATABASE_URL, SECRET_KEY="3OHVi2sypfSXcBRLtie5J0E_toAkJVaDKVdOnlHU",
                                          PUBLIC_BASE_URL=BASE), world.app.state.sessions, world.clock)
     foreign = await configured.itinerary_url(world.user.id)
     assert (await world.client.get(path_of(foreign))).status_code == 404

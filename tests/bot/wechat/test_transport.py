@@ -14,10 +14,12 @@ from scripted_http import Handler, Peer, Request, ScriptedServer, Serve, ok, rep
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from yarl import URL
 
+from bot.delivery import WeChatCustomChannel
 from bot.wechat import transport
 from bot.wechat.client import WeChatClient
 from bot.wechat.errors import FailureClass, WeChatTransportError
 from bot.wechat.transport import AiohttpTransport, env_proxy
+from schedule.channel import DeliveryFailure, Outgoing
 from schedule.testing import FrozenClock
 
 MakeTransport = Callable[..., AiohttpTransport]
@@ -251,9 +253,11 @@ async def test_malformed_answer_is_a_transport_error_and_drops_the_connection(
     server = await serve(handle)
     client = make_transport(server.url)
 
-    with pytest.raises(WeChatTransportError):
-        await client.post("x", b"{}")
+    with pytest.raises(WeChatTransportError) as caught:
+        await client.post("x", b"{}", params={"access_token": "FAKE_TOKEN_77"})
     await asyncio.wait_for(server.peers[0].eof.wait(), 1.0)
+    # the text goes to logs and delivery rows: the type and status only, never aiohttp's text with the URL
+    assert str(caught.value) == "x: ClientResponseError (HTTP 400)"
 
 
 async def test_server_error_status_is_returned_not_raised(serve: Serve, make_transport: MakeTransport) -> None:
@@ -440,3 +444,20 @@ async def test_aclose_ends_a_post_in_flight_with_a_transport_error(serve: Serve,
     with pytest.raises(WeChatTransportError, match="ServerDisconnectedError"):
         await in_flight
     await asyncio.wait_for(server.peers[0].eof.wait(), 1.0)
+
+
+async def test_a_malformed_answer_leaves_no_url_or_token_in_the_delivery_failure(
+        serve: Serve, sessions: async_sessionmaker[AsyncSession], clock: FrozenClock) -> None:
+    """The failure's text is what `schedule_delivery_logs.error_message` and the delivery log line keep."""
+    server = await serve(replying(wechat(b"garbage\r\n\r\n")))
+    client = WeChatClient(app_id="wx", app_secret="s", sessions=sessions, clock=clock, api_base=server.url)
+    message = Outgoing(outbox_id=1, user_id=1, openid="o-user", kind="notice", idempotency_key="k",
+                       payload={"text": "提醒"})
+    try:
+        with pytest.raises(DeliveryFailure) as caught:
+            await WeChatCustomChannel(client).send(message)
+    finally:
+        await client.aclose()
+    assert "access_token=T1" in server.requests[-1].target  # the URL carried it; the failure does not
+    assert str(caught.value) == "cgi-bin/message/custom/send: ClientResponseError (HTTP 400)"
+    assert caught.value.failure == FailureClass.TRANSIENT.value

@@ -249,7 +249,8 @@ class RequestRunner:
             when = from_ms(request.run_at).astimezone(ZoneInfo(request.timezone)).strftime("%Y-%m-%d %H:%M")
             await outbox.enqueue(session, user_id=request.user_id, idempotency_key=key, kind=kind,
                                  payload={"text": text, "title": request.title[:20], "when": when,
-                                          "request_id": request.id},
+                                          "request_id": request.id, "due_at": request.run_at,
+                                          "tz": request.timezone},
                                  channel=channel, now_ms=to_ms(now))
             return True
 

@@ -27,7 +27,7 @@ from bot.wechat.client import WeChatClient
 from bot.wechat.commit import DirectCommit, committer_for
 from bot.wechat.messages import InboundMessage
 from bot.wechat.subscribe import GRANT_EVENTS, record_grants
-from bot.wechat.xml import split_utf8, strip_illegal, text_reply
+from bot.wechat.xml import MAX_TEXT_BYTES, split_utf8, strip_illegal, text_reply
 from schedule import inbound, outbox, users, window
 from schedule.clock import Clock, now_ms
 from schedule.db import is_retryable
@@ -271,14 +271,14 @@ class Dispatcher:
         """The passive reply, if the finishing write left WeChat still waiting for it; else (the write
         stalled past the budget) its text goes to the outbox and WeChat gets `success` (SPEC §8: the
         budget covers the finishing write; an answer is never dropped)."""
-        parts = split_utf8(strip_illegal(reply or "").strip())
         if body == SUCCESS:
             return body
         if not self.spent(arrived):  # the head goes passively now: the rest of a long answer may follow it
-            if len(parts) > 1:  # (the worker's next poll finds it: the passive reply is long on its way by then)
-                await self._release_tail(message)
+            if len((reply or "").encode("utf-8")) > MAX_TEXT_BYTES:  # (the worker's next poll sends the rest:
+                await self._release_tail(message)  # the passive reply is long on its way by then)
             return body
         assert message.user_id is not None
+        parts = split_utf8(strip_illegal(reply or "").strip())
         log.warning("wechat %s: finishing ended %.1fs after arrival; its answer goes through the outbox",
                     message.dedupe_key, self.monotonic() - arrived)
 

@@ -6,12 +6,13 @@ so the worker's retry policy never sees a platform type.
 
 from __future__ import annotations
 
-from typing import Any
-
 from bot.wechat.client import WeChatClient, template_client_msg_id
 from bot.wechat.errors import PartialSendError, WeChatError
+from bot.wechat.push_data import PageLink, fields
 from bot.wechat.xml import split_utf8, strip_illegal
+from render.push import recounted
 from schedule.channel import DeliveryFailure, Failure, Outgoing, Receipt
+from schedule.clock import Clock, SystemClock, now_ms
 
 
 def _failure_of(exc: WeChatError) -> DeliveryFailure:
@@ -29,8 +30,9 @@ class WeChatCustomChannel:
     name = "wechat"
     needs_window = True
 
-    def __init__(self, client: WeChatClient) -> None:
+    def __init__(self, client: WeChatClient, clock: Clock | None = None) -> None:
         self._client = client
+        self._clock = clock or SystemClock()
 
     @staticmethod
     def parts(message: Outgoing) -> int:
@@ -40,11 +42,18 @@ class WeChatCustomChannel:
 
     async def send(self, message: Outgoing) -> Receipt:
         try:
-            parts = await self._client.send_text(message.openid, message.text,
+            parts = await self._client.send_text(message.openid, self._text(message),
                                                  skip_parts=frozenset(message.sent_parts))
         except WeChatError as exc:
             raise _failure_of(exc) from exc
         return Receipt({p.index: p.msgid for p in parts})
+
+    def _text(self, message: Outgoing) -> str:
+        """A reminder's countdown is worded when it goes out ("还有 60 分钟" was true when it was due)."""
+        due, planned = message.payload.get("due_at"), message.payload.get("remind_at")
+        if message.kind != "reminder" or not isinstance(due, int) or not isinstance(planned, int):
+            return message.text
+        return recounted(message.text, due_at=due, remind_at=planned, now=now_ms(self._clock))
 
 
 class WeChatTemplateChannel:
@@ -52,21 +61,20 @@ class WeChatTemplateChannel:
 
     name = "template"
 
-    def __init__(self, client: WeChatClient, template_id: str, *, page_url: str | None = None) -> None:
+    def __init__(self, client: WeChatClient, template_id: str, *, page_link: PageLink | None = None,
+                 clock: Clock | None = None) -> None:
         self._client = client
         self._template_id = template_id
-        self._page_url = page_url
+        self._page_link = page_link
+        self._clock = clock or SystemClock()
 
     async def send(self, message: Outgoing) -> Receipt:
-        payload = message.payload
-        data: dict[str, Any] = payload.get("template_data") or {
-            "thing1": {"value": str(payload.get("title") or message.text)[:20]},
-            "time2": {"value": str(payload.get("when") or "")[:20]},
-        }
+        data = message.payload.get("template_data") or fields(message, now_ms=now_ms(self._clock))
+        url = await self._page_link(message) if self._page_link is not None else None
         try:
             msgid = await self._client.send_template(
                 message.openid, self._template_id, data,
-                client_msg_id=template_client_msg_id(message.idempotency_key), url=self._page_url)
+                client_msg_id=template_client_msg_id(message.idempotency_key), url=url)
         except WeChatError as exc:
             raise _failure_of(exc) from exc
         return Receipt({0: msgid})

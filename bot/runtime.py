@@ -10,8 +10,10 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.delivery import WeChatCustomChannel, WeChatTemplateChannel
 from bot.logging_setup import LoggedChannel
+from bot.pages.links import PageLinks
 from bot.settings import Settings
 from bot.wechat.client import WeChatClient
+from bot.wechat.push_data import page_link
 from bot.wechat.subscribe import WeChatSubscribeChannel
 from render.push import digest_text, reminder_text
 from schedule.budget import PushBudget
@@ -30,7 +32,7 @@ def wechat_client(settings: Settings, sessions: async_sessionmaker[AsyncSession]
     if not (settings.H5_WECHAT_MP_ENABLED and settings.WECHAT_APP_ID and settings.WECHAT_APP_SECRET):
         return None
     return WeChatClient(app_id=settings.WECHAT_APP_ID, app_secret=settings.WECHAT_APP_SECRET, sessions=sessions,
-                        clock=clock, api_base=settings.WECHAT_API_BASE)
+                        clock=clock, api_base=settings.WECHAT_API_BASE, timeout=settings.WECHAT_API_TIMEOUT_S)
 
 
 IN_PROCESS_BATCH = 64  # the web process's own worker takes small bites: a claim blocks its event loop
@@ -59,13 +61,16 @@ def delivery_worker(settings: Settings, sessions: async_sessionmaker[AsyncSessio
     push_budget = push_budget_of(settings)
     channels: dict[str, Channel] = {}
     if client is not None:
-        channels["wechat"] = LoggedChannel(WeChatCustomChannel(client))
+        # a template or subscription message opens the user's page, where the pages are served
+        link = page_link(PageLinks(settings, sessions, clock)) if settings.H5_SCHEDULE_ENABLED else None
+        channels["wechat"] = LoggedChannel(WeChatCustomChannel(client, clock))
         if settings.WECHAT_SUBSCRIBE_TEMPLATE_ID:  # issue 30: 订阅通知, for users who granted it
             channels["subscribe"] = LoggedChannel(WeChatSubscribeChannel(
                 client, sessions, clock, settings.WECHAT_SUBSCRIBE_TEMPLATE_ID,
-                long_term=settings.WECHAT_SUBSCRIBE_LONG_TERM))
+                long_term=settings.WECHAT_SUBSCRIBE_LONG_TERM, page_link=link))
         if settings.WECHAT_TEMPLATE_ID_REMINDER:
-            channels["template"] = LoggedChannel(WeChatTemplateChannel(client, settings.WECHAT_TEMPLATE_ID_REMINDER))
+            channels["template"] = LoggedChannel(WeChatTemplateChannel(
+                client, settings.WECHAT_TEMPLATE_ID_REMINDER, page_link=link, clock=clock))
     scheduler = Scheduler(sessions, clock, reminder_text=lambda item, at: reminder_text(item, remind_at=at),
                           digest_text=lambda day, items, tz, ahead: digest_text(day, items, tz=tz, next_day=ahead),
                           catchup_hours=settings.H5_REMINDER_CATCHUP_HOURS,

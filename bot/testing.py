@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import re
 import threading
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
@@ -33,6 +34,9 @@ GET_ENDPOINTS = frozenset({"menu/get", "menu/delete", "template/get_all_private_
                            "ticket/getticket", "wxaapi/newtmpl/gettemplate"})
 # What every access token and JS-SDK ticket the fake issues starts with: the suite's log check looks for them.
 TOKEN_PREFIX, TICKET_PREFIX = "FAKE_TOKEN_", "FAKE_TICKET_"
+# The `time` keyword of template and subscription messages: a 24-hour time, with a date before it
+# ("2019年10月1日 15:01"); `thing`: 1–20 characters. Anything else is refused with 47003.
+TIME_VALUE = re.compile(r"(\d{4}年\d{1,2}月\d{1,2}日 )?([01]\d|2[0-3]):[0-5]\d")
 # errmsg WeChat sends with a scripted errcode, where its wording matters to the caller.
 ERRMSG = {40164: "invalid ip {ip} ipv6 ::ffff:{ip}, not in whitelist", 46003: "menu no exist",
           48001: "api unauthorized", 40018: "invalid button name size"}
@@ -56,6 +60,7 @@ class FakeWeChatAPI:
         self._lock = threading.Lock()
         self._scripts: dict[str, deque[int]] = defaultdict(deque)
         self._latency: dict[str, float] = {}
+        self._stalls: dict[str, deque[float]] = defaultdict(deque)
         self._token: str | None = None
         self._valid: set[str] = set()
         self._serial = itertools.count(1)
@@ -76,6 +81,12 @@ class FakeWeChatAPI:
 
     def set_latency(self, endpoint: str, seconds: float) -> None:
         self._latency[endpoint] = seconds
+
+    def stall(self, endpoint: str, seconds: float, *, calls: int = 1) -> None:
+        """The next `calls` calls to `endpoint` are carried out at once (recorded, a message delivered) and
+        answered only after `seconds`: a caller whose timeout is shorter never learns that they worked."""
+        with self._lock:
+            self._stalls[endpoint].extend([seconds] * calls)
 
     def revoke_tokens(self) -> None:
         """Invalidate every issued token (the next business call gets 40001)."""
@@ -130,6 +141,9 @@ class FakeWeChatAPI:
         with self._lock:
             answer = self._answer(endpoint, token, body, client_ip)
             self.calls.append(Call(endpoint, token, body, answer, raw))
+            stall = self._stalls[endpoint].popleft() if self._stalls[endpoint] else 0.0
+        if stall:
+            await asyncio.sleep(stall)
         return 200, answer
 
     def _answer(self, endpoint: str, token: str | None, body: dict[str, Any], client_ip: str) -> dict[str, Any]:
@@ -149,6 +163,8 @@ class FakeWeChatAPI:
             if self.custom_msgid:
                 answer["msgid"] = next(self._serial)
             return answer
+        if endpoint in ("message/template/send", "message/subscribe/bizsend") and (bad := _bad_data(body)):
+            return {"errcode": 47003, "errmsg": f"argument invalid! data.{bad}.value invalid"}
         if endpoint == "message/template/send":
             key = (str(body.get("touser")), str(body.get("client_msg_id") or next(self._serial)))
             msgid = self._templates.setdefault(key, 1_000_000 + next(self._serial))
@@ -224,6 +240,18 @@ class FakeWeChatAPI:
         await asyncio.to_thread(self.stop)
 
 
+def _bad_data(body: dict[str, Any]) -> str | None:
+    """The first keyword whose value WeChat refuses (a `time` that is no time, an empty or long `thing`)."""
+    data = body.get("data")
+    for name, field_ in (data.items() if isinstance(data, dict) else []):
+        value = str(field_.get("value", "")) if isinstance(field_, dict) else ""
+        if name.startswith("time") and not TIME_VALUE.fullmatch(value):
+            return str(name)
+        if name.startswith("thing") and not 1 <= len(value) <= 20:
+            return str(name)
+    return None
+
+
 # --- signing helpers for tests and benches ----------------------------------------------------
 
 def sign_request(token: str, *, timestamp: int | str, nonce: str) -> dict[str, str]:
@@ -258,16 +286,40 @@ def event_message(openid: str, event: str, *, create_time: int, key: str | None 
             f"<Event>{cdata(event)}</Event>{key_xml}</xml>")
 
 
+_GRANT_BLOCK = {"subscribe_msg_popup_event": "SubscribeMsgPopupEvent", "subscribe_msg_change_event":
+                "SubscribeMsgChangeEvent", "subscribe_msg_sent_event": "SubscribeMsgSentEvent"}
+
+
+def _grant_entries(event: str, grants: list[tuple[str, str]], msg_ids: list[str] | None) -> list[dict[str, str]]:
+    sent = event == "subscribe_msg_sent_event"
+    entries = []
+    for index, (template, status) in enumerate(grants):
+        entry = {"TemplateId": template, "ErrorStatus" if sent else "SubscribeStatusString": status}
+        if sent:
+            entry["MsgID"] = (msg_ids or [])[index] if msg_ids and index < len(msg_ids) else str(1000 + index)
+            entry["ErrorCode"] = "0" if status == "success" else "20004"
+        entries.append(entry)
+    return entries
+
+
 def grant_event(openid: str, event: str, grants: list[tuple[str, str]], *, create_time: int,
-                to_user: str = "gh_test") -> str:
+                to_user: str = "gh_test", msg_ids: list[str] | None = None) -> str:
     """A subscription-message event (issue 30) as WeChat posts it: `subscribe_msg_popup_event` and
     `subscribe_msg_change_event` with (template id, accept|reject), `subscribe_msg_sent_event` with
-    (template id, ErrorStatus such as success or failed:user block)."""
-    block = {"subscribe_msg_popup_event": "SubscribeMsgPopupEvent", "subscribe_msg_change_event":
-             "SubscribeMsgChangeEvent", "subscribe_msg_sent_event": "SubscribeMsgSentEvent"}[event]
-    status = "ErrorStatus" if event == "subscribe_msg_sent_event" else "SubscribeStatusString"
-    items = "".join(f"<List><TemplateId>{cdata(t)}</TemplateId><{status}>{cdata(s)}</{status}></List>"
-                    for t, s in grants)
+    (template id, ErrorStatus such as success or failed:user block) and each send's MsgID."""
+    block = _GRANT_BLOCK[event]
+    items = "".join("<List>" + "".join(f"<{k}>{cdata(v)}</{k}>" for k, v in entry.items()) + "</List>"
+                    for entry in _grant_entries(event, grants, msg_ids))
     return (f"<xml><ToUserName>{cdata(to_user)}</ToUserName><FromUserName>{cdata(openid)}</FromUserName>"
             f"<CreateTime>{create_time}</CreateTime><MsgType><![CDATA[event]]></MsgType>"
             f"<Event>{cdata(event)}</Event><{block}>{items}</{block}></xml>")
+
+
+def grant_event_json(openid: str, event: str, grants: list[tuple[str, str]], *, create_time: int,
+                     to_user: str = "gh_test", msg_ids: list[str] | None = None) -> str:
+    """The same event in the JSON data format: `List` at the top level, not inside a block, and one object
+    rather than an array when a single template was answered (as WeChat sends it)."""
+    entries = _grant_entries(event, grants, msg_ids)
+    return json.dumps({"ToUserName": to_user, "FromUserName": openid, "CreateTime": str(create_time),
+                       "MsgType": "event", "Event": event, "List": entries[0] if len(entries) == 1 else entries},
+                      ensure_ascii=False)

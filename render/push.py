@@ -17,9 +17,39 @@ def reminder_text(item: Item, *, remind_at: int) -> str:
     if item.all_day:
         return f"⏰ 提醒：{day_label(when.date())} {item.title}"
     lead = (anchor - remind_at) // 60_000
-    tail = f"，还有 {lead} 分钟" if 0 < lead < 24 * 60 else ""
     verb = "开始" if item.kind == "event" else ("截止" if lead > 0 else "")  # a task reminded at its time: just do it
-    return f"⏰ 提醒：{day_label(when.date())}{clock_label(when)} {item.title}{verb}{tail}。"
+    return f"⏰ 提醒：{day_label(when.date())}{clock_label(when)} {item.title}{verb}{_countdown(anchor, remind_at)}。"
+
+
+def _countdown(due_at: int, at: int) -> str:
+    lead = -((at - due_at) // 60_000)  # whole minutes left, rounded up: 59 min 59 s is still "还有 60 分钟"
+    return f"，还有 {lead} 分钟" if 0 < lead < 24 * 60 else ""
+
+
+def recounted(text: str, *, due_at: int, remind_at: int, now: int) -> str:
+    """A reminder's text as of `now`, when it goes out later than planned (held by a pause, retried): the
+    countdown written for `remind_at` ("还有 60 分钟") says the time left at `now`, or goes when none is."""
+    planned, actual = _countdown(due_at, remind_at), _countdown(due_at, now)
+    if planned == actual or not planned or not text.endswith(planned + "。"):
+        return text
+    return text[:-len(planned) - 1] + actual + "。"
+
+
+def wechat_time(ms: int, tz: str, *, all_day: bool = False) -> str:
+    """A template or subscription message's `time` keyword, as WeChat accepts it: a date with a 24-hour time,
+    "2026年6月18日 15:00" (an all-day item: its day at 00:00)."""
+    moment = local(ms, tz)
+    hour, minute = (0, 0) if all_day else (moment.hour, moment.minute)
+    return f"{moment.year}年{moment.month}月{moment.day}日 {hour:02d}:{minute:02d}"
+
+
+def push_title(title: str, count: int | None = None) -> str:
+    """A template or subscription message's `thing` keyword: never empty, at most 20 characters
+    ("今日待办（3项）" for a digest)."""
+    text = " ".join((title or "").split()) or "日程提醒"
+    if count is not None:
+        text = f"{text}（{count}项）"
+    return text[:20]
 
 
 def _line(item: Item, tz: str, today: date) -> str:

@@ -130,7 +130,10 @@ class Scheduler:
                 continue
             following += await self._schedule_next(session, reminder, item_row, now_ms)
             item = self._item_at(item_row, reminder)
-            payload = {"text": self._reminder_text(item, reminder.remind_at), "title": item.title, "when": _when(item)}
+            # due_at, remind_at, tz, all_day: what the channels word at send time (the countdown, WeChat's time)
+            payload = {"text": self._reminder_text(item, reminder.remind_at), "title": item.title, "when": _when(item),
+                       "due_at": item.anchor_at, "remind_at": reminder.remind_at, "tz": item.timezone,
+                       "all_day": item.all_day}
             if now_ms - reminder.remind_at > self._catchup_ms:
                 status["expired"].append(reminder.id)
                 log.info("reminder %s expired after downtime: reported in the in-app queue", reminder.id)
@@ -228,7 +231,8 @@ class Scheduler:
             {"user_id": sub.user_id, "kind": "digest", "channel": sub.channel,
              "idempotency_key": f"digest:{sub.id}:{run_day.isoformat()}",
              "payload": {"text": self._digest_text(on, agendas[(sub.user_id, on)], sub.timezone, sub.kind == NEXT_DAY),
-                         "title": "明日待办" if sub.kind == NEXT_DAY else "今日待办", "when": on.isoformat()}}
+                         "title": "明日待办" if sub.kind == NEXT_DAY else "今日待办", "when": on.isoformat(),
+                         "day": on.isoformat(), "tz": sub.timezone, "count": len(agendas[(sub.user_id, on)])}}
             for (sub, on, _), (_s, run_day, _t) in zip(shown, due, strict=True)], now_ms=now_ms)
         for (after, last), ids in updates.items():
             await session.execute(update(DigestSubscriptionRow).where(DigestSubscriptionRow.id.in_(ids))

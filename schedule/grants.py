@@ -7,9 +7,11 @@ from __future__ import annotations
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from schedule.model import SubscribeGrantRow
+from schedule.channel import parts_of
+from schedule.model import OutboundMessageRow, SubscribeGrantRow
 
 G = SubscribeGrantRow
+HELD_PART = -1  # receipt part of an outbox row that holds a spent one-time grant (message parts count from 0)
 
 
 async def record(session: AsyncSession, user_id: int, *, accepted: tuple[str, ...], rejected: tuple[str, ...],
@@ -37,15 +39,24 @@ async def ask(session: AsyncSession, user_id: int, template_id: str, *, now_ms: 
     return True
 
 
-async def take(session: AsyncSession, user_id: int, template_id: str, *, long_term: bool, now_ms: int) -> bool:
-    """Spend one send of the user's grant (a long-term grant is not spent); False when there is none."""
+async def take(session: AsyncSession, user_id: int, template_id: str, *, long_term: bool, now_ms: int,
+               outbox_id: int | None = None) -> bool:
+    """Spend one send of the user's grant (a long-term grant is not spent); False when there is none. The
+    outbox row `outbox_id` is marked as holding it in the same transaction (HELD_PART): its retries and
+    replays send on that grant instead of spending another."""
     where = [G.user_id == user_id, G.template_id == template_id, G.status == "accept"]
     if long_term:
         return await session.scalar(select(G.id).where(*where)) is not None
     taken = await session.execute(update(G).where(*where, G.remaining > 0)
                                   .values(remaining=G.remaining - 1, updated_at=now_ms)
                                   .execution_options(synchronize_session=False))
-    return bool(getattr(taken, "rowcount", 0))
+    if not getattr(taken, "rowcount", 0):
+        return False
+    row = await session.get(OutboundMessageRow, outbox_id) if outbox_id is not None else None
+    if row is not None:
+        parts = {**parts_of(row.receipt), HELD_PART: None}
+        row.receipt = {"parts": {str(k): v for k, v in sorted(parts.items())}}
+    return True
 
 
 async def give_back(session: AsyncSession, user_id: int, template_id: str, *, now_ms: int) -> None:

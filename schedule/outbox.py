@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, cast
 
-from sqlalchemy import Executable, Table, select
+from sqlalchemy import Executable, Table, select, update
 from sqlalchemy.dialects.mysql import insert as mysql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -78,3 +78,24 @@ def _insert_new(session: AsyncSession) -> Executable:
         return sqlite_insert(OUTBOX).on_conflict_do_nothing(index_elements=["idempotency_key"])
     statement = mysql_insert(OUTBOX)
     return statement.on_duplicate_key_update(id=statement.table.c.id)  # a no-op update: the row is kept
+
+
+async def release(session: AsyncSession, idempotency_key: str, *, now_ms: int) -> None:
+    """A message queued to wait (`deliver_at_ms`) is due now."""
+    await session.execute(update(OUTBOX).where(OUTBOX.c.idempotency_key == idempotency_key,
+                                               OUTBOX.c.status == "pending", OUTBOX.c.next_attempt_at > now_ms)
+                          .values(next_attempt_at=now_ms, updated_at=now_ms))
+
+
+async def prepend(session: AsyncSession, idempotency_key: str, head: str, *, now_ms: int) -> bool:
+    """Put `head` before the text of a queued message none of which went out yet, due now (so the two go
+    out in order, as one message's parts); False when there is no such message."""
+    row = await session.scalar(select(OutboundMessageRow).where(
+        OutboundMessageRow.idempotency_key == idempotency_key, OutboundMessageRow.status == "pending")
+        .with_for_update())
+    if row is None or row.receipt:
+        return False
+    row.payload = {**row.payload, "text": head + str(row.payload.get("text", ""))}
+    row.next_attempt_at, row.updated_at = now_ms, now_ms
+    await session.flush()
+    return True

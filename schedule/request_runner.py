@@ -218,7 +218,8 @@ class RequestRunner:
                 return False
             when = from_ms(request.run_at).astimezone(ZoneInfo(request.timezone)).strftime("%Y-%m-%d %H:%M")
             push: dict[str, Any] = {"user_id": request.user_id, "channel": channel, "payload": {
-                "text": text, "title": request.title[:20], "when": when, "request_id": request.id}}
+                "text": text, "title": request.title[:20], "when": when, "request_id": request.id,
+                "due_at": request.run_at, "tz": request.timezone}}
             if kind == ANSWER_KIND:  # an answer is a push like a reminder: within the user's budgets
                 series = budget.request_series(request.id) if request.recurrence is not None else None
                 await budget.hold_pushes(session, [Firing(push, series, request.run_at)], self._budget,

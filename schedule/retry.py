@@ -36,6 +36,8 @@ class RetryPolicy:
         kind = failure.failure
         if kind == "window" or (kind in ("rate_limit", "config") and (failure.until_tomorrow or failure.ladder)):
             return Decision(None, fallback=True)  # closed, or the day's quota gone: the next rung, not tomorrow
+        if kind == "invalid_payload" and failure.ladder:  # this rung refuses this row's data: the next rung
+            return Decision(None, fallback=True)
         if kind == "config" or not called:  # it waits without spending the attempt, up to the catch-up window
             if due_ms is not None and now_ms - due_ms > self.catchup_ms:
                 return Decision(None, fallback=True, refund=True)

@@ -38,6 +38,7 @@ DEFAULT_TIMEOUT = 5.0  # seconds for an answer (connecting: 3 s)
 MAX_CONNECTIONS = 32  # concurrent calls per process; more wait for a free keep-alive connection
 _IP = re.compile(r"invalid ip ([0-9a-fA-F.:]+)")
 # A 45002 that survived resending in halves: failed for good (no errcode, so no retry of the same payload).
+BIZSEND = "message/subscribe/bizsend"
 SPLIT_FAILED = ErrcodeRule(FailureClass.INVALID_PAYLOAD, "content size out of limit even in halves", alert=True)
 
 
@@ -137,7 +138,9 @@ class WeChatClient:
         if error is not None and now_ms(self._clock) < self._config_paused_until:
             raise WeChatAPIError(error.errcode or 0, error.errmsg, api=error.api)  # no call: it would fail alike
 
-    def _configuration_failed(self, error: WeChatAPIError) -> None:
+    def configuration_failed(self, error: WeChatAPIError) -> None:
+        """An account-wide configuration errcode, met by this client or by a call made beside it (the JS-SDK
+        ticket): one ERROR line per pause naming the setting, `misconfigured` set, calls paused."""
         rule = error.rule
         ip = _IP.search(error.errmsg)
         what = f"errcode {error.errcode} ({rule.meaning}): check {rule.setting}"
@@ -154,7 +157,10 @@ class WeChatClient:
         self._check_configured()
         params = {"access_token": token} if token is not None else None
         raw = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")  # Chinese as UTF-8
-        status, answer = await self._http.post(f"cgi-bin/{api}", raw, params=params)  # WeChatTransportError
+        try:
+            status, answer = await self._http.post(f"cgi-bin/{api}", raw, params=params)
+        except WeChatTransportError as exc:  # named by the call it cut short
+            raise WeChatTransportError(str(exc), maybe_delivered=exc.maybe_delivered, api=api) from None
         if status >= 500:
             raise WeChatTransportError(f"{api}: HTTP {status}")
         try:
@@ -167,7 +173,7 @@ class WeChatClient:
         if errcode:
             error = WeChatAPIError(int(errcode), str(data.get("errmsg", "")), api=api)
             if error.rule.failure is FailureClass.CONFIG and not error.rule.ladder:  # account-wide: stop calling
-                self._configuration_failed(error)
+                self.configuration_failed(error)
             raise error
         if self._config_error is not None:
             log.info("wechat API configuration fixed: calls succeed again")
@@ -237,7 +243,7 @@ class WeChatClient:
         body: dict[str, Any] = {"touser": openid, "template_id": template_id, "data": data}
         if page:
             body["page"] = page
-        result = await self._call("message/subscribe/bizsend", body)
+        result = await self._call(BIZSEND, body)
         msgid = result.get("msgid")
         return str(msgid) if msgid is not None else None
 

@@ -27,7 +27,7 @@ from bot.wechat.client import WeChatClient
 from bot.wechat.commit import DirectCommit, committer_for
 from bot.wechat.messages import InboundMessage
 from bot.wechat.subscribe import GRANT_EVENTS, record_grants
-from bot.wechat.xml import split_utf8, strip_illegal, text_reply
+from bot.wechat.xml import MAX_TEXT_BYTES, split_utf8, strip_illegal, text_reply
 from schedule import inbound, outbox, users, window
 from schedule.clock import Clock, now_ms
 from schedule.db import is_retryable
@@ -43,6 +43,9 @@ VOICE_UNRECOGNISED = "没听清这段语音，可以发文字给我吗？"
 UNKNOWN_MENU = "这个菜单暂时没有内容。" + CAPABILITIES
 SCANNED = "已收到扫码结果。" + CAPABILITIES
 SUCCESS = "success"
+# The rest of a long answer waits for its passive head this long at most (released as soon as the head went;
+# merged into the head's row when the head could not go passively): the user never reads the tail first.
+TAIL_HOLD_MS = 15_000
 CLAIM_BUDGET_S = 2.5  # the database must claim a message within this, or the webhook spools it (SPEC §8)
 Opening = tuple[Fast, Mapping[str, Any]]  # a handler's first statement and its parameters
 ClaimUnit = Callable[..., Awaitable[inbound.Claim]]  # the claim on a transaction, with statements after it
@@ -268,7 +271,11 @@ class Dispatcher:
         """The passive reply, if the finishing write left WeChat still waiting for it; else (the write
         stalled past the budget) its text goes to the outbox and WeChat gets `success` (SPEC §8: the
         budget covers the finishing write; an answer is never dropped)."""
-        if body == SUCCESS or not self.spent(arrived):
+        if body == SUCCESS:
+            return body
+        if not self.spent(arrived):  # the head goes passively now: the rest of a long answer may follow it
+            if len((reply or "").encode("utf-8")) > MAX_TEXT_BYTES:  # (the worker's next poll sends the rest:
+                await self._release_tail(message)  # the passive reply is long on its way by then)
             return body
         assert message.user_id is not None
         parts = split_utf8(strip_illegal(reply or "").strip())
@@ -276,9 +283,12 @@ class Dispatcher:
                     message.dedupe_key, self.monotonic() - arrived)
 
         async def requeue(target: Executor) -> None:
-            await outbox.enqueue(await orm(target), user_id=message.user_id or 0,
-                                 idempotency_key=f"passive:{message.dedupe_key}"[:191], kind="agent_reply",
-                                 payload={"text": parts[0], "openid": message.openid}, now_ms=now_ms(self._clock))
+            # the head goes first: into the held rest of the answer as its first part, else a row of its own
+            stamp = now_ms(self._clock)
+            if not await outbox.prepend(await orm(target), f"reply:{message.dedupe_key}", parts[0], now_ms=stamp):
+                await outbox.enqueue(await orm(target), user_id=message.user_id or 0,
+                                     idempotency_key=f"passive:{message.dedupe_key}"[:191], kind="agent_reply",
+                                     payload={"text": parts[0], "openid": message.openid}, now_ms=stamp)
             # WeChat's next retry must not get the passive copy too
             await inbound.finish(target, message.dedupe_key, reply=SUCCESS, user_id=message.user_id)
 
@@ -288,6 +298,13 @@ class Dispatcher:
             log.exception("could not queue the late passive answer to %s; replying anyway", message.dedupe_key)
             return body
         return SUCCESS
+
+    async def _release_tail(self, message: InboundMessage) -> None:
+        key, stamp = f"reply:{message.dedupe_key}", now_ms(self._clock)
+        try:
+            await self._writes.run(lambda target: _release(target, key, stamp))
+        except Exception as exc:  # the rest still goes out when its hold ends
+            log.warning("could not release the rest of the answer to %s (%s)", message.dedupe_key, type(exc).__name__)
 
     async def _note_sender(self, target: Executor, message: InboundMessage, received: int,
                            window_kind: str | None) -> None:
@@ -368,10 +385,11 @@ class Dispatcher:
     @staticmethod
     async def _keep(target: Executor, message: InboundMessage, body: str, queued: str, stamp: int) -> None:
         assert message.user_id is not None
-        if queued:
+        if queued:  # after a passive head, the rest waits until the head surely went (released, or merged)
             await outbox.enqueue(await orm(target), user_id=message.user_id,
                                  idempotency_key=f"reply:{message.dedupe_key}", kind="agent_reply",
-                                 payload={"text": queued, "openid": message.openid}, now_ms=stamp)
+                                 payload={"text": queued, "openid": message.openid}, now_ms=stamp,
+                                 deliver_at_ms=stamp + TAIL_HOLD_MS if body != SUCCESS else None)
         await inbound.finish(target, message.dedupe_key, reply=body, user_id=message.user_id)
 
     async def _finish(self, message: InboundMessage, received: int, reply: Reply, *, window_kind: str | None,
@@ -410,6 +428,10 @@ class Dispatcher:
                     raise
                 log.exception("could not store the reply to %s; answering passively anyway", message.dedupe_key)
         return body
+
+
+async def _release(target: Executor, key: str, stamp: int) -> None:
+    await outbox.release(await orm(target), key, now_ms=stamp)
 
 
 async def _within_budget(claiming: Awaitable[tuple[inbound.Claim, Handoff | None]],

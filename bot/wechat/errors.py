@@ -43,6 +43,9 @@ ERRCODES: dict[int, ErrcodeRule] = {
     45002: ErrcodeRule(FailureClass.INVALID_PAYLOAD, "content size out of limit", split=True),
     # Not worth a retry: the same call fails the same way.
     43101: ErrcodeRule(FailureClass.WINDOW, "user refused to accept the message"),
+    # One row's data the template refuses (a value too long or in the wrong format for its keyword): that row
+    # goes on down the ladder, every other row keeps the rung (no pause; a bad template id is 40037 below).
+    47003: ErrcodeRule(FailureClass.INVALID_PAYLOAD, "argument invalid (this row's template data)", ladder=True),
     40003: ErrcodeRule(FailureClass.GONE, "invalid openid"),
     # Configuration incidents: no row can succeed until the account owner fixes a setting. The API pauses
     # (every call for the account-wide ones; the template rung for a bad template, whose rows go on down
@@ -57,8 +60,6 @@ ERRCODES: dict[int, ErrcodeRule] = {
                        setting="WECHAT_APP_ID / WECHAT_APP_SECRET (no access token was issued)"),
     40037: ErrcodeRule(FailureClass.CONFIG, "invalid template_id", retry_after_s=600, alert=True, ladder=True,
                        setting="WECHAT_TEMPLATE_ID_REMINDER"),
-    47003: ErrcodeRule(FailureClass.CONFIG, "argument invalid (template data)", retry_after_s=600, alert=True,
-                       ladder=True, setting="WECHAT_TEMPLATE_ID_REMINDER (its fields must be thing1 and time2)"),
 }
 _UNKNOWN = ErrcodeRule(FailureClass.UNKNOWN, "unclassified errcode")
 
@@ -99,10 +100,15 @@ class WeChatAPIError(WeChatError):
 
 
 class WeChatTransportError(WeChatError):
-    """Timeout, connection failure, 5xx or an unreadable body: transient by definition."""
+    """Timeout, connection failure, 5xx or an unreadable body: transient by definition.
 
-    def __init__(self, message: str) -> None:
+    `maybe_delivered`: the request may have reached WeChat (it was written and no complete answer came: a
+    timeout, a reset); False when it surely did not (no connection was made, no token). `api`: the call."""
+
+    def __init__(self, message: str, *, maybe_delivered: bool = False, api: str | None = None) -> None:
         super().__init__(message, failure=FailureClass.TRANSIENT, rule=ERRCODES[-1])
+        self.maybe_delivered = maybe_delivered
+        self.api = api
 
 
 class PartialSendError(WeChatError):

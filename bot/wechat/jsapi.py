@@ -115,6 +115,8 @@ class JsApiTickets:
                 if error.failure is FailureClass.AUTH and attempt == 0:
                     await self._client.access_token(stale=token)  # refresh once, retry once
                     continue
+                if error.failure is FailureClass.CONFIG and not error.rule.ladder:  # 40164 here is 40164 anywhere
+                    self._client.configuration_failed(error)
                 raise error
             ticket, expires_in = data.get("ticket"), data.get("expires_in")
             if not isinstance(ticket, str) or not isinstance(expires_in, int):

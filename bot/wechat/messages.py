@@ -38,17 +38,21 @@ class InboundMessage(BaseModel):
     status: str | None = None  # TEMPLATESENDJOBFINISH
     accepted_template_ids: tuple[str, ...] = ()
     rejected_template_ids: tuple[str, ...] = ()
+    grants: tuple[str, ...] = ()  # a grant event's list as sent (template, status, MsgID): part of its identity
     user_id: int | None = None
 
     @property
     def dedupe_key(self) -> str:
         """(openid, MsgId) for messages; (openid, CreateTime, Event, EventKey, MsgID) for events (SPEC §8): a
         MsgId is not unique across users, and one user's events of one second differ by MsgID (two
-        TEMPLATESENDJOBFINISH)."""
+        TEMPLATESENDJOBFINISH). A grant event adds a digest of its list: two popups answered in one second,
+        or a `success` and a `failed:user block` sent in one second, are different events."""
         if self.kind != "event" and self.msg_id:
             key = f"msg:{self.openid}:{self.msg_id}"
         else:
             key = f"evt:{self.openid}:{self.create_time}:{self.event or ''}:{self.event_key or ''}:{self.msg_id or ''}"
+            if self.grants:
+                key += ":g" + hashlib.sha1("\n".join(self.grants).encode("utf-8")).hexdigest()[:16]
         if len(key) > 191:  # the column's limit: keep it unique with a digest of the whole key
             key = key[:150] + ":" + hashlib.sha1(key.encode("utf-8")).hexdigest()
         return key
@@ -72,24 +76,39 @@ def _s(fields: dict[str, Any], name: str) -> str | None:
 _GRANT_BLOCKS = ("SubscribeMsgPopupEvent", "SubscribeMsgChangeEvent", "SubscribeMsgSentEvent")
 
 
-def _popup(fields: dict[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def _grant_items(fields: dict[str, Any]) -> list[dict[str, Any]]:
+    """A grant event's list: inside its block in XML (`<SubscribeMsgPopupEvent><List>…`), at the top level in
+    the JSON data format (`"List": [...]`, or one object when a single template was answered)."""
+    found: list[Any] = []
+    for name in _GRANT_BLOCKS:
+        block = fields.get(name)
+        if isinstance(block, dict):
+            found.append(block.get("List"))
+    if "List" in fields:
+        found.append(fields["List"])
+    items: list[dict[str, Any]] = []
+    for entry in found:
+        for item in entry if isinstance(entry, list) else [entry]:
+            if isinstance(item, dict) and item.get("TemplateId"):
+                items.append(item)
+    return items
+
+
+def _popup(fields: dict[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
     """Templates accepted and refused: the popup's answers, a consent changed in settings, or a subscription
-    message the user blocks (the sent event's `failed:user block`; a success changes nothing)."""
+    message the user blocks (the sent event's `failed:user block`; a success changes nothing); and the list
+    itself, each entry as (template, status, MsgID), for the event's dedupe key."""
     accepted: list[str] = []
     rejected: list[str] = []
-    for name in _GRANT_BLOCKS:
-        block = fields.get(name) or {}
-        items = block.get("List", []) if isinstance(block, dict) else []
-        items = [items] if isinstance(items, dict) else items
-        for item in items:
-            if not (isinstance(item, dict) and item.get("TemplateId")):
-                continue
-            status = str(item.get("SubscribeStatusString") or item.get("ErrorStatus") or "")
-            if status == "accept":
-                accepted.append(str(item["TemplateId"]))
-            elif status == "reject" or "user block" in status:
-                rejected.append(str(item["TemplateId"]))
-    return tuple(accepted), tuple(rejected)
+    seen: list[str] = []
+    for item in _grant_items(fields):
+        status = str(item.get("SubscribeStatusString") or item.get("ErrorStatus") or "")
+        seen.append(f"{item['TemplateId']}|{status}|{item.get('MsgID') or item.get('MsgId') or ''}")
+        if status == "accept":
+            accepted.append(str(item["TemplateId"]))
+        elif status == "reject" or "user block" in status:
+            rejected.append(str(item["TemplateId"]))
+    return tuple(accepted), tuple(rejected), tuple(seen)
 
 
 def from_fields(fields: dict[str, Any]) -> InboundMessage:
@@ -127,10 +146,10 @@ def from_fields(fields: dict[str, Any]) -> InboundMessage:
     elif event.lower() == "scan":
         scene = key
     content = CLICK_TEXT.get(key or "") if event.upper() == "CLICK" else None
-    accepted, rejected = _popup(fields)
+    accepted, rejected, listed = _popup(fields)
     return InboundMessage(
-        kind="event", event=event, event_key=key, scene=scene, content=content,
-        status=_s(fields, "Status"), accepted_template_ids=accepted, rejected_template_ids=rejected, **base,
+        kind="event", event=event, event_key=key, scene=scene, content=content, status=_s(fields, "Status"),
+        accepted_template_ids=accepted, rejected_template_ids=rejected, grants=listed, **base,
     )
 
 

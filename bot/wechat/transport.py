@@ -72,10 +72,13 @@ class AiohttpTransport:
                 if (response.content_length or 0) > MAX_BODY:
                     raise WeChatTransportError(f"{path}: answer body too large ({response.content_length} bytes)")
                 answer = await response.read()
-        except TimeoutError:  # aiohttp's connect and read timeouts are TimeoutErrors too
-            raise WeChatTransportError(f"{path}: timeout (no answer within {self._timeout.total:g} s)") from None
-        except aiohttp.ClientError as exc:  # refused, reset, closed early, malformed answer
-            raise WeChatTransportError(f"{path}: {_described(exc)}") from None
+        except (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError) as exc:  # no connection: not sent
+            raise WeChatTransportError(f"{path}: {type(exc).__name__} (no connection)") from None
+        except TimeoutError:  # aiohttp's read timeouts are TimeoutErrors too: WeChat may have acted on it
+            raise WeChatTransportError(f"{path}: timeout (no answer within {self._timeout.total:g} s)",
+                                       maybe_delivered=True) from None
+        except aiohttp.ClientError as exc:  # reset, closed early, malformed answer
+            raise WeChatTransportError(f"{path}: {_described(exc)}", maybe_delivered=True) from None
         if len(answer) > MAX_BODY:  # a chunked answer has no length to refuse it by up front
             raise WeChatTransportError(f"{path}: answer body too large ({len(answer)} bytes)")
         return response.status, answer

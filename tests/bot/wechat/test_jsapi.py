@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import re
 from datetime import timedelta
 
 import httpx
+import pytest
 from asgi_lifespan import LifespanManager
 
 from bot.app import create_app
@@ -121,3 +123,26 @@ async def test_while_the_ticket_is_unavailable_requests_make_no_call_for_a_minut
     assert calls_in_the_first_minute == 1
     assert [c.answer["errcode"] for c in api.calls_to("ticket/getticket")] == [40164, 40164, 0]
     assert recovered == [200] * 10 and all("wx-open-subscribe" in p.text for p in pages)
+
+
+async def test_an_ip_whitelist_error_from_getticket_is_an_incident_like_the_others(
+        database_url: str, clock: FrozenClock, caplog: pytest.LogCaptureFixture) -> None:
+    async with FakeWeChatAPI() as api:
+        settings = Settings(_env_file=None, DATABASE_URL=database_url, WECHAT_TOKEN="t",  # type: ignore[call-arg]
+                            WECHAT_APP_ID=api.app_id, WECHAT_APP_SECRET=api.app_secret, WECHAT_API_BASE=api.base_url,
+                            PUBLIC_BASE_URL="https://bot.example.com")
+        app = create_app(settings, clock=clock, run_worker=False)
+        api.script("ticket/getticket", 40164)  # the server's IP is off the whitelist
+        async with LifespanManager(app), httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
+                                                           base_url="http://t") as client:
+            healthy = (await client.get("/healthz")).json()
+            with caplog.at_level(logging.ERROR):
+                refused = await client.get("/wechat/jssdk", params={"url": PAGE})
+            degraded = (await client.get("/healthz")).json()
+            misconfigured = app.state.wechat_client.misconfigured
+    assert healthy["status"] == "ok"
+    assert refused.status_code == 503
+    assert degraded == {"status": "degraded", "database": "ok"}
+    assert misconfigured is not None and "whitelist 127.0.0.1" in misconfigured
+    [line] = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert "40164" in line and "IP白名单" in line

@@ -148,7 +148,8 @@ async def test_typing_body(api: FakeWeChatAPI, sessions: async_sessionmaker[Asyn
 
 
 @pytest.mark.parametrize(("errcode", "failure"), [(-1, FailureClass.TRANSIENT), (45011, FailureClass.RATE_LIMIT),
-                                                  (43004, FailureClass.GONE), (47003, FailureClass.CONFIG)])
+                                                  (43004, FailureClass.GONE), (47003, FailureClass.INVALID_PAYLOAD),
+                                                  (40037, FailureClass.CONFIG)])
 async def test_business_errcodes_raise_classified_errors(
         api: FakeWeChatAPI, sessions: async_sessionmaker[AsyncSession], clock: FrozenClock,
         errcode: int, failure: FailureClass) -> None:

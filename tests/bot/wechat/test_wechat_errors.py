@@ -22,10 +22,11 @@ SPEC_TABLE = {
 NOT_RETRIED = {  # issue 11: the same call would fail the same way
     43101: FailureClass.WINDOW,  # the user refused the message: next rung
     40003: FailureClass.GONE,  # bad openid
+    47003: FailureClass.INVALID_PAYLOAD,  # one row's template data: that row goes down the ladder
 }
 # SPEC §7 configuration incidents: only the account owner can fix them (issue 27)
 CONFIGURATION = {40013: "WECHAT_APP_ID", 40125: "WECHAT_APP_SECRET", 40164: "IP whitelist", 41001: "WECHAT_APP_ID",
-                 40037: "WECHAT_TEMPLATE_ID_REMINDER", 47003: "WECHAT_TEMPLATE_ID_REMINDER"}
+                 40037: "WECHAT_TEMPLATE_ID_REMINDER"}
 
 
 @pytest.mark.parametrize(("errcode", "failure"), sorted(SPEC_TABLE.items()))
@@ -49,7 +50,7 @@ def test_configuration_errcodes_name_the_setting_and_wait(errcode: int, setting:
     assert rule.failure is FailureClass.CONFIG and rule.alert
     assert rule.setting is not None and setting in rule.setting
     assert (rule.retry_after_s or 0) >= 600  # rows wait for the operator instead of burning attempts
-    assert rule.ladder == (errcode in (40037, 47003))  # a bad template: only that rung is closed
+    assert rule.ladder == (errcode == 40037)  # a bad template id: only that rung is closed
 
 
 @pytest.mark.parametrize("errcode", [48001, 99999, 1])
@@ -67,7 +68,9 @@ def test_rate_limit_hints() -> None:
 
 def test_payload_hints() -> None:
     assert rule_for(45002).split and not rule_for(45002).alert
-    assert rule_for(47003).alert and rule_for(47003).ladder and not WeChatAPIError(47003, "").retryable
+    # one row's bad data is no incident: no alert, no pause, that row alone goes on down the ladder
+    assert not rule_for(47003).alert and rule_for(47003).ladder and not WeChatAPIError(47003, "").retryable
+    assert rule_for(47003).retry_after_s is None
 
 
 @pytest.mark.parametrize("errcode", [45015, 45047, 43004, 43019, 40001])

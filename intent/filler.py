@@ -29,9 +29,13 @@ _THANKS = re.compile(r"[,. ]*(?:谢谢您?|谢谢你|多谢|谢啦|麻烦了|麻
 _MOOD_END = re.compile(r"(?<=[^\W哈啊呀哦喔嘿])[,.!~ ]*(?:哈+|啊+|呀+|哦+|喔+|嘿+)[,.!~ ]*$")
 
 
+# A filler said as a clause of its own inside the message (…国贸，那个，是三里屯 / 牛奶，嗯，鸡蛋): nothing to read.
+_MID_CLAUSE = re.compile(r"(?<=[,.!?~ ])\s*(?:那个|这个|嗯+|呃+|额|哦+|啊+|唔+|就是说?|然后|emm+)\s*[,.!~]+\s*")
+
+
 def strip(text: str) -> str:
     """`text` without its opening fillers (and a closing thank-you), unless nothing but particles would be left."""
-    text = _MOOD_END.sub("", text)
+    text = _MOOD_END.sub("", _MID_CLAUSE.sub("", text))
     thanked = _THANKS.sub("", text)
     text = thanked if thanked.strip() and thanked != text and not _NOTHING_LEFT.match(thanked) else text
     m = _LEADING.match(text)

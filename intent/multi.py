@@ -34,13 +34,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 from datetime import date, datetime
+from itertools import pairwise
 from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 from intent.contact import pull
 from intent.followup import RESTATE, FocusHint, corrects, with_that_day
 from intent.model import CreateIntent, Intent, NoneIntent
-from intent.normalise import normalise
+from intent.normalise import ascii_forms, normalise
 from intent.pipeline import analyse, parse, parse_prepared
 from intent.slots import DAY_BEFORE
 
@@ -48,8 +49,8 @@ if TYPE_CHECKING:
     from intent.slots import Slots
     from intent.timex.types import TimeMention
 
-_CLAUSE = re.compile(r"[,!?.]+|(?<=[^\x00-\x7f]) (?=[^\x00-\x7f])|(?=顺便|另外|同时|并且|然后)")
-_CONNECTIVE = re.compile(r"^(?:顺便|另外|同时|并且|然后|还有就是|再就是|还有|再)?(?:帮我)?")
+_CLAUSE = re.compile(r"[,!?.]+|(?<=[^\x00-\x7f]) (?=[^\x00-\x7f])|(?=顺便|顺带|顺道|另外|同时|并且|然后)")
+_CONNECTIVE = re.compile(r"^(?:顺便|顺带|顺道|另外|同时|并且|然后|还有就是|再就是|还有|再)?(?:帮我)?")
 # Cheap gate: a clause that might hold a request of its own (a time word, a request or query word).
 _CUE = re.compile(r"[0-9零一二两三四五六七八九十]点|:[0-5][0-9]|[今明后]天|[今明]早|[今明]晚|周|星期|礼拜|号|每|"
                   r"凌晨|早上|上午|中午|下午|傍晚|晚上|"
@@ -57,7 +58,7 @@ _CUE = re.compile(r"[0-9零一二两三四五六七八九十]点|:[0-5][0-9]|[�
 _GENERIC = frozenset({"", "提醒", "闹钟", "事", "个事", "件事", "一件事", "一个事", "事情", "一下", "会议", "记个事",
                       "记件事"})
 # 顺便… / 再加一个…: words that only join a request to the one before.
-_LEADING = re.compile(r"^(?:顺便|另外|同时|并且|然后|还有就是|再就是)?(?:帮我)?"
+_LEADING = re.compile(r"^(?:顺便|顺带|顺道|另外|同时|并且|然后|还有就是|再就是)?(?:帮我)?"
                       r"(?:(?:再|还)?(?:加|添|添加|新建)(?:一个|一条|个|条))?")
 _UNTIL_ONLY = frozenset({"到", "开到", "一直到", "至", "忙到", "持续到"})  # 开到五点半: the previous item's end
 _EXTENT = re.compile(r"^(?:结束|散会|散|完|为止|截止|收尾|开完|搞完|左右)")
@@ -87,7 +88,7 @@ def parse_all(
 ) -> list[Intent]:
     """Every request of `text` in order (see the module docstring); one request → `[parse(text, …)]`.
     `focus` describes the item the conversation is about (`intent.followup`)."""
-    said = text if isinstance(text, str) else str(text)
+    said = ascii_forms(text if isinstance(text, str) else str(text))  # a phone number in ３ is still one
     text, note = pull(_request_in(said))
     if note is not None and len(_WORDLESS.sub("", text)) <= 6 and focus is not None:
         return [_noted(said)]  # 师傅电话138…: a number or link said about the item in focus is its note
@@ -160,8 +161,8 @@ def _parse_all(
         listed = _clock_list(norm) if pending is None else None
         if listed is not None:
             return [parse(line, now=now, tz=tz, meeting_offset_minutes=meeting_offset_minutes) for line in listed]
-        parts = _split(norm)
         mentions, degraded = analyse(norm, local, zone, None) if norm else ([], False)
+        parts = _cut_at_times(norm, _split(norm), mentions)
         if corrects(norm):  # 不是后天,是大后天: one correction, however many time words it holds
             return [parse_prepared(norm, mentions, degraded, now=local, tz=zone, pending=pending,
                                    meeting_offset_minutes=meeting_offset_minutes, focus=focus)]
@@ -194,7 +195,7 @@ _LEAD_IN = re.compile(
     r"|(?P<noun>待办事项|待办清单|待办列表|待办|待做|待处理|todo|购物清单|采购清单|购物单|任务清单|任务列表|任务)"
     r")(?:有|是|如下)?:(?P<items>.+)$", re.IGNORECASE)
 _LIST_ITEM = re.compile(r"\s*(?:\d{1,2}[.)、]|[①-⑩])?\s*")  # 1. / 2) / ① numbering
-_LIST_CUT = re.compile(r"[,;]|\s+(?=\d{1,2}[.)])")
+_LIST_CUT = re.compile(r"[,;]|(?<=[^\x00-\x7f])\s+(?=[^\x00-\x7f])|\s+(?=[A-Za-z\d])")
 # The verb of the lead-in that names what is done with each thing (要买的：牛奶 → 买牛奶).
 _THING_VERB = frozenset({"买", "带", "准备", "拿", "交", "寄", "还", "取"})
 _NOT_A_THING = re.compile(r"提醒|叫我|提前|地点|结束|顺便|另外|然后")  # a clause of a request, not a list entry
@@ -279,6 +280,30 @@ def _split(norm: str) -> list[tuple[int, int]]:
     if at < len(norm):
         out.append((at, len(norm)))
     return [(b, e) for b, e in out if norm[b:e].strip()]
+
+
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+_JOINS_TIMES = re.compile(r"(?:到|至|-|~|和|或|或者|、|提前|前|之前|以前|再|也|还|看看|看下|看一下|查查|查一下|"
+                          r"查下|告诉我|列出|列一下|发给我|发我|汇总|整理|说说|讲讲|问问|发|推|推送|发送|给我|推我|发我|一下|"
+                          r"改成|改到|改为|改在|挪到|换到|换成|调到|推迟到|推到|提前到|延后到)$")
+
+
+def _cut_at_times(norm: str, parts: list[tuple[int, int]], mentions: list[TimeMention]) -> list[tuple[int, int]]:
+    """Clauses said without punctuation (明天9点提醒我交物业费下午4点提醒我拿衣服): a clause is also cut before a
+    time that follows words said after an earlier time of that clause; the grouping then decides what belongs
+    together (a reminder time for the item before it, 3点到5点 as one range)."""
+    out: list[tuple[int, int]] = []
+    for b, e in parts:
+        at = b
+        inside = [m for m in mentions if b <= m.span[0] < e]
+        for before, m in pairwise(inside):
+            words = norm[before.span[1]:m.span[0]]
+            if (m.has_clock or m.has_date) and not m.relative and not m.lead and len(_CJK.findall(words)) >= 2 \
+                    and not _JOINS_TIMES.search(words) and m.span[0] > at:
+                out.append((at, m.span[0]))
+                at = m.span[0]
+        out.append((at, e))
+    return out
 
 
 def _clauses(norm: str, parts: list[tuple[int, int]], mentions: list[TimeMention]) -> list[_Clause] | None:

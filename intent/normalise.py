@@ -7,6 +7,7 @@ import re
 MAX_CHARS = 200  # utterances are short; longer text is cut so work stays bounded
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ud800-\udfff]")
 _SPACES = re.compile(r"\s+")
+_CLOSING = re.compile(r"(?<=[^,.!~ ])[,.!~ ]+$")  # 在8楼！/ 交了。: how a sentence ends says nothing the rules read
 # A trailing emoji set apart by a space or punctuation (开会 🙂, 好的！👍) is a mood, not part of the request; one
 # written onto a word (买蛋糕🎂) stays with it.
 _MOOD = re.compile(r"(?:(?<=[\s,.!?~，。！？、])|^)[\s\u2300-\u23ff\u2600-\u27bf\u2b00-\u2bff\U0001F000-\U0001FAFF"
@@ -50,6 +51,14 @@ def _fix(m: re.Match[str]) -> str:
     return _FIX.get(kind, m.group(0))
 
 
+_WIDE_ASCII = {c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)} | {0x3000: 0x20}
+
+
+def ascii_forms(text: str) -> str:
+    """Full-width letters, digits and signs as ASCII (１３８…, ｈｔｔｐｓ://…, ３点, ，): one spelling for the rules."""
+    return text.translate(_WIDE_ASCII)
+
+
 def normalise(text: str) -> str:
     """Return the text the rules and the time engine see (one line, ≤ MAX_CHARS, ASCII punctuation)."""
     head = text[: MAX_CHARS * 4]
@@ -70,4 +79,4 @@ def normalise(text: str) -> str:
     head = head.translate(_PUNCT)
     from intent.filler import strip
 
-    return strip(_SPACES.sub(" ", head).strip())[:MAX_CHARS]
+    return _CLOSING.sub("", strip(_SPACES.sub(" ", head).strip()))[:MAX_CHARS]

@@ -38,9 +38,10 @@ def strip(text: str) -> str:
     text = _MOOD_END.sub("", _MID_CLAUSE.sub("", text))
     thanked = _THANKS.sub("", text)
     text = thanked if thanked.strip() and thanked != text and not _NOTHING_LEFT.match(thanked) else text
-    m = _LEADING.match(text)
-    rest = text[m.end():] if m is not None else text
-    said = _REPORTED.match(rest)
-    if said is not None:
-        rest = rest[said.end():]
+    rest, before = text, ""
+    while rest != before:  # 他说 哦不对… / 嗯 老师说…: fillers and reported speech, in any order
+        before = rest
+        for opening in (_LEADING, _REPORTED):
+            m = opening.match(rest)
+            rest = rest[m.end():] if m is not None else rest
     return text if rest == text or _NOTHING_LEFT.match(rest) else rest

@@ -51,7 +51,7 @@ _BA = re.compile(r"^(?:之前|以前|前)?(?:要|得|先)?把(.{1,10}?)"
                  r"(?:了|完|好|掉|一下|上)?$")
 
 
-_EACH_ONCE = re.compile(r"各(?:提醒我?)?([\u4e00-\u9fff]{0,2}?)一次")  # 早晚各吃一次药 → 吃药
+_EACH_ONCE = re.compile(r"各(?:提醒我?|叫我|喊我)?([\u4e00-\u9fff]{0,2}?)一次")  # 早晚各吃一次药 → 吃药
 
 
 def clean(segment: str) -> str:

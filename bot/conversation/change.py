@@ -25,7 +25,7 @@ from schedule.recurrence import localize, next_occurrence
 
 Targeted = UpdateIntent | CancelIntent | CompleteIntent
 MAX_CHOICES = 9
-_CHANGE_VERB = re.compile(r"改到|改成|改为|改在|挪到|换到|推迟|推到|延后|延期|提前|调到|调整")
+_CHANGE_VERB = re.compile(r"改到|改成|改为|改在|挪到|挪成|换到|换成|推迟|推到|延后|延期|提前|调到|调成|调整")
 _DATE_WORDS = re.compile(
     r"[今明后]天|明早|今晚|明晚|周|星期|礼拜|号|[0-9一二三四五六七八九十]+月|[0-9]+[./-][0-9]+|下个?月")
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from sqlalchemy import event, select
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
-from webhook_helpers import bare_app, content_of, http, settings, signed
+from webhook_helpers import FakeMonotonic, bare_app, content_of, http, settings, signed
 
 from bot.handler import Reply
 from bot.runtime import RECOVERY_MARGIN_MS, answer_budget_ms
@@ -24,14 +24,6 @@ from schedule.service import ScheduleService
 from schedule.testing import FrozenClock
 
 Sessions = async_sessionmaker[AsyncSession]
-
-
-@dataclass
-class FakeMonotonic:
-    now: float = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @dataclass

@@ -15,6 +15,7 @@ from webhook_helpers import (
     AES_KEY,
     APP_ID,
     TOKEN,
+    FakeMonotonic,
     RecordingHandler,
     bare_app,
     content_of,
@@ -157,14 +158,6 @@ async def test_user_text_with_markup_declarations_reaches_the_handler(sessions: 
 
 
 # --- 5. the reply budget runs from arrival; a computed answer is never dropped ----------------------
-
-@dataclass
-class FakeMonotonic:
-    now: float = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
 
 @dataclass
 class SlowDirectory:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
-from webhook_helpers import bare_app, content_of, http, settings, signed
+from webhook_helpers import FakeMonotonic, bare_app, content_of, http, settings, signed
 
 from bot.handler import Reply
 from bot.runtime import delivery_worker, wechat_client
@@ -22,14 +22,6 @@ from schedule.worker import DeliveryWorker
 
 Sessions = async_sessionmaker[AsyncSession]
 ANSWER = "第一段：" + "长" * 700 + "第二段：" + "久" * 700 + "第三段：完。"  # about 4.2 kB: three parts
-
-
-@dataclass
-class FakeMonotonic:
-    now: float = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @dataclass

@@ -37,6 +37,16 @@ def settings(**overrides: object) -> Settings:
 
 
 @dataclass
+class FakeMonotonic:
+    """The webhook's monotonic clock, moved by hand (the reply budget is measured on it)."""
+
+    now: float = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@dataclass
 class RecordingHandler:
     reply: str | None = "收到"
     delay_s: float = 0.0

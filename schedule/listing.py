@@ -3,8 +3,11 @@ tasks the page folds into one group: prebuilt statements that read items and the
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+import asyncio
+import heapq
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from sqlalchemy import and_, bindparam, func, or_, select
 
@@ -12,8 +15,10 @@ from schedule import occurrence
 from schedule.convert import ITEM_COLUMNS, ITEMS, REMINDER_COLUMNS, REMINDERS, item_of, recurrence_of
 from schedule.domain import Item, ItemKind
 from schedule.fastsql import Executor, Fast, orm, run_all
-from schedule.model import ReminderRow
-from schedule.occurrence import at_occurrence, in_range
+from schedule.occurrence import Budget, at_occurrence, in_range
+
+_T = TypeVar("_T")
+INLINE_SERIES = 50  # up to this many series a listing expands on the event loop (a few ms); more go to a thread
 
 _ITEMS_OF = (select(*ITEM_COLUMNS).where(ITEMS.c.user_id == bindparam("p_uid"),
                                          ITEMS.c.status.in_(bindparam("p_statuses", expanding=True)))
@@ -60,14 +65,39 @@ async def list_items(
     session: Executor, user_id: int, *, start_ms: int | None = None, end_ms: int | None = None,
     kind: ItemKind | None = None, statuses: Sequence[str] = ("active",),
     include_undated_tasks: bool = False, include_reminders: bool = True, expand: bool = False,
-    as_stored: bool = False,
+    as_stored: bool = False, first: int | None = None,
 ) -> list[Item]:
     """Items in [start_ms, end_ms): events overlapping it, tasks due in it, recurring items
     with an occurrence in it (reported at that occurrence). Ordered by time.
 
     With `expand`, a series is listed at every occurrence in the range (`occurrence.expand`: done days
     as completed, each with its own reminders): what chat, the page and the API list. With `as_stored`,
-    a series is returned as stored, from its first occurrence (what the calendar feed writes out)."""
+    a series is returned as stored, from its first occurrence (what the calendar feed writes out).
+
+    The expansion has a budget per call (`occurrence.MAX_PER_REQUEST`): the answer is then the earliest
+    entries in time order, as is `first` (the number wanted: a page of the API is cut before expanding).
+    Check `Window.complete` through `read_window` to tell the caller."""
+    window = await read_window(session, user_id, start_ms=start_ms, end_ms=end_ms, kind=kind, statuses=statuses,
+                               include_undated_tasks=include_undated_tasks, include_reminders=include_reminders,
+                               expand=expand, as_stored=as_stored, first=first)
+    return window.items
+
+
+@dataclass(frozen=True)
+class Window:
+    """A listing's entries, and whether they are all of them (False: cut by the expansion budget)."""
+
+    items: list[Item]
+    complete: bool
+
+
+async def read_window(
+    session: Executor, user_id: int, *, start_ms: int | None = None, end_ms: int | None = None,
+    kind: ItemKind | None = None, statuses: Sequence[str] = ("active",),
+    include_undated_tasks: bool = False, include_reminders: bool = True, expand: bool = False,
+    as_stored: bool = False, first: int | None = None,
+) -> Window:
+    """`list_items`, saying whether the expansion budget cut it."""
     params: dict[str, object] = {"p_uid": user_id, "p_statuses": list(statuses)}
     if kind is not None:
         params["p_kind"] = kind
@@ -88,22 +118,54 @@ async def list_items(
         rows = list((await (await (await orm(session)).connection()).execute(
             _ITEMS_OF if kind is None else _ITEMS_OF_KIND, params)).all())
         read = None
-    found = [hit for row in rows
-             if (hit := ((row, None) if (expand or as_stored) and recurrence_of(row) is not None
-                          else in_range(row, start_ms, end_ms, include_undated_tasks))) is not None]
-    by_item: dict[int, list[ReminderRow]] = {}
+    budget = Budget()
+    series = sum(1 for row in rows if row.rrule or row.workdays or row.lunar)
+    by_item: dict[int, list[Any]] = {}
+    found = await _off_loop(series, _kept, rows, start_ms, end_ms, include_undated_tasks, expand or as_stored,
+                            budget)
     if include_reminders and found:
         for rem in read if read is not None else await _reminder_rows(session, [r.id for r, _ in found]):
             by_item.setdefault(rem.item_id, []).append(rem)
-    items = []
-    for row, occ in found:
-        item = item_of(row, by_item.get(row.id, []) if include_reminders else None)
-        if expand and item.recurrence is not None:
-            items += occurrence.expand(item, start_ms, end_ms)
-        else:
-            items.append(at_occurrence(item, occ))
+    items = await _off_loop(series, _entries, found, by_item if include_reminders else None, start_ms, end_ms,
+                            expand, first, budget)
+    return Window(items, complete=not budget.exhausted)
+
+
+async def _off_loop(series: int, call: Callable[..., _T], *args: Any) -> _T:
+    """Run an expansion on a worker thread when it may be long (many series), so it never holds the event loop;
+    a few series are cheaper to expand in place than to hand over."""
+    if series > INLINE_SERIES:
+        return await asyncio.to_thread(call, *args)
+    return call(*args)
+
+
+def _kept(rows: Sequence[Any], start_ms: int | None, end_ms: int | None, include_undated: bool, every_series: bool,
+          budget: Budget) -> list[tuple[Any, int | None]]:
+    """The rows that belong to the range, each with the occurrence it is shown at (None: as stored)."""
+    return [hit for row in rows
+            if (hit := ((row, None) if every_series and recurrence_of(row) is not None
+                        else in_range(row, start_ms, end_ms, include_undated, budget))) is not None]
+
+
+def _entries(found: list[tuple[Any, int | None]], reminders: dict[int, list[Any]] | None, start_ms: int | None,
+             end_ms: int | None, expand: bool, first: int | None, budget: Budget) -> list[Item]:
+    """The entries in time order: every series expanded lazily and merged, so at most `first` entries (and
+    what the budget allows) are ever built, and a cut keeps the earliest ones."""
     last = 1 << 62
-    return sorted(items, key=lambda i: (i.anchor_at if i.anchor_at is not None else last, i.id))
+    streams: list[Iterable[Item]] = []
+    for row, occ in found:
+        item = item_of(row, reminders.get(row.id, []) if reminders is not None else None)
+        if expand and item.recurrence is not None:
+            streams.append(occurrence.each_occurrence(item, start_ms, end_ms, budget))
+        else:
+            streams.append((at_occurrence(item, occ),))
+    merged = heapq.merge(*streams, key=lambda i: (i.anchor_at if i.anchor_at is not None else last, i.id))
+    items: list[Item] = []
+    for item in merged:
+        if budget.exhausted or (first is not None and len(items) >= first):
+            break  # every entry kept came before the cut, in time order: a prefix of the full listing
+        items.append(item)
+    return items
 
 
 async def overdue_tasks(session: Executor, user_id: int, *, before_ms: int, limit: int) -> tuple[int, list[Item]]:

@@ -154,6 +154,16 @@ class ScheduleService:
                                 statuses=statuses, include_undated_tasks=include_undated_tasks,
                                 include_reminders=include_reminders, expand=expand, as_stored=as_stored)
 
+    async def list_window(
+        self, user_id: int, *, start_ms: int | None = None, end_ms: int | None = None, kind: ItemKind | None = None,
+        statuses: Sequence[str] = ("active",), include_undated_tasks: bool = False, include_reminders: bool = True,
+        expand: bool = False, first: int | None = None,
+    ) -> listing.Window:
+        """`list_items` cut to the `first` entries in time order, saying whether the expansion budget cut it."""
+        return await self._fast(listing.read_window, user_id, start_ms=start_ms, end_ms=end_ms, kind=kind,
+                                statuses=statuses, include_undated_tasks=include_undated_tasks,
+                                include_reminders=include_reminders, expand=expand, first=first)
+
     async def overdue_tasks(self, user_id: int, *, before_ms: int, limit: int) -> tuple[int, list[Item]]:
         """Open one-off tasks due before `before_ms`: how many, and the latest `limit` with their reminders."""
         return await self._fast(listing.overdue_tasks, user_id, before_ms=before_ms, limit=limit)

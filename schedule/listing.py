@@ -7,6 +7,8 @@ import asyncio
 import heapq
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
+from itertools import repeat
 from typing import Any, TypeVar
 
 from sqlalchemy import and_, bindparam, func, or_, select
@@ -152,20 +154,26 @@ def _entries(found: list[tuple[Any, int | None]], reminders: dict[int, list[Any]
     """The entries in time order: every series expanded lazily and merged, so at most `first` entries (and
     what the budget allows) are ever built, and a cut keeps the earliest ones."""
     last = 1 << 62
-    streams: list[Iterable[Item]] = []
+    streams: list[Iterable[tuple[int, int, Callable[[int], Item]]]] = []
     for row, occ in found:
         item = item_of(row, reminders.get(row.id, []) if reminders is not None else None)
-        if expand and item.recurrence is not None:
-            streams.append(occurrence.each_occurrence(item, start_ms, end_ms, budget))
+        if expand and item.recurrence is not None and item.anchor_at is not None:
+            times, build = occurrence.occurrence_plan(item, start_ms, end_ms, budget)
+            streams.append(zip(times, repeat(item.id), repeat(build)))  # bound now, not when pulled
         else:
-            streams.append((at_occurrence(item, occ),))
-    merged = heapq.merge(*streams, key=lambda i: (i.anchor_at if i.anchor_at is not None else last, i.id))
+            shown = at_occurrence(item, occ)
+            anchor = shown.anchor_at
+            streams.append(((anchor if anchor is not None else last, shown.id, partial(_same, shown)),))
     items: list[Item] = []
-    for item in merged:
+    for at, _, build in heapq.merge(*streams, key=lambda entry: (entry[0], entry[1])):
         if budget.exhausted or (first is not None and len(items) >= first):
             break  # every entry kept came before the cut, in time order: a prefix of the full listing
-        items.append(item)
+        items.append(build(at))  # built only when kept
     return items
+
+
+def _same(item: Item, _: int) -> Item:
+    return item
 
 
 async def overdue_tasks(session: Executor, user_id: int, *, before_ms: int, limit: int) -> tuple[int, list[Item]]:

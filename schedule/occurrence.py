@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
-from itertools import islice
+from itertools import chain, islice
 from zoneinfo import ZoneInfo
 
 from schedule.clock import from_ms, to_ms
@@ -71,8 +71,8 @@ def occurrence_in_range(row: ScheduleItemRow, anchor: int, lo: int, hi: int, bud
     if lo <= anchor < hi and (recurrence is None or dtstart.astimezone(tz).date().isoformat()
                               not in recurrence.skipped):
         return row, None
-    if recurrence is None or not budget.spend():
-        return None
+    if recurrence is None or anchor >= hi or not budget.spend():
+        return None  # (a series never occurs before its first day)
     occurrence = next(occurrences_of(recurrence, dtstart=dtstart, after=from_ms(max(lo, anchor) - 1),
                                      before=_moment(hi), tz=tz), None)
     return None if occurrence is None else (row, to_ms(occurrence))
@@ -113,10 +113,21 @@ def each_occurrence(item: Item, start_ms: int | None, end_ms: int | None, budget
     its own reminders only, and status "completed" on a day done. Cancelled days are left out. A closed series
     lists only what it had before it was closed. Pure and lazy, in time order; each occurrence spends one of
     the request's `budget`, and the series ends early when it runs out."""
-    anchor, recurrence = item.anchor_at, item.recurrence
-    if recurrence is None or anchor is None:
+    if item.recurrence is None or item.anchor_at is None:
         yield item
         return
+    times, build = occurrence_plan(item, start_ms, end_ms, budget)
+    for occ in times:
+        yield build(occ)
+
+
+def occurrence_plan(item: Item, start_ms: int | None, end_ms: int | None, budget: Budget
+                    ) -> tuple[Iterator[int], Callable[[int], Item]]:
+    """`each_occurrence` in two parts: the occurrences' instants (lazy, each spending the budget) and what
+    builds the Item of one, so a merged listing builds only the entries it keeps."""
+    anchor, recurrence = item.anchor_at, item.recurrence
+    assert recurrence is not None
+    assert anchor is not None
     lo = start_ms if start_ms is not None else anchor
     hi = end_ms if end_ms is not None else _OPEN
     if item.status != "active":
@@ -139,10 +150,16 @@ def each_occurrence(item: Item, start_ms: int | None, end_ms: int | None, budget
     after = max(anchor, lo - span if span else lo - 1)
     later = (to_ms(found) for found in occurrences_of(kept, dtstart=from_ms(anchor), after=from_ms(after),
                                                       before=_moment(hi), tz=tz))
-    for occ in (*first, *later) if first else later:
+    # lazily: a page cut before expansion pulls only what it lists
+    return (_spending(chain(first, later), budget),
+            lambda occ: _at(item, occ, anchor, tz, done, by_occurrence.get(occ, []), plan))
+
+
+def _spending(times: Iterator[int], budget: Budget) -> Iterator[int]:
+    for occ in times:
         if not budget.spend():
             return
-        yield _at(item, occ, anchor, tz, done, by_occurrence.get(occ, []), plan)
+        yield occ
 
 
 def _at(item: Item, occ: int, anchor: int, tz: ZoneInfo, done: set[str], own: list[Reminder],

@@ -1,10 +1,10 @@
 """RRULE evaluation at a bounded cost, and the refusal of rules that never occur.
 
 dateutil scans period by period until a rule matches or the year passes 9999, and UNTIL/COUNT only stop it
-at a match: `FREQ=DAILY;BYMONTH=2;BYMONTHDAY=30` walks ~8,000 years (seconds of CPU) on every call. Here a
-rule is evaluated in a frame shifted towards year 9999 with the very same calendar (the Gregorian calendar
-repeats every 400 years, and every 28 between non-leap centuries), so dateutil's own end of time stops
-each scan within about HORIZON_YEARS + 28 (at most + 400) years of the point asked about.
+at a match: `FREQ=DAILY;BYMONTH=2;BYMONTHDAY=30` walks ~8,000 years (seconds of CPU) on every call. Rules are
+evaluated (`schedule.scan`) in a frame shifted towards year 9999 with the very same calendar (the Gregorian
+calendar repeats every 400 years, and every 28 between non-leap centuries: `frame_shift`), so dateutil's own
+end of time stops a scan soon after the window asked about.
 """
 
 from __future__ import annotations
@@ -23,9 +23,13 @@ def refusal(body: str, dtstart: datetime) -> str | None:
     """Why a rule starting at `dtstart` (naive local) is refused, or None when it occurs within WINDOW_YEARS:
     a date that exists in no year, more than MAX_PER_DAY times a day, or no occurrence in the window (found
     at a cost bounded by the window: `schedule.scan`)."""
+    return too_frequent(body) or _no_occurrence(body, dtstart)
+
+
+def _no_occurrence(body: str, dtstart: datetime) -> str | None:
     from schedule.scan import window  # scan builds on this module's calendar frame
 
-    reason = impossible(body) or too_frequent(body)
+    reason = impossible(body)
     if reason is not None:
         return reason
     end = shift_years(dtstart, WINDOW_YEARS, clamp=True)
@@ -37,9 +41,10 @@ def refusal(body: str, dtstart: datetime) -> str | None:
 @lru_cache(maxsize=8192)
 def never_occurs(body: str, dtstart: datetime) -> bool:
     """Cached per rule and start (an item version, every series of a user at the item quota and more): no
-    occurrence within WINDOW_YEARS of its start."""
+    occurrence within WINDOW_YEARS of its start. A rule stored before a check refused it still lists, within
+    each request's budget, when it does occur (one firing too often, say)."""
     try:
-        return refusal(body, dtstart) is not None
+        return _no_occurrence(body, dtstart) is not None
     except (ValueError, TypeError, KeyError, IndexError):
         return False  # a rule dateutil cannot read fails later, where it always did
 

@@ -63,26 +63,28 @@ _REMINDERS_OF_N = [Fast(select(*REMINDER_COLUMNS).where(REMINDERS.c.item_id.in_(
     [bindparam(f"p_id{i}") for i in range(n)]))) for n in range(33)]
 
 
-async def list_items(
-    session: Executor, user_id: int, *, start_ms: int | None = None, end_ms: int | None = None,
-    kind: ItemKind | None = None, statuses: Sequence[str] = ("active",),
-    include_undated_tasks: bool = False, include_reminders: bool = True, expand: bool = False,
-    as_stored: bool = False, first: int | None = None,
-) -> list[Item]:
-    """Items in [start_ms, end_ms): events overlapping it, tasks due in it, recurring items
-    with an occurrence in it (reported at that occurrence). Ordered by time.
+@dataclass(frozen=True)
+class Query:
+    """What a listing asks for: the range and the rows' filter, and how a series is shown."""
 
-    With `expand`, a series is listed at every occurrence in the range (`occurrence.expand`: done days
-    as completed, each with its own reminders): what chat, the page and the API list. With `as_stored`,
-    a series is returned as stored, from its first occurrence (what the calendar feed writes out).
+    user_id: int
+    start_ms: int | None = None
+    end_ms: int | None = None
+    kind: ItemKind | None = None
+    statuses: tuple[str, ...] = ("active",)
+    include_undated_tasks: bool = False
+    include_reminders: bool = True
+    expand: bool = False  # a series at every occurrence in the range: what chat, the page and the API list
+    as_stored: bool = False  # a series as stored, from its first occurrence: what the calendar feed writes out
+    first: int | None = None  # the entries wanted, earliest first: a page of the API is cut before expanding
 
-    The expansion has a budget per call (`occurrence.MAX_PER_REQUEST`): the answer is then the earliest
-    entries in time order, as is `first` (the number wanted: a page of the API is cut before expanding).
-    Check `Window.complete` through `read_window` to tell the caller."""
-    window = await read_window(session, user_id, start_ms=start_ms, end_ms=end_ms, kind=kind, statuses=statuses,
-                               include_undated_tasks=include_undated_tasks, include_reminders=include_reminders,
-                               expand=expand, as_stored=as_stored, first=first)
-    return window.items
+
+@dataclass(frozen=True)
+class Read:
+    """The rows a listing reads (and their reminders), before any series is expanded."""
+
+    rows: list[Any]
+    reminders: list[Any] | None  # None: not asked for
 
 
 @dataclass(frozen=True)
@@ -93,43 +95,47 @@ class Window:
     complete: bool
 
 
-async def read_window(
-    session: Executor, user_id: int, *, start_ms: int | None = None, end_ms: int | None = None,
-    kind: ItemKind | None = None, statuses: Sequence[str] = ("active",),
-    include_undated_tasks: bool = False, include_reminders: bool = True, expand: bool = False,
-    as_stored: bool = False, first: int | None = None,
-) -> Window:
-    """`list_items`, saying whether the expansion budget cut it."""
-    params: dict[str, object] = {"p_uid": user_id, "p_statuses": list(statuses)}
+async def read(session: Executor, query: Query) -> Read:
+    """The rows that may belong to the query's range, with their reminders, in one trip where it can be.
+    The transaction can end right after: expanding them (`entries`) needs no connection."""
+    params: dict[str, object] = {"p_uid": query.user_id, "p_statuses": list(query.statuses)}
+    kind, statuses = query.kind, query.statuses
     if kind is not None:
         params["p_kind"] = kind
-    shown = tuple(statuses) == ("active", "completed") and kind is None
-    if tuple(statuses) == ("active",) or shown:
+    shown = statuses == ("active", "completed") and kind is None
+    if statuses == ("active",) or shown:
         far = 1 << 62
-        params.update(p_lo=-far if start_ms is None else start_ms, p_hi=far if end_ms is None else end_ms,
-                      p_undated=include_undated_tasks)
+        params.update(p_lo=-far if query.start_ms is None else query.start_ms,
+                      p_hi=far if query.end_ms is None else query.end_ms, p_undated=query.include_undated_tasks)
         statements: list[tuple[Fast, Mapping[str, Any] | None]] = [
             (_SHOWN_ITEMS_OF if shown else _ACTIVE_ITEMS_OF if kind is None else _ACTIVE_ITEMS_OF_KIND, params)]
-        if include_reminders:  # in the same trip, for the same items
+        if query.include_reminders:  # in the same trip, for the same items
             statements.append((_SHOWN_REMINDERS_OF if shown else _ACTIVE_REMINDERS_OF if kind is None
                                else _ACTIVE_REMINDERS_OF_KIND, params))
         results = await run_all(session, statements)
-        rows = results[0].all()
-        read: list[Any] | None = results[1].all() if include_reminders else None
-    else:
-        rows = list((await (await (await orm(session)).connection()).execute(
-            _ITEMS_OF if kind is None else _ITEMS_OF_KIND, params)).all())
-        read = None
+        return Read(results[0].all(), results[1].all() if query.include_reminders else None)
+    rows = list((await (await (await orm(session)).connection()).execute(
+        _ITEMS_OF if kind is None else _ITEMS_OF_KIND, params)).all())
+    return Read(rows, await _reminder_rows(session, [r.id for r in rows]) if query.include_reminders else None)
+
+
+async def entries(read: Read, query: Query) -> Window:
+    """Items in [start_ms, end_ms): events overlapping it, tasks due in it, recurring items with an occurrence
+    in it (reported at that occurrence, or at every one with `expand`: done days as completed, each with its
+    own reminders). Ordered by time.
+
+    The expansion has a budget per call (`occurrence.MAX_PER_REQUEST`): the answer is then the earliest
+    entries in time order, as it is with `first`; `Window.complete` says which."""
     budget = Budget()
+    rows = read.rows
     series = sum(1 for row in rows if row.rrule or row.workdays or row.lunar)
+    found = await _off_loop(series, _kept, rows, query.start_ms, query.end_ms, query.include_undated_tasks,
+                            query.expand or query.as_stored, budget)
     by_item: dict[int, list[Any]] = {}
-    found = await _off_loop(series, _kept, rows, start_ms, end_ms, include_undated_tasks, expand or as_stored,
-                            budget)
-    if include_reminders and found:
-        for rem in read if read is not None else await _reminder_rows(session, [r.id for r, _ in found]):
-            by_item.setdefault(rem.item_id, []).append(rem)
-    items = await _off_loop(series, _entries, found, by_item if include_reminders else None, start_ms, end_ms,
-                            expand, first, budget)
+    for rem in read.reminders or ():
+        by_item.setdefault(rem.item_id, []).append(rem)
+    items = await _off_loop(series, _entries, found, by_item if read.reminders is not None else None,
+                            query.start_ms, query.end_ms, query.expand, query.first, budget)
     return Window(items, complete=not budget.exhausted)
 
 

@@ -20,7 +20,7 @@ from schedule.service import ScheduleService
 DEFAULT_DAYS = 7
 MAX_DAYS = 92
 MAX_OVERDUE = 20
-MAX_ENTRIES = 1000  # entries a page lists (the earliest, and it says so): a 92-day page of 2,000 series is not read
+MAX_ENTRIES = 400  # entries a page lists (the earliest, and it says so): a 92-day page of 2,000 series is not built
 INLINE_CARDS = 200  # a page with more entries than this is built and rendered off the event loop
 FEED_HISTORY_MS = 180 * 86_400_000  # older one-off items leave the feed; series stay
 EARLIEST, LATEST = date(2000, 1, 1), date(2100, 12, 31)  # a page's dates (date arithmetic overflows at 1 and 9999)

@@ -87,7 +87,10 @@ def next_occurrence(recurrence: Recurrence, *, dtstart: datetime, after: datetim
 
     `dtstart` (aware) gives the series' first day and its local time of day.
     """
-    horizon = after + timedelta(days=366 * HORIZON_YEARS)
+    try:
+        horizon = after + timedelta(days=366 * HORIZON_YEARS)
+    except OverflowError:  # asked about the last years a datetime holds: the horizon is the end of time
+        horizon = datetime.max.replace(tzinfo=UTC)
     return next(occurrences(recurrence, dtstart=dtstart, after=after, before=horizon, tz=tz), None)
 
 

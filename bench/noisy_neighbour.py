@@ -23,7 +23,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 from urllib.parse import urlencode, urlsplit
 from zoneinfo import ZoneInfo
 
@@ -218,8 +218,9 @@ async def victim(world: World, page: str, seconds: float) -> Samples:
     """The victim's session: a chat message, then their page, with a short pause between requests."""
     samples, end, texts = Samples(), time.perf_counter() + seconds, itertools.cycle(VICTIM_TEXTS)
     while time.perf_counter() < end:
-        for bucket, call in ((samples.chat, lambda: world.chat("victim", next(texts))),
-                             (samples.page, lambda: world.client.get(page))):
+        calls: tuple[tuple[list[float], Callable[[], Awaitable[httpx.Response]]], ...] = (
+            (samples.chat, lambda: world.chat("victim", next(texts))), (samples.page, lambda: world.client.get(page)))
+        for bucket, call in calls:
             started = time.perf_counter()
             answer = await call()
             bucket.append((time.perf_counter() - started) * 1000)
@@ -235,7 +236,7 @@ async def attacker(world: World, attack: Attack, stop: asyncio.Event, took: list
         took.append((time.perf_counter() - started) * 1000)
 
 
-async def run(attacks: list[Attack], seconds: float, url: str) -> bool:
+async def run(attacks: list[Attack], seconds: float, url: str, log: IO[bytes]) -> bool:
     from asgi_lifespan import LifespanManager
 
     from bot.app import create_app
@@ -250,7 +251,7 @@ async def run(attacks: list[Attack], seconds: float, url: str) -> bool:
     server = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "uvicorn", "noisy_neighbour:build_app", "--factory", "--host", "127.0.0.1",
         "--port", str(port), "--log-level", "warning", "--no-access-log", cwd=str(ROOT / "bench"),
-        env={**env, "PYTHONPATH": f"{ROOT}:{ROOT / 'bench'}"})
+        env={**env, "PYTHONPATH": f"{ROOT}:{ROOT / 'bench'}"}, stdout=log, stderr=asyncio.subprocess.STDOUT)
     seeding = create_app(_settings(url, port, wechat.base_url), clock=SystemClock(), run_worker=False)
     ok = True
     try:
@@ -271,7 +272,7 @@ async def run(attacks: list[Attack], seconds: float, url: str) -> bool:
                 note = await attack.seed(world)
                 seeded_s = time.perf_counter() - started
                 quiet = await victim(world, page, seconds)
-                stop, took, codes = asyncio.Event(), [], set()
+                stop, took, codes = asyncio.Event(), list[float](), set[int]()
                 noise = asyncio.create_task(attacker(world, attack, stop, took, codes))
                 await asyncio.sleep(0.2)
                 loud = await victim(world, page, seconds)
@@ -353,7 +354,11 @@ def main() -> None:
     os.environ.setdefault("BENCH_SECRET_KEY", secrets.token_urlsafe(48))
     chosen = [a for a in ATTACKS if not args.only or a.name in args.only]
     print(speed_line(), flush=True)
-    ok = asyncio.run(_with_database(args.mariadb, lambda url: run(chosen, args.seconds, url)))
+    log_path = Path(tempfile.mkstemp(prefix="schedbot-noisy-", suffix=".log")[1])
+    with log_path.open("wb") as log:  # the server's own output (tracebacks under attack) stays out of the table
+        ok = asyncio.run(_with_database(args.mariadb, lambda url: run(chosen, args.seconds, url, log)))
+    lines = log_path.read_text(errors="replace").splitlines()
+    print(f"server log: {len(lines)} lines in {log_path}" + (f"; last: {lines[-1][:160]}" if lines else ""))
     print("budget met" if ok else "budget NOT met", flush=True)
     sys.exit(0 if ok else 1)
 

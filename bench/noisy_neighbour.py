@@ -135,6 +135,13 @@ class SmallPageOverCentury(DailySeriesPage):
                                        headers={"Authorization": f"Bearer {token}"})).status_code
 
 
+class ChatOverSeries(DailySeriesPage):
+    name, text = "daily-chat", "the 2,000 daily series' owner asks in chat what the week holds"
+
+    async def hit(self, world: World) -> int:
+        return (await world.chat("attacker-daily", "这周有什么安排")).status_code
+
+
 class RareRules(Attack):
     name, text = "rare-rules", "600 rules on 29 Feb when a Monday; an empty day listed, the public share link viewed"
 
@@ -197,8 +204,8 @@ class NewWords(Attack):
         return (await world.chat("attacker-words", f"明天上午九点提醒我{word}")).status_code
 
 
-ATTACKS: list[Attack] = [DailySeriesPage(), SmallPageOverCentury(), RareRules(), PerMinuteRule(), NeverIn2099(),
-                         NewWords()]
+ATTACKS: list[Attack] = [DailySeriesPage(), SmallPageOverCentury(), ChatOverSeries(), RareRules(), PerMinuteRule(),
+                         NeverIn2099(), NewWords()]
 
 
 @dataclass

@@ -111,6 +111,7 @@ def aligned_start(parts: dict[str, str], dtstart: datetime, day: date) -> dateti
     return dtstart if periods <= 0 else datetime.combine(moved, time())
 
 
+@lru_cache(maxsize=CACHED_RULES)
 def explicit(body: str, dtstart: datetime) -> str:
     """The rule without COUNT/UNTIL (the window cuts it) and with what dateutil infers from the first day
     written out (time of day; the day in the month, year or week), so it means the same from another start."""

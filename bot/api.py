@@ -70,11 +70,12 @@ async def create_item(body: ItemIn, user: Caller, service: Service, timing: Now)
             remind_at = anchor - offset * 60_000
         if remind_at is not None:
             reminders = (NewReminder(remind_at=remind_at, offset_minutes=offset, channel=body.reminder.channel),)
+    tz = body.timezone or user.timezone
     item = await service.create_item(user.id, NewItem(
-        kind=body.kind, title=body.title, timezone=body.timezone or user.timezone, start_at=body.start_at,
+        kind=body.kind, title=body.title, timezone=tz, start_at=body.start_at,
         end_at=body.end_at, due_at=body.due_at, all_day=body.all_day, description=body.description,
         location=body.location, source_channel="api", source_text=body.source_text, reminders=reminders,
-        recurrence=body.recurrence.to_domain() if body.recurrence else None,
+        recurrence=body.recurrence.to_domain(tz) if body.recurrence else None,
     ))
     return ItemOut.of(item, timing=timing)
 
@@ -94,11 +95,16 @@ async def list_items(
 ) -> ItemList:
     if from_ is not None and to is not None and to < from_:
         raise HTTPException(422, "'to' is before 'from'")
-    items = await service.list_items(user.id, start_ms=from_, end_ms=to, kind=kind, expand=to is not None,
-                                     include_undated_tasks=include_undated, include_reminders=include_reminders)
+    # The page is cut before the series are expanded: only the entries up to it (and one more, to know
+    # whether a next page exists) are ever built, within the request's expansion budget.
+    window = await service.list_window(user.id, start_ms=from_, end_ms=to, kind=kind, expand=to is not None,
+                                       include_undated_tasks=include_undated, include_reminders=include_reminders,
+                                       first=offset + limit + 1)
+    items = window.items
     page = items[offset:offset + limit]
     return ItemList(items=[ItemOut.of(i, with_reminders=include_reminders, timing=timing) for i in page],
-                    next_offset=offset + limit if offset + limit < len(items) else None)
+                    next_offset=offset + limit if offset + limit < len(items) else None,
+                    truncated=not window.complete)
 
 
 @router.get("/items/{item_id}")
@@ -111,8 +117,12 @@ async def update_item(item_id: RowId, body: ItemPatch, user: Caller, service: Se
     sent = body.model_dump(exclude_unset=True)
     clear_end = "end_at" in sent and sent["end_at"] is None
     rule = sent.pop("recurrence", None)
+    recurrence = None
+    if body.recurrence is not None:
+        tz = body.timezone or (await service.get_item(user.id, item_id)).timezone
+        recurrence = body.recurrence.to_domain(tz)
     changes = ItemChanges(**{k: v for k, v in sent.items() if v is not None}, clear_end=clear_end,
-                          recurrence=body.recurrence.to_domain() if body.recurrence else None,
+                          recurrence=recurrence,
                           clear_recurrence="recurrence" in body.model_fields_set and rule is None)
     return ItemOut.of(await service.update_item(user.id, item_id, changes), timing=timing)
 

@@ -192,3 +192,5 @@ class ItemOut(BaseModel):
 class ItemList(BaseModel):
     items: list[ItemOut]
     next_offset: int | None = Field(None, description="pass as `offset` for the next page; null on the last page")
+    truncated: bool = Field(False, description="true when the range held more occurrences than one request may "
+                                              "expand: the entries are the earliest ones; ask for a shorter range")

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 from datetime import datetime
 from typing import Annotated, Literal
+from zoneinfo import ZoneInfo
 
 from dateutil.rrule import rrulestr
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from schedule.domain import Lunar, Recurrence
-from schedule.rrule import impossible
+from schedule.recurrence import local_until
+from schedule.rrule import impossible, too_frequent
 
 FREQS = ("DAILY", "WEEKLY", "MONTHLY", "YEARLY")  # finer ones are not schedule items
 KEYS = {"FREQ", "INTERVAL", "COUNT", "UNTIL", "BYDAY", "BYMONTHDAY", "BYMONTH", "BYYEARDAY", "BYWEEKNO",
@@ -43,7 +45,10 @@ def check_rrule(value: str) -> str:
         raise ValueError(f"rrule needs FREQ={'|'.join(FREQS)} (got {'FREQ=' + freq if freq else 'no FREQ'})")
     if "COUNT" in seen and "UNTIL" in seen:
         raise ValueError("rrule parts COUNT and UNTIL cannot both be given (RFC 5545)")
-    for part in parts:
+    # RFC 5545's UTC form `UNTIL=…Z` is read against the item's timezone when stored; dateutil only checks
+    # its syntax here, next to a naive probe start.
+    probed = [p[:-1] if p.startswith("UNTIL=") and p.endswith("Z") else p for p in parts]
+    for part in probed:
         if part.startswith("FREQ="):
             continue
         try:
@@ -51,10 +56,10 @@ def check_rrule(value: str) -> str:
         except (ValueError, TypeError, KeyError, IndexError) as exc:
             raise ValueError(f"rrule part {part!r} is invalid ({str(exc)[:80] or type(exc).__name__})") from None
     try:
-        rrulestr(";".join(parts), dtstart=_PROBE_START)
+        rrulestr(";".join(probed), dtstart=_PROBE_START)
     except (ValueError, TypeError, KeyError, IndexError) as exc:
         raise ValueError(f"rrule is invalid ({str(exc)[:80] or type(exc).__name__})") from None
-    reason = impossible(";".join(parts))
+    reason = impossible(";".join(parts)) or too_frequent(";".join(parts))
     if reason is not None:
         raise ValueError(reason)
     return ";".join(parts)
@@ -85,9 +90,11 @@ class RecurrenceIn(BaseModel):
             raise ValueError("give either lunar (yearly on a lunar date) or rrule, not both")
         return self
 
-    def to_domain(self) -> Recurrence:
+    def to_domain(self, tz: str) -> Recurrence:
+        """The stored rule: a UTC `UNTIL=…Z` becomes the item's local wall clock (`tz`), as rules are kept."""
         lunar = Lunar(self.lunar.month, self.lunar.day, self.lunar.leap) if self.lunar else None
-        return Recurrence(rrule=self.rrule, workdays=self.workdays, lunar=lunar)
+        rrule = local_until(self.rrule, ZoneInfo(tz)) if self.rrule else None
+        return Recurrence(rrule=rrule, workdays=self.workdays, lunar=lunar)
 
     @classmethod
     def of(cls, recurrence: Recurrence) -> RecurrenceIn | None:

@@ -86,7 +86,12 @@ def summary(x: o.Listed) -> str:
     if not x.items:
         return f"{_range_label(x)}没有{_what(x)}。{more}"
     first = x.items[0]
-    return f"{_range_label(x)}共 {len(x.items)} 项{_what(x)}。\n最近一项：{entry_line(first)}{more}"
+    return f"{_range_label(x)}{_count(x)}{_what(x)}。\n最近一项：{entry_line(first)}{more}"
+
+
+def _count(x: o.Listed) -> str:
+    """共 N 项, or 至少 N 项 when the listing was cut (a count is never stated lower than the truth)."""
+    return f"共 {len(x.items)} 项" if x.complete else f"至少 {len(x.items)} 项"
 
 
 def _rest(x: o.Listed, budget: int) -> str:
@@ -127,7 +132,7 @@ def listing(x: o.Listed, *, budget: int) -> str:
 def _listing(x: o.Listed, *, budget: int) -> str:
     if not x.items:
         return f"{_range_label(x)}没有{_what(x)}。"
-    head = f"{_range_label(x)}的{_what(x)}（{len(x.items)} 项）："
+    head = f"{_range_label(x)}的{_what(x)}（{_count(x).removeprefix('共 ')}）："
     lines = [head]
     size = len(head.encode("utf-8"))
     day: date | None = None

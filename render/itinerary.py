@@ -63,6 +63,7 @@ class Itinerary:
     overdue_count: int = 0
     shared: bool = False  # a public share: no reminder states, no owner's notes
     flash: Flash | None = None
+    truncated: bool = False  # the range held more entries than a page shows: the earliest ones are listed
 
     @property
     def empty(self) -> bool:
@@ -90,7 +91,7 @@ def build_itinerary(
     items: Sequence[Item], *, now_ms: int, tz: str, start_on: date, end_on: date,
     overdue: Sequence[Item] = (), undated: Sequence[Item] = (), notices: Sequence[Notice] = (),
     undelivered: Collection[int] = (), overdue_count: int | None = None, shared: bool = False,
-    flash: Flash | None = None,
+    flash: Flash | None = None, truncated: bool = False,
 ) -> Itinerary:
     """The page's content: `items` as ScheduleService.list_items(expand=True) returns them for [start_on, end_on)
     (a series once per occurrence). A multi-day event is on each of its days in the range.
@@ -130,6 +131,7 @@ def build_itinerary(
         count=sum(1 for d in days for e in d.entries if not e.again),
         overdue=overdue_entries, overdue_count=len(overdue_entries) if overdue_count is None else overdue_count,
         undated=tuple(build_entry(i, view)[0] for i in undated), notices=tuple(notices), shared=shared, flash=flash,
+        truncated=truncated,
     )
 
 

@@ -40,6 +40,7 @@ class Listed:
     page_url: str | None = None  # rule 9: a page link with a short summary instead of the full list
     page_wanted: bool = False  # rule 9 applies; the link is made after the message's transaction
     rest: tuple[Item, ...] = ()  # rule 21: the range is part of one day (or one kind): what else that day holds
+    complete: bool = True  # False: the range held more than one request expands; `items` are the earliest
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,7 @@ from schedule.domain import Item, ItemChanges, NewItem, NewReminder, Recurrence
 from schedule.errors import InvalidChange, NotFound, QuotaExceeded
 from schedule.fastsql import Executor, Fast, Rows, run_all
 from schedule.model import ReminderRow, ScheduleItemRow, UserRow
-from schedule.recurrence import localize, refused
+from schedule.recurrence import localize, refused, refused_recurrence
 from schedule.rows import OPEN_REMINDER, insert_reminder, owned_item, reminders_of
 
 MAX_ACTIVE_ITEMS = 2000
@@ -106,7 +106,7 @@ def _row_values(user_id: int, new: NewItem, stamp: int) -> dict[str, Any]:
     if new.all_day and new.kind == "event" and new.start_at is not None and end_at is None:
         end_at = _next_local_midnight(new.start_at, new.timezone)
     recurrence = new.recurrence
-    refusal = refused(recurrence.rrule if recurrence else None, anchor_ms=anchor, tz=new.timezone)
+    refusal = refused_recurrence(recurrence, anchor_ms=anchor, tz=new.timezone)
     if refusal is not None:
         raise InvalidChange(refusal)
     return {
@@ -262,6 +262,10 @@ def _check_series(row: ScheduleItemRow, changes: ItemChanges) -> None:
     anchor = (changes.start_at or row.start_at) if row.kind == "event" else (changes.due_at or row.due_at)
     if rule is not None and (rule != row.rrule or changes.start_at or changes.due_at or changes.timezone):
         refusal = refused(rule, anchor_ms=anchor, tz=changes.timezone or row.timezone)
+        if refusal is not None:
+            raise InvalidChange(refusal)
+    if changes.recurrence is not None and (changes.recurrence.lunar or changes.recurrence.workdays):
+        refusal = refused_recurrence(changes.recurrence, anchor_ms=anchor, tz=changes.timezone or row.timezone)
         if refusal is not None:
             raise InvalidChange(refusal)
 

@@ -3,8 +3,13 @@ tasks the page folds into one group: prebuilt statements that read items and the
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+import asyncio
+import heapq
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import partial
+from itertools import repeat
+from typing import Any, TypeVar
 
 from sqlalchemy import and_, bindparam, func, or_, select
 
@@ -12,8 +17,10 @@ from schedule import occurrence
 from schedule.convert import ITEM_COLUMNS, ITEMS, REMINDER_COLUMNS, REMINDERS, item_of, recurrence_of
 from schedule.domain import Item, ItemKind
 from schedule.fastsql import Executor, Fast, orm, run_all
-from schedule.model import ReminderRow
-from schedule.occurrence import at_occurrence, in_range
+from schedule.occurrence import Budget, at_occurrence, in_range
+
+_T = TypeVar("_T")
+INLINE_SERIES = 50  # up to this many series a listing expands on the event loop (a few ms); more go to a thread
 
 _ITEMS_OF = (select(*ITEM_COLUMNS).where(ITEMS.c.user_id == bindparam("p_uid"),
                                          ITEMS.c.status.in_(bindparam("p_statuses", expanding=True)))
@@ -56,54 +63,123 @@ _REMINDERS_OF_N = [Fast(select(*REMINDER_COLUMNS).where(REMINDERS.c.item_id.in_(
     [bindparam(f"p_id{i}") for i in range(n)]))) for n in range(33)]
 
 
-async def list_items(
-    session: Executor, user_id: int, *, start_ms: int | None = None, end_ms: int | None = None,
-    kind: ItemKind | None = None, statuses: Sequence[str] = ("active",),
-    include_undated_tasks: bool = False, include_reminders: bool = True, expand: bool = False,
-    as_stored: bool = False,
-) -> list[Item]:
-    """Items in [start_ms, end_ms): events overlapping it, tasks due in it, recurring items
-    with an occurrence in it (reported at that occurrence). Ordered by time.
+@dataclass(frozen=True)
+class Query:
+    """What a listing asks for: the range and the rows' filter, and how a series is shown."""
 
-    With `expand`, a series is listed at every occurrence in the range (`occurrence.expand`: done days
-    as completed, each with its own reminders): what chat, the page and the API list. With `as_stored`,
-    a series is returned as stored, from its first occurrence (what the calendar feed writes out)."""
-    params: dict[str, object] = {"p_uid": user_id, "p_statuses": list(statuses)}
+    user_id: int
+    start_ms: int | None = None
+    end_ms: int | None = None
+    kind: ItemKind | None = None
+    statuses: tuple[str, ...] = ("active",)
+    include_undated_tasks: bool = False
+    include_reminders: bool = True
+    expand: bool = False  # a series at every occurrence in the range: what chat, the page and the API list
+    as_stored: bool = False  # a series as stored, from its first occurrence: what the calendar feed writes out
+    first: int | None = None  # the entries wanted, earliest first: a page of the API is cut before expanding
+
+
+@dataclass(frozen=True)
+class Read:
+    """The rows a listing reads (and their reminders), before any series is expanded."""
+
+    rows: list[Any]
+    reminders: list[Any] | None  # None: not asked for
+
+
+@dataclass(frozen=True)
+class Window:
+    """A listing's entries, and whether they are all of them (False: cut by the expansion budget)."""
+
+    items: list[Item]
+    complete: bool
+
+
+async def read(session: Executor, query: Query) -> Read:
+    """The rows that may belong to the query's range, with their reminders, in one trip where it can be.
+    The transaction can end right after: expanding them (`entries`) needs no connection."""
+    params: dict[str, object] = {"p_uid": query.user_id, "p_statuses": list(query.statuses)}
+    kind, statuses = query.kind, query.statuses
     if kind is not None:
         params["p_kind"] = kind
-    shown = tuple(statuses) == ("active", "completed") and kind is None
-    if tuple(statuses) == ("active",) or shown:
+    shown = statuses == ("active", "completed") and kind is None
+    if statuses == ("active",) or shown:
         far = 1 << 62
-        params.update(p_lo=-far if start_ms is None else start_ms, p_hi=far if end_ms is None else end_ms,
-                      p_undated=include_undated_tasks)
+        params.update(p_lo=-far if query.start_ms is None else query.start_ms,
+                      p_hi=far if query.end_ms is None else query.end_ms, p_undated=query.include_undated_tasks)
         statements: list[tuple[Fast, Mapping[str, Any] | None]] = [
             (_SHOWN_ITEMS_OF if shown else _ACTIVE_ITEMS_OF if kind is None else _ACTIVE_ITEMS_OF_KIND, params)]
-        if include_reminders:  # in the same trip, for the same items
+        if query.include_reminders:  # in the same trip, for the same items
             statements.append((_SHOWN_REMINDERS_OF if shown else _ACTIVE_REMINDERS_OF if kind is None
                                else _ACTIVE_REMINDERS_OF_KIND, params))
         results = await run_all(session, statements)
-        rows = results[0].all()
-        read: list[Any] | None = results[1].all() if include_reminders else None
-    else:
-        rows = list((await (await (await orm(session)).connection()).execute(
-            _ITEMS_OF if kind is None else _ITEMS_OF_KIND, params)).all())
-        read = None
-    found = [hit for row in rows
-             if (hit := ((row, None) if (expand or as_stored) and recurrence_of(row) is not None
-                          else in_range(row, start_ms, end_ms, include_undated_tasks))) is not None]
-    by_item: dict[int, list[ReminderRow]] = {}
-    if include_reminders and found:
-        for rem in read if read is not None else await _reminder_rows(session, [r.id for r, _ in found]):
-            by_item.setdefault(rem.item_id, []).append(rem)
-    items = []
-    for row, occ in found:
-        item = item_of(row, by_item.get(row.id, []) if include_reminders else None)
-        if expand and item.recurrence is not None:
-            items += occurrence.expand(item, start_ms, end_ms)
-        else:
-            items.append(at_occurrence(item, occ))
+        return Read(results[0].all(), results[1].all() if query.include_reminders else None)
+    rows = list((await (await (await orm(session)).connection()).execute(
+        _ITEMS_OF if kind is None else _ITEMS_OF_KIND, params)).all())
+    return Read(rows, await _reminder_rows(session, [r.id for r in rows]) if query.include_reminders else None)
+
+
+async def entries(read: Read, query: Query) -> Window:
+    """Items in [start_ms, end_ms): events overlapping it, tasks due in it, recurring items with an occurrence
+    in it (reported at that occurrence, or at every one with `expand`: done days as completed, each with its
+    own reminders). Ordered by time.
+
+    The expansion has a budget per call (`occurrence.MAX_PER_REQUEST`): the answer is then the earliest
+    entries in time order, as it is with `first`; `Window.complete` says which."""
+    budget = Budget()
+    rows = read.rows
+    series = sum(1 for row in rows if row.rrule or row.workdays or row.lunar)
+    found = await _off_loop(series, _kept, rows, query.start_ms, query.end_ms, query.include_undated_tasks,
+                            query.expand or query.as_stored, budget)
+    by_item: dict[int, list[Any]] = {}
+    for rem in read.reminders or ():
+        by_item.setdefault(rem.item_id, []).append(rem)
+    items = await _off_loop(series, _entries, found, by_item if read.reminders is not None else None,
+                            query.start_ms, query.end_ms, query.expand, query.first, budget)
+    return Window(items, complete=not budget.exhausted)
+
+
+async def _off_loop(series: int, call: Callable[..., _T], *args: Any) -> _T:
+    """Run an expansion on a worker thread when it may be long (many series), so it never holds the event loop;
+    a few series are cheaper to expand in place than to hand over."""
+    if series > INLINE_SERIES:
+        return await asyncio.to_thread(call, *args)
+    return call(*args)
+
+
+def _kept(rows: Sequence[Any], start_ms: int | None, end_ms: int | None, include_undated: bool, every_series: bool,
+          budget: Budget) -> list[tuple[Any, int | None]]:
+    """The rows that belong to the range, each with the occurrence it is shown at (None: as stored)."""
+    return [hit for row in rows
+            if (hit := ((row, None) if every_series and recurrence_of(row) is not None
+                        else in_range(row, start_ms, end_ms, include_undated, budget))) is not None]
+
+
+def _entries(found: list[tuple[Any, int | None]], reminders: dict[int, list[Any]] | None, start_ms: int | None,
+             end_ms: int | None, expand: bool, first: int | None, budget: Budget) -> list[Item]:
+    """The entries in time order: every series expanded lazily and merged, so at most `first` entries (and
+    what the budget allows) are ever built, and a cut keeps the earliest ones."""
     last = 1 << 62
-    return sorted(items, key=lambda i: (i.anchor_at if i.anchor_at is not None else last, i.id))
+    streams: list[Iterable[tuple[int, int, Callable[[int], Item]]]] = []
+    for row, occ in found:
+        item = item_of(row, reminders.get(row.id, []) if reminders is not None else None)
+        if expand and item.recurrence is not None and item.anchor_at is not None:
+            times, build = occurrence.occurrence_plan(item, start_ms, end_ms, budget)
+            streams.append(zip(times, repeat(item.id), repeat(build)))  # bound now, not when pulled
+        else:
+            shown = at_occurrence(item, occ)
+            anchor = shown.anchor_at
+            streams.append(((anchor if anchor is not None else last, shown.id, partial(_same, shown)),))
+    items: list[Item] = []
+    for at, _, build in heapq.merge(*streams, key=lambda entry: (entry[0], entry[1])):
+        if budget.exhausted or (first is not None and len(items) >= first):
+            break  # every entry kept came before the cut, in time order: a prefix of the full listing
+        items.append(build(at))  # built only when kept
+    return items
+
+
+def _same(item: Item, _: int) -> Item:
+    return item
 
 
 async def overdue_tasks(session: Executor, user_id: int, *, before_ms: int, limit: int) -> tuple[int, list[Item]]:

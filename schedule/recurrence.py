@@ -7,25 +7,28 @@ falling back to Mon–Fri for years it has no data for; lunar rules go through l
 
 from __future__ import annotations
 
-from datetime import date, datetime, timedelta
+from collections.abc import Iterator
+from datetime import UTC, date, datetime, timedelta
+from functools import lru_cache
 from zoneinfo import ZoneInfo
 
 from lunardate import LunarDate
 
 from schedule.domain import Lunar, Recurrence
-from schedule.rrule import bounded_rule, never_occurs, refusal
+from schedule.rrule import HORIZON_YEARS, WINDOW_YEARS, never_occurs, refusal
+from schedule.scan import window
 
-_MAX_SCAN = 800  # occurrences examined before giving up (workday filtering skips some)
+LUNAR_LAST_YEAR = 2099  # lunardate converts lunar years up to here
+MAX_NON_WORKING = 200  # a working-day series' days skipped in a row before the scan gives up (2 a week: 2 years)
 
 
 def is_cn_workday(day: date) -> bool:
     """Official Chinese working day (调休 Saturdays count, holidays don't); Mon–Fri when unknown."""
     import chinese_calendar
 
-    try:
-        return bool(chinese_calendar.is_workday(day))
-    except NotImplementedError:
+    if not cn_calendar_known(day.year):  # no exception raised and caught per day of an unknown year
         return day.weekday() < 5
+    return bool(chinese_calendar.is_workday(day))
 
 
 def localize(naive: datetime, tz: ZoneInfo) -> datetime:
@@ -35,18 +38,6 @@ def localize(naive: datetime, tz: ZoneInfo) -> datetime:
     if roundtrip != naive:  # nonexistent local time (spring forward)
         aware = (naive + (roundtrip - naive)).replace(tzinfo=tz)
     return aware
-
-
-def _lunar_next(lunar: Lunar, dtstart_local: datetime, after_local: datetime, tz: ZoneInfo) -> datetime | None:
-    year = max(after_local.year - 1, dtstart_local.year - 1)
-    for candidate_year in range(year, min(year + 4, 2100)):
-        solar = _lunar_to_solar(candidate_year, lunar)
-        if solar is None:
-            continue
-        moment = datetime.combine(solar, dtstart_local.time())
-        if moment > after_local and moment >= dtstart_local:
-            return localize(moment, tz)
-    return None
 
 
 def _lunar_to_solar(lunar_year: int, lunar: Lunar) -> date | None:
@@ -64,43 +55,43 @@ def _lunar_to_solar(lunar_year: int, lunar: Lunar) -> date | None:
         return None
 
 
+def occurrences(recurrence: Recurrence, *, dtstart: datetime, after: datetime, before: datetime,
+                tz: ZoneInfo) -> Iterator[datetime]:
+    """The series' occurrences o with after < o < before (aware), ascending: cancelled days left out, working
+    days only for `workdays: cn`. The cost follows the window, not the series' age (`schedule.scan`)."""
+    start_local = dtstart.astimezone(tz).replace(tzinfo=None)
+    after_local, before_local = _local(after, tz), _local(before, tz)
+    if recurrence.lunar is not None:
+        found: Iterator[datetime] = _lunar_window(recurrence.lunar, start_local, after_local, before_local)
+    else:
+        body = recurrence.rrule or ("FREQ=DAILY" if recurrence.workdays else None)
+        if body is None or never_occurs(body, start_local):  # a rule stored before submissions were checked
+            return
+        found = window(local_until(body, tz), start_local, after_local, before_local)
+    passed = 0
+    for candidate in found:
+        if recurrence.workdays == "cn" and not is_cn_workday(candidate.date()):
+            passed += 1
+            if passed > MAX_NON_WORKING:
+                return  # a rule whose days are hardly ever working days: bounded like any other scan
+            continue
+        if candidate.date().isoformat() in recurrence.skipped:
+            continue
+        aware = localize(candidate, tz)
+        if after < aware < before:
+            yield aware
+
+
 def next_occurrence(recurrence: Recurrence, *, dtstart: datetime, after: datetime, tz: ZoneInfo) -> datetime | None:
-    """The first occurrence strictly after `after` (aware), or None when the rule has ended.
+    """The first occurrence strictly after `after` (aware) within HORIZON_YEARS, or None when the rule has ended.
 
     `dtstart` (aware) gives the series' first day and its local time of day.
     """
-    for _ in range(_MAX_SCAN):
-        found = _next_unskipped(recurrence, dtstart=dtstart, after=after, tz=tz)
-        if found is None or found.astimezone(tz).date().isoformat() not in recurrence.skipped:
-            return found
-        after = found  # a cancelled occurrence (EXDATE): the series goes on after it
-    return None
-
-
-def _next_unskipped(recurrence: Recurrence, *, dtstart: datetime, after: datetime, tz: ZoneInfo) -> datetime | None:
-    start_local = dtstart.astimezone(tz).replace(tzinfo=None)
-    after_local = after.astimezone(tz).replace(tzinfo=None)
-    if recurrence.lunar is not None:
-        return _lunar_next(recurrence.lunar, start_local, after_local, tz)
-    body = recurrence.rrule or ("FREQ=DAILY" if recurrence.workdays else None)
-    if body is None:
-        return None
-    if never_occurs(body, start_local):  # a rule stored before submissions were checked: no scan at all
-        return None
-    rule = bounded_rule(body, start_local, after_local.year)  # each scan stops within ~12–40 years
-    cursor = after_local
-    for _ in range(_MAX_SCAN):
-        candidate = rule.after(cursor)
-        if candidate is None:
-            return None
-        if recurrence.workdays == "cn" and not is_cn_workday(candidate.date()):
-            cursor = candidate
-            continue
-        aware = localize(candidate, tz)
-        if aware > after:
-            return aware
-        cursor = candidate
-    return None
+    try:
+        horizon = after + timedelta(days=366 * HORIZON_YEARS)
+    except OverflowError:  # asked about the last years a datetime holds: the horizon is the end of time
+        horizon = datetime.max.replace(tzinfo=UTC)
+    return next(occurrences(recurrence, dtstart=dtstart, after=after, before=horizon, tz=tz), None)
 
 
 def first_occurrence(recurrence: Recurrence, *, dtstart: datetime, tz: ZoneInfo) -> datetime | None:
@@ -110,15 +101,68 @@ def first_occurrence(recurrence: Recurrence, *, dtstart: datetime, tz: ZoneInfo)
 
 def refused(rrule_body: str | None, *, anchor_ms: int | None, tz: str) -> str | None:
     """Why a series with this RRULE and first day cannot be stored (it never occurs), or None."""
-    if not rrule_body or anchor_ms is None:
+    return refused_recurrence(Recurrence(rrule=rrule_body) if rrule_body else None, anchor_ms=anchor_ms, tz=tz)
+
+
+def refused_recurrence(recurrence: Recurrence | None, *, anchor_ms: int | None, tz: str) -> str | None:
+    """Why a series cannot be stored, or None: its RRULE never occurs or fires too often (`rrule.refusal`), or,
+    with a lunar date or working days, it has no occurrence within WINDOW_YEARS of its first day."""
+    if recurrence is None or anchor_ms is None:
         return None
-    start_local = datetime.fromtimestamp(anchor_ms / 1000, ZoneInfo(tz)).replace(tzinfo=None)
+    zone = ZoneInfo(tz)
+    start = datetime.fromtimestamp(anchor_ms / 1000, zone)
     try:
-        return refusal(rrule_body, start_local)
+        if recurrence.rrule and recurrence.lunar is None:
+            reason = refusal(local_until(recurrence.rrule, zone), start.replace(tzinfo=None))
+            if reason is not None or not recurrence.workdays:
+                return reason
+        end = start + timedelta(days=366 * WINDOW_YEARS)
+        if next(occurrences(recurrence, dtstart=start, after=start - timedelta(seconds=1), before=end, tz=zone),
+                None) is None:
+            what = "lunar date" if recurrence.lunar else "rule on working days"
+            return f"the {what} has no occurrence in the {WINDOW_YEARS} years from the item's first day"
     except (ValueError, TypeError, KeyError, IndexError, OverflowError) as exc:
         return f"rrule is invalid ({str(exc)[:80] or type(exc).__name__})"
+    return None
 
 
+def local_until(body: str, tz: ZoneInfo) -> str:
+    """The body with a UTC `UNTIL=…Z` (RFC 5545's form beside a zoned start) as the series' local wall clock."""
+    if "Z" not in body.upper():
+        return body
+    parts = []
+    for part in body.split(";"):
+        key, _, value = part.partition("=")
+        if key.upper() == "UNTIL" and value.upper().endswith("Z") and len(value) == 16:
+            moment = datetime.strptime(value[:15], "%Y%m%dT%H%M%S").replace(tzinfo=UTC)
+            part = f"{key}={moment.astimezone(tz).strftime('%Y%m%dT%H%M%S')}"
+        parts.append(part)
+    return ";".join(parts)
+
+
+def _local(moment: datetime, tz: ZoneInfo) -> datetime:
+    """Aware → naive local, clamped to the years a datetime holds (an open range ends at 9999)."""
+    try:
+        return moment.astimezone(tz).replace(tzinfo=None)
+    except OverflowError:
+        return datetime.max if moment.year > 1 else datetime.min  # noqa: DTZ901 (naive local wall clock)
+
+
+def _lunar_window(lunar: Lunar, start_local: datetime, after_local: datetime, before_local: datetime
+                  ) -> Iterator[datetime]:
+    year = max(after_local.year - 1, start_local.year - 1)
+    for candidate_year in range(year, min(before_local.year + 1, LUNAR_LAST_YEAR) + 1):
+        solar = _lunar_to_solar(candidate_year, lunar)
+        if solar is None:
+            continue
+        moment = datetime.combine(solar, start_local.time())
+        if moment >= before_local:
+            return
+        if moment > after_local and moment >= start_local:
+            yield moment
+
+
+@lru_cache(maxsize=256)
 def cn_calendar_known(year: int) -> bool:
     """Whether chinese-calendar has that year's official holidays and 调休 days (else Mon–Fri is assumed)."""
     import chinese_calendar

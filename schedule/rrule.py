@@ -1,10 +1,10 @@
 """RRULE evaluation at a bounded cost, and the refusal of rules that never occur.
 
 dateutil scans period by period until a rule matches or the year passes 9999, and UNTIL/COUNT only stop it
-at a match: `FREQ=DAILY;BYMONTH=2;BYMONTHDAY=30` walks ~8,000 years (seconds of CPU) on every call. Here a
-rule is evaluated in a frame shifted towards year 9999 with the very same calendar (the Gregorian calendar
-repeats every 400 years, and every 28 between non-leap centuries), so dateutil's own end of time stops
-each scan within about HORIZON_YEARS + 28 (at most + 400) years of the point asked about.
+at a match: `FREQ=DAILY;BYMONTH=2;BYMONTHDAY=30` walks ~8,000 years (seconds of CPU) on every call. Rules are
+evaluated (`schedule.scan`) in a frame shifted towards year 9999 with the very same calendar (the Gregorian
+calendar repeats every 400 years, and every 28 between non-leap centuries: `frame_shift`), so dateutil's own
+end of time stops a scan soon after the window asked about.
 """
 
 from __future__ import annotations
@@ -13,65 +13,57 @@ import calendar
 from datetime import date, datetime, timedelta
 from functools import lru_cache
 
-from dateutil.rrule import rrule, rrulestr
-
 MAXYEAR = 9999
 HORIZON_YEARS = 12  # an occurrence further than this after the point asked about is not looked for
 WINDOW_YEARS = 10  # a rule must occur within this many years of its first day to be accepted
-
-
-class BoundedRule:
-    """One rule from one local start (naive wall clock), asked for occurrences within a horizon."""
-
-    def __init__(self, body: str, dtstart: datetime, *, around: datetime, horizon_years: int = HORIZON_YEARS):
-        first = max(min(dtstart.year, around.year) - 1, 1)
-        self.last_year = min(max(dtstart.year, around.year) + horizon_years, MAXYEAR - 1)
-        self.shift = _calendar_shift(first, self.last_year + 1)
-        # cache=True: a listing asks one series many times (a week of a daily series, every page view); the
-        # occurrences found once are reused, and the horizon bounds how many there can be
-        self._rule: rrule = rrulestr(_shift_until(body, self.shift, self.last_year),
-                                     dtstart=_years(dtstart, self.shift), forceset=False, cache=True)
-
-    def after(self, moment: datetime) -> datetime | None:
-        """The first occurrence strictly after `moment`, or None (ended, or beyond the horizon)."""
-        if moment.year > self.last_year:
-            return None
-        found: datetime | None = self._rule.after(_years(moment, self.shift), inc=False)
-        if found is None or found.year - self.shift > self.last_year:
-            return None
-        return _years(found, -self.shift)
-
-
-@lru_cache(maxsize=512)
-def bounded_rule(body: str, dtstart: datetime, around_year: int) -> BoundedRule:
-    """The rule for scans near `around_year`, kept: parsing and framing it once per series and year, not once per
-    occurrence asked for (the frame depends on the year only)."""
-    return BoundedRule(body, dtstart, around=dtstart.replace(year=around_year, month=6, day=1))
-
-
-def bounded_after(body: str, *, dtstart: datetime, after: datetime) -> datetime | None:
-    return BoundedRule(body, dtstart, around=after).after(after)
+MAX_PER_DAY = 24  # occurrences a day a rule may have (hourly; SPEC: intervals under 30 minutes are refused)
 
 
 def refusal(body: str, dtstart: datetime) -> str | None:
-    """Why a rule starting at `dtstart` (naive local) is refused, or None when it occurs within WINDOW_YEARS."""
+    """Why a rule starting at `dtstart` (naive local) is refused, or None when it occurs within WINDOW_YEARS:
+    a date that exists in no year, more than MAX_PER_DAY times a day, or no occurrence in the window (found
+    at a cost bounded by the window: `schedule.scan`)."""
+    return too_frequent(body) or _no_occurrence(body, dtstart)
+
+
+def _no_occurrence(body: str, dtstart: datetime) -> str | None:
+    from schedule.scan import window  # scan builds on this module's calendar frame
+
     reason = impossible(body)
     if reason is not None:
         return reason
-    rule = BoundedRule(body, dtstart, around=dtstart, horizon_years=WINDOW_YEARS)
-    found = rule.after(dtstart - timedelta(seconds=1))
-    if found is None or found > _years(dtstart, WINDOW_YEARS, clamp=True):
+    end = shift_years(dtstart, WINDOW_YEARS, clamp=True)
+    if next(window(body, dtstart, dtstart - timedelta(microseconds=1), end), None) is None:
         return f"rrule has no occurrence in the {WINDOW_YEARS} years from the item's first day"
     return None
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=8192)
 def never_occurs(body: str, dtstart: datetime) -> bool:
-    """Cached per rule and start (an item version): no occurrence within WINDOW_YEARS of its start."""
+    """Cached per rule and start (an item version, every series of a user at the item quota and more): no
+    occurrence within WINDOW_YEARS of its start. A rule stored before a check refused it still lists, within
+    each request's budget, when it does occur (one firing too often, say)."""
     try:
-        return refusal(body, dtstart) is not None
+        return _no_occurrence(body, dtstart) is not None
     except (ValueError, TypeError, KeyError, IndexError):
         return False  # a rule dateutil cannot read fails later, where it always did
+
+
+def too_frequent(body: str) -> str | None:
+    """Why the rule fires more than MAX_PER_DAY times a day (BYHOUR × BYMINUTE × BYSECOND), or None."""
+    parts = parts_of(body)
+    per_day = 1
+    for key in ("BYHOUR", "BYMINUTE", "BYSECOND"):
+        per_day *= max(len({v for v in parts.get(key, "").split(",") if v}), 1)
+    if per_day > MAX_PER_DAY:
+        return f"rrule fires {per_day} times a day (at most {MAX_PER_DAY}: BYHOUR × BYMINUTE × BYSECOND)"
+    return None
+
+
+@lru_cache(maxsize=8192)
+def parts_of(body: str) -> dict[str, str]:
+    """KEY → value of an RRULE body, keys upper-case (read-only: shared by every caller)."""
+    return {k.upper(): v.upper() for k, _, v in (p.partition("=") for p in body.split(";")) if v}
 
 
 @lru_cache(maxsize=1024)
@@ -105,7 +97,7 @@ def _ints(value: str | None) -> set[int]:
     return {int(v) for v in value.split(",") if v} if value else set()
 
 
-def _years(moment: datetime, years: int, *, clamp: bool = False) -> datetime:
+def shift_years(moment: datetime, years: int, *, clamp: bool = False) -> datetime:
     year = moment.year + years
     if clamp:
         year = min(max(year, 1), MAXYEAR)
@@ -121,24 +113,10 @@ def _same_calendar(first: int, last: int, shift: int) -> bool:
 
 
 @lru_cache(maxsize=4096)
-def _calendar_shift(first: int, last: int) -> int:
+def frame_shift(first: int, last: int) -> int:
     """Years to add so [first, last] lands just under 9999 with an identical calendar (0: no room)."""
     room = MAXYEAR - last
     for shift in range(room, max(room - 400, 0), -1):  # a multiple of 400 is always found
         if _same_calendar(first, last, shift):
             return shift
     return 0
-
-
-def _shift_until(body: str, shift: int, last_year: int) -> str:
-    """The body with UNTIL moved by `shift` years; an UNTIL beyond the horizon is dropped (it cuts nothing)."""
-    parts = []
-    for part in body.split(";"):
-        key, _, value = part.partition("=")
-        if key.upper() == "UNTIL" and len(value) >= 8 and value[:4].isdigit():
-            year = int(value[:4])
-            if year > last_year:
-                continue
-            part = f"{key}={year + shift:04d}{value[4:]}"
-        parts.append(part)
-    return ";".join(parts)

@@ -154,10 +154,24 @@ class ScheduleService:
         include_undated_tasks: bool = False, include_reminders: bool = True, expand: bool = False,
         as_stored: bool = False,
     ) -> list[Item]:
-        """Items in [start_ms, end_ms), ordered by time (`listing.list_items`)."""
-        return await self._fast(listing.list_items, user_id, start_ms=start_ms, end_ms=end_ms, kind=kind,
-                                statuses=statuses, include_undated_tasks=include_undated_tasks,
-                                include_reminders=include_reminders, expand=expand, as_stored=as_stored)
+        """Items in [start_ms, end_ms), ordered by time (`listing.entries`)."""
+        return (await self.list_window(user_id, start_ms=start_ms, end_ms=end_ms, kind=kind, statuses=statuses,
+                                       include_undated_tasks=include_undated_tasks,
+                                       include_reminders=include_reminders, expand=expand,
+                                       as_stored=as_stored)).items
+
+    async def list_window(
+        self, user_id: int, *, start_ms: int | None = None, end_ms: int | None = None, kind: ItemKind | None = None,
+        statuses: Sequence[str] = ("active",), include_undated_tasks: bool = False, include_reminders: bool = True,
+        expand: bool = False, as_stored: bool = False, first: int | None = None,
+    ) -> listing.Window:
+        """`list_items` cut to the `first` entries in time order, saying whether the expansion budget cut it.
+        The rows are read in a transaction, and the series expanded after it: a long expansion holds no
+        connection (SQLite has one for the whole process)."""
+        query = listing.Query(user_id, start_ms=start_ms, end_ms=end_ms, kind=kind, statuses=tuple(statuses),
+                              include_undated_tasks=include_undated_tasks, include_reminders=include_reminders,
+                              expand=expand, as_stored=as_stored, first=first)
+        return await listing.entries(await self._fast(listing.read, query), query)
 
     async def overdue_tasks(self, user_id: int, *, before_ms: int, limit: int) -> tuple[int, list[Item]]:
         """Open one-off tasks due before `before_ms`: how many, and the latest `limit` with their reminders."""

@@ -29,26 +29,29 @@ async def run(intent: QueryIntent, ctx: Context) -> Outcome:
         end = localize(datetime.combine(today + timedelta(days=REMINDERS_AHEAD_DAYS), time()), ctx.tz)
     start_ms, end_ms = to_ms(start), to_ms(end)
     if intent.reminders:  # 我有哪些闹钟: what will still be reminded, nothing else
-        listed = await ctx.service.list_items(ctx.user.id, start_ms=start_ms, end_ms=end_ms, expand=True)
+        listed = await ctx.service.list_window(ctx.user.id, start_ms=start_ms, end_ms=end_ms, expand=True)
         now_ms = to_ms(ctx.now)
-        items = [i for i in listed if any(r.status == "pending" and r.remind_at >= now_ms for r in i.reminders)]
+        items = [i for i in listed.items if any(r.status == "pending" and r.remind_at >= now_ms for r in i.reminders)]
         return Listed(start_ms=start_ms, end_ms=end_ms, tz=ctx.user.timezone, items=tuple(items), kind=None,
-                      today=today, page_wanted=intent.prefer_page or len(items) > PAGE_OVER, rest=())
+                      today=today, page_wanted=intent.prefer_page or len(items) > PAGE_OVER, rest=(),
+                      complete=listed.complete)
     day = _day_around(start, end, ctx.tz)
     if day is not None and (intent.filter_kind is not None or (start_ms, end_ms) != day):
         # rule 21: one read of the whole day, split into the part asked about and the rest of that day
-        every = await ctx.service.list_items(ctx.user.id, start_ms=day[0], end_ms=day[1], expand=True)
+        whole = await ctx.service.list_window(ctx.user.id, start_ms=day[0], end_ms=day[1], expand=True)
+        every = whole.items
         items = [i for i in every if _within(i, start_ms, end_ms) and intent.filter_kind in (None, i.kind)]
         shown = {id(i) for i in items}
         rest = tuple(i for i in every if id(i) not in shown)
     else:
         # every occurrence of a series in the range is an entry of its own (每天 09:00 → 7 lines a week), as on
         # the page and in the API: the service's one expansion (a day already done is listed as done)
-        items, rest = await ctx.service.list_items(ctx.user.id, start_ms=start_ms, end_ms=end_ms,
-                                                   kind=intent.filter_kind, expand=True), ()
+        whole = await ctx.service.list_window(ctx.user.id, start_ms=start_ms, end_ms=end_ms,
+                                              kind=intent.filter_kind, expand=True)
+        items, rest = whole.items, ()
     return Listed(start_ms=start_ms, end_ms=end_ms, tz=ctx.user.timezone, items=tuple(items),
                   kind=intent.filter_kind, today=today, page_wanted=intent.prefer_page or len(items) > PAGE_OVER,
-                  rest=rest)
+                  rest=rest, complete=whole.complete)
 
 
 def _day_around(start: datetime, end: datetime, tz: ZoneInfo) -> tuple[int, int] | None:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
+from functools import partial
 from zoneinfo import ZoneInfo
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -18,6 +20,8 @@ from schedule.service import ScheduleService
 DEFAULT_DAYS = 7
 MAX_DAYS = 92
 MAX_OVERDUE = 20
+MAX_ENTRIES = 400  # entries a page lists (the earliest, and it says so): a 92-day page of 2,000 series is not built
+INLINE_CARDS = 200  # a page with more entries than this is built and rendered off the event loop
 FEED_HISTORY_MS = 180 * 86_400_000  # older one-off items leave the feed; series stay
 EARLIEST, LATEST = date(2000, 1, 1), date(2100, 12, 31)  # a page's dates (date arithmetic overflows at 1 and 9999)
 
@@ -70,8 +74,9 @@ class ItineraryLoader:
         shown); a public share sees the days only."""
         stamp = now_ms(self._clock)
         start_ms, end_ms = midnight_ms(span.start_on, tz), midnight_ms(span.end_on, tz)
-        items = await self._service.list_items(user_id, start_ms=start_ms, end_ms=end_ms,
-                                               statuses=("active", "completed"), expand=True)
+        listed = await self._service.list_window(user_id, start_ms=start_ms, end_ms=end_ms, first=MAX_ENTRIES + 1,
+                                                 statuses=("active", "completed"), expand=True)
+        items = listed.items[:MAX_ENTRIES]
         overdue: list[Item] = []
         undated: list[Item] = []
         notices: tuple[Notice, ...] = ()
@@ -86,9 +91,12 @@ class ItineraryLoader:
             undated = [i for i in loose if i.anchor_at is None]
             shown = await take_notices(self._sessions, user_id, now_ms=stamp)
             notices, undelivered = shown.notices, shown.reminder_ids
-        return build_itinerary(items, now_ms=stamp, tz=tz, start_on=span.start_on, end_on=span.end_on,
-                               overdue=overdue, undated=undated, notices=notices, undelivered=undelivered,
-                               overdue_count=overdue_count, shared=not private, flash=flash)
+        build = partial(build_itinerary, items, now_ms=stamp, tz=tz, start_on=span.start_on, end_on=span.end_on,
+                        overdue=overdue, undated=undated, notices=notices, undelivered=undelivered,
+                        overdue_count=overdue_count, shared=not private, flash=flash,
+                        truncated=not listed.complete or len(listed.items) > MAX_ENTRIES)
+        # a long page is built on a worker thread, so the event loop goes on serving other users meanwhile
+        return await asyncio.to_thread(build) if len(items) > INLINE_CARDS else build()
 
     async def feed_items(self, user_id: int) -> list[Item]:
         """Everything a subscribed calendar should hold: open and done items, series whole."""

@@ -6,6 +6,7 @@ never a stack trace; private pages are never cached and never leak their URL as 
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
@@ -17,7 +18,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.pages.actions import BadTap, PageActions, Tap
-from bot.pages.itinerary import BadRange, DayRange, ItineraryLoader, parse_range
+from bot.pages.itinerary import INLINE_CARDS, BadRange, DayRange, ItineraryLoader, parse_range
 from bot.pages.links import PageLinks, webcal
 from bot.pages.tokens import LinkError
 from render.html import PageActions as FormContext
@@ -91,7 +92,11 @@ class Pages:
                 context = replace(context, subscribe=button)
                 headers = {**SECURITY_HEADERS, "Content-Security-Policy": SECURITY_HEADERS["Content-Security-Policy"]
                            + f"; script-src https://res.wx.qq.com 'nonce-{button.script_nonce}'"}
-        html = self.renderer.itinerary(view, url=f"{self.links.base_url}/p/{token}", actions=context)
+        url = f"{self.links.base_url}/p/{token}"
+        if view.count > INLINE_CARDS:  # a long page renders on a worker thread: the event loop serves others
+            html = await asyncio.to_thread(self.renderer.itinerary, view, url=url, actions=context)
+        else:
+            html = self.renderer.itinerary(view, url=url, actions=context)
         return _html(html, gzip_ok=gzip_ok, headers=headers)
 
     async def act(self, token: str, form: dict[str, str] | None) -> Response:

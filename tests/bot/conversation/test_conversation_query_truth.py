@@ -61,12 +61,12 @@ async def test_the_day_is_read_once(bot: Bot, monkeypatch: pytest.MonkeyPatch) -
     chat = bot.chat()
     await chat.say("周六晚上六点半和朋友吃饭")
     calls: list[tuple[int | None, int | None]] = []
-    real = ScheduleService.list_items
+    real = ScheduleService.list_window  # every listing (list_items too) reads through it
 
     async def counted(self: ScheduleService, user_id: int, **kwargs: object) -> object:
         calls.append((kwargs.get("start_ms"), kwargs.get("end_ms")))  # type: ignore[arg-type]
         return await real(self, user_id, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(ScheduleService, "list_items", counted)
+    monkeypatch.setattr(ScheduleService, "list_window", counted)
     await chat.say("周六上午有安排吗")
     assert len(calls) == 1  # no extra database read for the rest of the day

@@ -10,7 +10,8 @@ from intent.model import CreateIntent
 from intent.nonexistent import missing_day
 from render.outcome import Asked, Created, Failed, Outcome
 from schedule.clock import to_ms
-from schedule.domain import Lunar, NewItem, NewReminder, Recurrence
+from schedule.domain import Item, Lunar, NewItem, NewReminder, Recurrence
+from schedule.errors import InvalidChange, QuotaExceeded
 
 # Any day word in the text: without one, a date of tomorrow means a past clock time rolled over.
 _DAY_WORDS = re.compile(r"[今明后昨前]|周|星期|礼拜|号|日|月|天|节|[0-9]+[./-][0-9]+|tomorrow|tmr", re.IGNORECASE)
@@ -37,14 +38,12 @@ async def run(intent: CreateIntent, ctx: Context) -> Outcome:
         if remind_at <= now_ms:  # rule 15: an explicit past time is accepted and delivered at once
             remind_at, due_now = now_ms, True
         reminders = (NewReminder(remind_at=remind_at, offset_minutes=intent.reminder.offset_minutes),)
-    item = await ctx.service.create_item(ctx.user.id, NewItem(
-        kind=intent.kind, title=(intent.title or "待办")[:200], timezone=ctx.user.timezone,
-        start_at=_ms(intent.start_at), end_at=_ms(intent.end_at) if intent.kind == "event" else None,
-        due_at=_ms(intent.due_at), all_day=intent.all_day, recurrence=_recurrence(intent),
-        location=intent.location, description=intent.note,
-        source_channel="wechat", source_message_id=ctx.message_id, source_text=ctx.text[:2000],
-        reminders=reminders,
-    ))
+    try:
+        item = await _store(intent, ctx, reminders)
+    except QuotaExceeded as full:  # checked before anything is written: the message's other steps stand
+        return Failed(f"没有记录：进行中的事项已达上限 {full.limit} 条。完成或取消一些之后再记吧。")
+    except InvalidChange:
+        return Failed("没有记录：这个时间规则从不发生，或者太频繁了（一天最多 24 次）。换个说法再试试？")
     anchor = intent.start_at if intent.kind == "event" else intent.due_at
     rolled = (anchor is not None and not intent.all_day and intent.recurrence is None
               and anchor.astimezone(ctx.tz).date() == ctx.now.date() + timedelta(days=1)
@@ -53,6 +52,17 @@ async def run(intent: CreateIntent, ctx: Context) -> Outcome:
                    hint_lead=intent.kind == "event" and not reminders and not intent.explicit_no_reminder
                    and not intent.all_day,
                    explicit_no_reminder=intent.explicit_no_reminder, rolled=rolled)
+
+
+async def _store(intent: CreateIntent, ctx: Context, reminders: tuple[NewReminder, ...]) -> Item:
+    return await ctx.service.create_item(ctx.user.id, NewItem(
+        kind=intent.kind, title=(intent.title or "待办")[:200], timezone=ctx.user.timezone,
+        start_at=_ms(intent.start_at), end_at=_ms(intent.end_at) if intent.kind == "event" else None,
+        due_at=_ms(intent.due_at), all_day=intent.all_day, recurrence=_recurrence(intent),
+        location=intent.location, description=intent.note,
+        source_channel="wechat", source_message_id=ctx.message_id, source_text=ctx.text[:2000],
+        reminders=reminders,
+    ))
 
 
 def _ms(moment: datetime | None) -> int | None:

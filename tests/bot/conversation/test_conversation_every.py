@@ -5,6 +5,9 @@ The clock stands at Thursday 2026-06-18 10:00 in Shanghai."""
 
 from __future__ import annotations
 
+import logging
+
+import pytest
 from conftest import Bot, Chat
 
 from schedule.clock import to_ms
@@ -143,4 +146,21 @@ async def test_undo_that_would_go_over_the_item_quota_is_refused_and_says_why(bo
     await fill_to_quota(bot.sessions, user.user_id, quota=quota, now_ms=to_ms(bot.clock.now()))
     assert await chat.say("撤销") == f"没能撤销：进行中的事项已达上限 {quota} 条，先完成或取消一些再撤销。"
     assert (await statuses(bot))["开会"] == "cancelled"
+    assert await active_items(bot.sessions, user.user_id) == quota
+
+
+async def test_a_create_at_the_item_quota_says_so_and_the_rest_of_the_message_stands(
+        bot: Bot, caplog: pytest.LogCaptureFixture) -> None:
+    """At the quota a new item is refused plainly (no "something went wrong", no traceback in the log), and a
+    query said in the same message is still answered."""
+    chat = bot.chat()
+    await tomorrow_three(chat)
+    user = (await bot.rows(ScheduleItemRow))[0]
+    assert isinstance(user, ScheduleItemRow)
+    quota = bot.app.state.service.max_active_items
+    await fill_to_quota(bot.sessions, user.user_id, quota=quota, now_ms=to_ms(bot.clock.now()))
+    with caplog.at_level(logging.ERROR):
+        reply = await chat.say("后天上午十点去银行，顺便看看明天有什么安排")
+    assert f"没有记录：进行中的事项已达上限 {quota} 条" in reply and "开会" in reply
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
     assert await active_items(bot.sessions, user.user_id) == quota

@@ -8,14 +8,18 @@ from zoneinfo import ZoneInfo
 
 from bot.conversation.change import named
 from bot.conversation.context import Context
-from intent.model import QueryIntent
+from intent.model import Kind, QueryIntent
 from render.outcome import Answered, Listed, Outcome
 from schedule.clock import to_ms
 from schedule.domain import Item
+from schedule.listing import Window
 from schedule.recurrence import localize
 
 PAGE_OVER = 8  # rule 9: more entries than this → summary plus the page link
 REMINDERS_AHEAD_DAYS = 30  # 我有哪些闹钟 with no day said: the reminders of the next 30 days
+# A chat reply shows far fewer entries than this (2048 bytes, or a page link past PAGE_OVER): a listing is cut
+# here, so a user with 2,000 series pays for 200 entries per question, not for every occurrence of the week.
+CHAT_ENTRIES = 200
 
 
 async def run(intent: QueryIntent, ctx: Context) -> Outcome:
@@ -29,7 +33,7 @@ async def run(intent: QueryIntent, ctx: Context) -> Outcome:
         end = localize(datetime.combine(today + timedelta(days=REMINDERS_AHEAD_DAYS), time()), ctx.tz)
     start_ms, end_ms = to_ms(start), to_ms(end)
     if intent.reminders:  # 我有哪些闹钟: what will still be reminded, nothing else
-        listed = await ctx.service.list_window(ctx.user.id, start_ms=start_ms, end_ms=end_ms, expand=True)
+        listed = await _window(ctx, start_ms, end_ms, None)
         now_ms = to_ms(ctx.now)
         items = [i for i in listed.items if any(r.status == "pending" and r.remind_at >= now_ms for r in i.reminders)]
         return Listed(start_ms=start_ms, end_ms=end_ms, tz=ctx.user.timezone, items=tuple(items), kind=None,
@@ -38,7 +42,7 @@ async def run(intent: QueryIntent, ctx: Context) -> Outcome:
     day = _day_around(start, end, ctx.tz)
     if day is not None and (intent.filter_kind is not None or (start_ms, end_ms) != day):
         # rule 21: one read of the whole day, split into the part asked about and the rest of that day
-        whole = await ctx.service.list_window(ctx.user.id, start_ms=day[0], end_ms=day[1], expand=True)
+        whole = await _window(ctx, day[0], day[1], None)
         every = whole.items
         items = [i for i in every if _within(i, start_ms, end_ms) and intent.filter_kind in (None, i.kind)]
         shown = {id(i) for i in items}
@@ -46,12 +50,20 @@ async def run(intent: QueryIntent, ctx: Context) -> Outcome:
     else:
         # every occurrence of a series in the range is an entry of its own (每天 09:00 → 7 lines a week), as on
         # the page and in the API: the service's one expansion (a day already done is listed as done)
-        whole = await ctx.service.list_window(ctx.user.id, start_ms=start_ms, end_ms=end_ms,
-                                              kind=intent.filter_kind, expand=True)
+        whole = await _window(ctx, start_ms, end_ms, intent.filter_kind)
         items, rest = whole.items, ()
     return Listed(start_ms=start_ms, end_ms=end_ms, tz=ctx.user.timezone, items=tuple(items),
                   kind=intent.filter_kind, today=today, page_wanted=intent.prefer_page or len(items) > PAGE_OVER,
                   rest=rest, complete=whole.complete)
+
+
+async def _window(ctx: Context, start_ms: int, end_ms: int, kind: Kind | None) -> Window:
+    """The range's first `CHAT_ENTRIES` entries in time order; not complete when there were more."""
+    window = await ctx.service.list_window(ctx.user.id, start_ms=start_ms, end_ms=end_ms, kind=kind, expand=True,
+                                           first=CHAT_ENTRIES + 1)
+    if len(window.items) <= CHAT_ENTRIES:
+        return window
+    return Window(window.items[:CHAT_ENTRIES], complete=False)
 
 
 def _day_around(start: datetime, end: datetime, tz: ZoneInfo) -> tuple[int, int] | None:

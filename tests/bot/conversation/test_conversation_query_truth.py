@@ -5,8 +5,10 @@ The fixture clock is Thursday 2026-06-18 10:00, so 周六 is 6月20日."""
 from __future__ import annotations
 
 import pytest
-from conftest import Bot
+from conftest import Bot, at
 
+from bot.conversation.query import CHAT_ENTRIES
+from schedule.domain import NewItem, Recurrence
 from schedule.service import ScheduleService
 
 
@@ -70,3 +72,19 @@ async def test_the_day_is_read_once(bot: Bot, monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setattr(ScheduleService, "list_window", counted)
     await chat.say("周六上午有安排吗")
     assert len(calls) == 1  # no extra database read for the rest of the day
+
+
+async def test_a_week_of_many_series_is_listed_cut_to_what_a_reply_shows_and_says_at_least(bot: Bot) -> None:
+    """A user with 60 daily series asks about the week (240 occurrences from Thursday): the reply is built from
+    the first CHAT_ENTRIES entries and never states a count lower than the truth."""
+    chat = bot.chat()
+    await chat.say("明天上午十点面试")
+    user = await bot.app.state.service.find_user(chat.openid)
+    assert user is not None
+    for n in range(60):
+        await bot.app.state.service.create_item(user.id, NewItem(
+            kind="task", title=f"喝水{n}", timezone="Asia/Shanghai", due_at=at(6, 18, 11, n),
+            recurrence=Recurrence(rrule="FREQ=DAILY")))
+    reply = await chat.say("这周有什么安排")
+    assert CHAT_ENTRIES < 60 * 4  # the week (Thu–Sun) holds more than a reply is built from
+    assert f"至少 {CHAT_ENTRIES} 项" in reply

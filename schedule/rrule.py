@@ -50,14 +50,24 @@ def never_occurs(body: str, dtstart: datetime) -> bool:
 
 
 def too_frequent(body: str) -> str | None:
-    """Why the rule fires more than MAX_PER_DAY times a day (BYHOUR × BYMINUTE × BYSECOND), or None."""
+    """Why the rule fires more than MAX_PER_DAY times a day (BYHOUR × BYMINUTE × BYSECOND, and for an hourly
+    or finer rule what its INTERVAL leaves of them), or None."""
     parts = parts_of(body)
-    per_day = 1
-    for key in ("BYHOUR", "BYMINUTE", "BYSECOND"):
-        per_day *= max(len({v for v in parts.get(key, "").split(",") if v}), 1)
+    hours, minutes, seconds = (len({v for v in parts.get(key, "").split(",") if v})
+                               for key in ("BYHOUR", "BYMINUTE", "BYSECOND"))
+    freq, interval = parts.get("FREQ", "DAILY"), max(int(parts.get("INTERVAL", "1") or 1), 1)
+    if freq == "HOURLY":
+        per_day = (hours or -(-24 // interval)) * (minutes or 1) * (seconds or 1)
+    elif freq == "MINUTELY":
+        per_day = min((hours or 24) * (minutes or -(-60 // interval)), -(-1440 // interval)) * (seconds or 1)
+    elif freq == "SECONDLY":
+        per_day = min((hours or 24) * (minutes or 60) * (seconds or -(-60 // interval)), -(-86_400 // interval))
+    else:
+        per_day = max(hours, 1) * max(minutes, 1) * max(seconds, 1)
     if per_day > MAX_PER_DAY:
         return f"rrule fires {per_day} times a day (at most {MAX_PER_DAY}: BYHOUR × BYMINUTE × BYSECOND)"
     return None
+
 
 
 @lru_cache(maxsize=8192)

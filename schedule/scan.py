@@ -105,10 +105,20 @@ def aligned_start(parts: dict[str, str], dtstart: datetime, day: date) -> dateti
     elif freq == "YEARLY":
         periods = (day.year - begin.year) // interval * interval
         moved = date(begin.year + periods, 1, 1)
+    elif freq in _STEP_SECONDS:  # hourly and finer: whole steps from the first one, its wall-clock time kept
+        step = _STEP_SECONDS[freq] * interval
+        ahead = datetime.combine(day, time(), dtstart.tzinfo) - dtstart
+        periods = int(ahead.total_seconds() // step)
+        return dtstart if periods <= 0 else dtstart + timedelta(seconds=periods * step)
     else:
         periods = (day - begin).days // interval * interval
         moved = begin + timedelta(days=periods)
     return dtstart if periods <= 0 else datetime.combine(moved, time())
+
+
+_STEP_SECONDS = {"HOURLY": 3600, "MINUTELY": 60, "SECONDLY": 1}
+# The parts of the time of day dateutil takes from the first occurrence, by frequency.
+_INFERRED = {"HOURLY": ("BYMINUTE", "BYSECOND"), "MINUTELY": ("BYSECOND",), "SECONDLY": ()}
 
 
 @lru_cache(maxsize=CACHED_RULES)
@@ -122,8 +132,10 @@ def explicit(body: str, dtstart: datetime) -> str:
         # which over a year's days is the same set, stepped a year at a time rather than a day.
         parts["FREQ"] = "YEARLY"
         parts.setdefault("BYDAY", ",".join(WEEKDAYS))
+    inferred = _INFERRED.get(parts.get("FREQ", "DAILY"), ("BYHOUR", "BYMINUTE", "BYSECOND"))
     for key, value in (("BYHOUR", dtstart.hour), ("BYMINUTE", dtstart.minute), ("BYSECOND", dtstart.second)):
-        parts.setdefault(key, str(value))
+        if key in inferred:  # an hourly rule takes its minute from the first one, not its hour
+            parts.setdefault(key, str(value))
     if not any(key in parts for key in ("BYWEEKNO", "BYYEARDAY", "BYMONTHDAY", "BYDAY")):
         freq = parts.get("FREQ")
         if freq == "YEARLY":

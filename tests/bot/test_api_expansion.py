@@ -35,7 +35,7 @@ def ms(*args: int) -> int:
 
 @pytest.fixture
 async def app(database_url: str, clock: FrozenClock) -> AsyncIterator[FastAPI]:
-    application = create_app(load_settings(DATABASE_URL=database_url, SECRET_KEY="k" * 48), clock=clock,
+    application = create_app(load_settings(DATABASE_URL=database_url, SECRET_KEY="Zq8vN3xL0pR7tY2wK5mB9cD4fH6jS1gA-expansion"), clock=clock,
                              run_worker=False)
     async with LifespanManager(application):
         yield application
@@ -130,10 +130,14 @@ async def test_a_rule_firing_more_than_24_times_a_day_is_refused(app: FastAPI, c
     assert (await client.post("/api/schedule/items", headers=auth,
                               json={**body, "recurrence": {"rrule": hourly}})).status_code == 201
     user = await app.state.service.get_or_create_user("minutes")
-    with pytest.raises(InvalidChange, match="times a day"):  # the chat and the agent's path: the service
+    for rule in (minutes, "FREQ=MINUTELY;INTERVAL=10", "FREQ=HOURLY;BYMINUTE=0,30", "FREQ=SECONDLY"):
+        with pytest.raises(InvalidChange, match="times a day"):  # the chat and the agent's path: the service
+            await app.state.service.create_item(user.id, NewItem(kind="task", title="喝水", timezone="Asia/Shanghai",
+                                                                 due_at=ms(2026, 6, 18, 9),
+                                                                 recurrence=Recurrence(rrule=rule)))
+    for rule in ("FREQ=HOURLY", "FREQ=MINUTELY;INTERVAL=30;BYHOUR=9,10,11"):  # at most 24 a day
         await app.state.service.create_item(user.id, NewItem(kind="task", title="喝水", timezone="Asia/Shanghai",
-                                                             due_at=ms(2026, 6, 18, 9),
-                                                             recurrence=Recurrence(rrule=minutes)))
+                                                             due_at=ms(2026, 6, 18, 9), recurrence=Recurrence(rule)))
 
 
 async def test_a_utc_until_is_accepted_and_ends_the_series_at_that_instant(app: FastAPI,

@@ -44,6 +44,23 @@ def test_a_window_gives_what_a_walk_from_the_first_day_gives(body: str) -> None:
         assert list(window(body, start, after, before)) == full_walk(body, start, after, before), (start, after)
 
 
+SUB_DAILY = ["FREQ=HOURLY", "FREQ=HOURLY;INTERVAL=7", "FREQ=MINUTELY;INTERVAL=45", "FREQ=MINUTELY;INTERVAL=10",
+             "FREQ=HOURLY;BYHOUR=9,10,11,12;BYDAY=MO,TU,WE,TH,FR", "FREQ=MINUTELY;INTERVAL=30;BYHOUR=9,10,11",
+             "FREQ=HOURLY;INTERVAL=2;BYHOUR=8,10,14,18"]
+
+
+@pytest.mark.parametrize("body", SUB_DAILY)
+def test_an_hourly_or_finer_rule_keeps_its_steps_from_a_window_start(body: str) -> None:
+    """The time of day is not pinned to the first occurrence's hour for these (an hourly rule fires every hour,
+    not once a day), and a window starts on a whole number of steps from the first one."""
+    pick = random.Random(body)
+    for _ in range(20):
+        start = datetime(2026, 1, 1, 8) + timedelta(days=pick.randrange(300), minutes=pick.randrange(60))
+        after = start + timedelta(days=pick.randrange(-2, 60), hours=pick.randrange(24), minutes=pick.randrange(60))
+        before = after + timedelta(days=pick.choice((1, 3, 7)))
+        assert list(window(body, start, after, before)) == full_walk(body, start, after, before), (start, after)
+
+
 @pytest.mark.parametrize("body", RULES)
 def test_a_lookup_from_a_range_start_in_2099_matches_a_full_walk(body: str) -> None:
     start = datetime(2026, 6, 18, 9, tzinfo=SH)

@@ -18,7 +18,7 @@ What carries over:
 - Subject: a request with its own time but no words of its own, marked 也/同样/一样/照旧 (晚上8点也要),
   takes the previous request's title (and its 提醒我).
 
-Lists (rule 20): "day: a, b, c" or a to-do lead-in (要买的：/待办事项：/出差要准备的：/今天的待办：, a day optional)
+Lists (rule 20, `intent.lists`): "day: a, b, c" or a to-do lead-in (要买的：/待办事项：/出差要准备的：/今天的待办：, a day optional)
 give one task per thing, titled by the thing (要买的：牛奶 → 买牛奶), due on the list's day (all day) or undated; a
 thing with its own clock time stays a request of its own.
 
@@ -40,6 +40,7 @@ from zoneinfo import ZoneInfo
 
 from intent.contact import pull
 from intent.followup import RESTATE, FocusHint, corrects, with_that_day
+from intent.lists import clock_list, todo_list
 from intent.model import CreateIntent, Intent, NoneIntent
 from intent.normalise import ascii_forms, normalise
 from intent.pipeline import analyse, parse, parse_prepared
@@ -155,10 +156,10 @@ def _parse_all(
         zone = tz if isinstance(tz, ZoneInfo) else ZoneInfo(tz)
         local = now.astimezone(zone)
         norm = with_that_day(normalise(text), focus)
-        things = _todo_list(norm, now, tz, meeting_offset_minutes) if pending is None else None
+        things = todo_list(norm, now, tz, meeting_offset_minutes) if pending is None else None
         if things is not None:
             return things
-        listed = _clock_list(norm) if pending is None else None
+        listed = clock_list(norm) if pending is None else None
         if listed is not None:
             return [parse(line, now=now, tz=tz, meeting_offset_minutes=meeting_offset_minutes) for line in listed]
         mentions, degraded = analyse(norm, local, zone, None) if norm else ([], False)
@@ -180,93 +181,6 @@ def _parse_all(
     except Exception:  # the contract is: never raise; the whole text as one request is the safe reading
         return [parse(text, now=now, tz=tz, pending=pending, meeting_offset_minutes=meeting_offset_minutes,
                       focus=focus)]
-
-
-# 明天要做的事：买菜、取快递、交电费 / 周五要办:续签合同,交社保 — a day, a colon, then several things to do.
-_LIST_HEAD = re.compile(r"^(?P<day>[^:,]{1,10}?)(?:的|要|需要|得)?"
-                        r"(?:要做的事情?|要办的事情?|要做的|要办的?|待办事项|待办|的?事情?|任务|清单|安排)?"
-                        r"(?:有|是)?:(?P<items>.+)$")
-# 要买的：… / 出差要准备的东西：… / 待办事项：… / 这周末要做的：… — a lead-in that says the things are to-dos;
-# an optional day (and other context, 出差) before it.
-_LEAD_IN = re.compile(
-    r"^(?P<head>[^:,]{0,12}?)的?(?:"
-    r"(?:要|需要|得|该)(?P<verb>买|带|准备|拿|交|寄|还|取|做|办|干|处理|完成|搞定|弄)的?(?:几件|几样|这些)?"
-    r"(?:事情?|事儿|事项|东西|物品)?"
-    r"|(?P<noun>待办事项|待办清单|待办列表|待办|待做|待处理|todo|购物清单|采购清单|购物单|任务清单|任务列表|任务)"
-    r")(?:有|是|如下)?:(?P<items>.+)$", re.IGNORECASE)
-_LIST_ITEM = re.compile(r"\s*(?:\d{1,2}[.)、]|[①-⑩])?\s*")  # 1. / 2) / ① numbering
-_LIST_CUT = re.compile(r"[,;]|(?<=[^\x00-\x7f])\s+(?=[^\x00-\x7f])|\s+(?=[A-Za-z\d])")
-# The verb of the lead-in that names what is done with each thing (要买的：牛奶 → 买牛奶).
-_THING_VERB = frozenset({"买", "带", "准备", "拿", "交", "寄", "还", "取"})
-_NOT_A_THING = re.compile(r"提醒|叫我|提前|地点|结束|顺便|另外|然后")  # a clause of a request, not a list entry
-
-
-def _todo_list(norm: str, now: datetime, tz: ZoneInfo | str, offset: int) -> list[Intent] | None:
-    """One task per thing of a list (rule 20): "day: a, b, c" or a to-do lead-in (要买的：/待办：) with an
-    optional day; None for any other text."""
-    lead = _LEAD_IN.match(norm)
-    if lead is not None:
-        day = _LIST_DAY.match(lead.group("head"))
-        items = _list_items(lead.group("items"), least=1)
-        if items is None:
-            return None
-        verb = lead.group("verb") if lead.group("verb") in _THING_VERB else ""
-        return [_thing(day.group(0) if day else "", item, verb, now, tz, offset) for item in items]
-    m = _LIST_HEAD.match(norm)
-    if m is None or not _DAY_ONLY.fullmatch(m.group("day")):
-        return None
-    items = _list_items(m.group("items"), least=2)
-    if items is None:
-        return None
-    return [_thing(m.group("day"), item, "", now, tz, offset) for item in items]
-
-
-def _list_items(text: str, *, least: int) -> list[str] | None:
-    items = [_LIST_ITEM.sub("", part, count=1).strip() for part in _LIST_CUT.split(text)]
-    items = [item for item in items if item]
-    if not least <= len(items) <= 10 or any(len(item) > 20 or _NOT_A_THING.search(item) for item in items):
-        return None
-    return items
-
-
-def _thing(day: str, item: str, verb: str, now: datetime, tz: ZoneInfo | str, offset: int) -> Intent:
-    """One entry of a list: a request of its own when it says a clock time (9点还书), else a task due on the
-    list's day (all day) or undated, titled by the thing (买 + 牛奶 for 要买的)."""
-    said = parse(f"{day}{item}", now=now, tz=tz, meeting_offset_minutes=offset)
-    if isinstance(said, CreateIntent) and not said.all_day and not said.needs_clarification \
-            and (said.start_at or said.due_at) is not None:
-        return said
-    thing = verb + item if verb and not item.startswith(verb) else item
-    noted = parse(f"记一下{day}{thing}", now=now, tz=tz, meeting_offset_minutes=offset)
-    if not isinstance(noted, CreateIntent):
-        return noted
-    when = (noted.due_at or noted.start_at) if noted.all_day else None
-    return noted.model_copy(update={
-        "kind": "task", "title": noted.title or thing, "start_at": None, "end_at": None, "due_at": when,
-        "all_day": when is not None, "needs_clarification": [], "question": None, "pending": None, "confidence": 0.9,
-        "reminder": noted.reminder if when is None or noted.reminder is None else None,
-        "rule": f"{noted.rule}+list"})
-
-
-_DAY_ONLY = re.compile(r"(?:今天|明天|后天|大后天|(?:这|本|下)?(?:周|星期|礼拜)[一二三四五六日天]|"
-                       r"\d{1,2}月\d{1,2}[日号]|\d{1,2}[日号])")
-# The day that starts a lead-in's head (这周末要做的 / 周日要买的东西 / 今天的待办 / 今晚要做的).
-_LIST_DAY = re.compile(rf"(?:{_DAY_ONLY.pattern}|(?:这|本|下)?周末|[今明](?:早|晚))"
-                       r"(?:凌晨|早上|上午|中午|下午|傍晚|晚上)?")
-
-
-_CLOCK = (r"(?:凌晨|早上|上午|中午|下午|傍晚|晚上)?(?:\d{1,2}|[一二两三四五六七八九十]{1,3})"
-          r"(?::\d{2}|点(?:半|一刻|\d{1,2}分?)?)")
-# 每天上午10点、下午3点提醒我喝水: one request per clock, each with the day words and the rest of the sentence.
-_CLOCKS = re.compile(rf"^(?P<head>[^,\d]{{0,12}}?)(?P<times>{_CLOCK}(?:(?:,|和|还有){_CLOCK})+)(?P<rest>[^,]{{2,}})$")
-
-
-def _clock_list(norm: str) -> list[str] | None:
-    m = _CLOCKS.match(norm)
-    if m is None:
-        return None
-    times = re.findall(_CLOCK, m.group("times"))
-    return [f"{m.group('head')}{clock}{m.group('rest')}" for clock in times] if 2 <= len(times) <= 6 else None
 
 
 def _split(norm: str) -> list[tuple[int, int]]:

@@ -18,9 +18,9 @@ What carries over:
 - Subject: a request with its own time but no words of its own, marked 也/同样/一样/照旧 (晚上8点也要),
   takes the previous request's title (and its 提醒我).
 
-Lists (rule 20, `intent.lists`): "day: a, b, c" or a to-do lead-in (要买的：/待办事项：/出差要准备的：/今天的待办：, a day optional)
-give one task per thing, titled by the thing (要买的：牛奶 → 买牛奶), due on the list's day (all day) or undated; a
-thing with its own clock time stays a request of its own.
+Lists (`intent.lists`): "day: a, b, c" or a to-do lead-in (要买的：/待办事项：/出差要准备的：/今天的待办：, a day
+optional) give one task per thing, titled by the thing (要买的：牛奶 → 买牛奶), due on the list's day (all day) or
+undated; a thing with its own clock time stays a request of its own.
 
 Order (rule 16): a request that needs a question (its hour, a reminder time) comes after the others, so they are
 done first and the question ends the reply.

@@ -145,19 +145,27 @@ async def purge(session: AsyncSession, *, now_ms: int) -> None:
 
 
 async def _add(session: AsyncSession, changes: list[tuple[str, str, int, int | None]], now_ms: int) -> None:
-    """Add to counters in one statement (rows created at need): `used` grows by the amount, `last_at` is
-    replaced where given."""
+    """Add to counters in one executemany of one prebuilt upsert (rows created at need): `used` grows by the
+    amount, `last_at` is replaced where given. One statement for every batch keeps SQLAlchemy's compiled cache
+    warm (a multi-VALUES statement of this batch's size was compiled afresh each time)."""
     if not changes:
         return
     rows = [{"scope": scope, "day": day, "used": amount, "last_at": at, "updated_at": now_ms}
             for scope, day, amount, at in changes]
-    if session.get_bind().dialect.name == "sqlite":
-        lite = sqlite_insert(COUNTERS).values(rows)
-        await session.execute(lite.on_conflict_do_update(index_elements=[C.scope, C.day], set_={
+    await session.execute(_UPSERT["sqlite" if session.get_bind().dialect.name == "sqlite" else "mysql"], rows)
+
+
+def _upserts() -> dict[str, Any]:
+    lite = sqlite_insert(COUNTERS)
+    my = mysql_insert(COUNTERS)
+    return {
+        "sqlite": lite.on_conflict_do_update(index_elements=[C.scope, C.day], set_={
             "used": C.used + lite.excluded.used, "last_at": func.coalesce(lite.excluded.last_at, C.last_at),
-            "updated_at": lite.excluded.updated_at}))
-    else:
-        my = mysql_insert(COUNTERS).values(rows)
-        await session.execute(my.on_duplicate_key_update({
+            "updated_at": lite.excluded.updated_at}),
+        "mysql": my.on_duplicate_key_update({
             "used": C.used + my.inserted.used, "last_at": func.coalesce(my.inserted.last_at, C.last_at),
-            "updated_at": my.inserted.updated_at}))
+            "updated_at": my.inserted.updated_at}),
+    }
+
+
+_UPSERT = _upserts()

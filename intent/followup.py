@@ -227,6 +227,8 @@ def _bare(text: str, mentions: list[TimeMention], focus: FocusHint) -> Changes |
     until = re.search(r"(?:开到|到|持续到|弄到|忙到|一直到|搞到|玩到|聊到|吃到)$", lead_in) is not None
     if _END_WORDS.match(lead_in) and (until or re.match(r"^\s*(?:结束|散会|完事|开完)", after)):
         return Changes(end_at=_after_start(_near(when, focus), focus)) if when.has_clock else None
+    if from_now:
+        rest = _FROM_NOW_WORDS.sub("", rest)  # 以后都八点吧: the series' time from now on
     if _FILLER.sub("", RESTATE.sub("", _FILLER.sub("", rest))):
         return None  # other words: a request of its own, not a bare time
     if when.has_clock:

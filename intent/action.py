@@ -48,12 +48,16 @@ _QUERY_ASK = re.compile(
     r"|(?:安排|日程|行程)是(?:什么|啥)|(?:哪些|什么|啥)(?:还)?(?:没|未)(?:完成|做|办|搞定)"
     r"|空着(?:吗|呢|没|不|么|嘛)|(?:都|还)?安排(?:了|的)?(?:啥|什么|哪些)|(?:都|还)?有(?:啥|什么|哪些)(?:安排|事|活动)?(?:要做|要办)?[?？]*$"
     r"|(?:还有|有)别的(?:事|安排|活动|会)(?:情|儿)?(?:不|吗|没|没有|么|嘛)?"
-    r"|有(?:什么|啥|哪些)(?:事情?)?要(?:做|办|干|忙)|要(?:做|干|办|忙)(?:些)?(?:什么|啥|嘛|哪些事)"  # 明天要做什么
+    # 明天要做什么 / 有几个会 / 完成了几个 / 剩下的安排
+    r"|有(?:什么|啥|哪些)(?:事情?)?要(?:做|办|干|忙|交|准备)|要(?:做|干|办|忙)(?:些)?(?:什么|啥|嘛|哪些事)"
+    r"|(?:有|开|要开)几(?:个|场)(?:会|会议)|(?:完成|做完|办完)了?几(?:个|件|项)|剩(?:下|余)的(?:安排|日程|事|待办|任务)"
     r"|还有几(?:件|个|项)(?:事|安排|待办|任务|会)?|剩(?:下)?(?:几|多少|哪些)(?:个|件|项)?(?:任务|待办|事)"
     r"|(?:待办|任务|事情?)(?:还)?(?:没|没有)(?:做完|完成|办完|搞定)"
     r"|^还有(?:别的|其他的?|其它的?)(?:吗|么|嘛|没|没有|不|呢)?[?？]*$"
 )
 # What is left of 这周末干啥 / 明天忙啥 once the time is out: a question about that time.
+# 我后天是不是有个面试: a yes-or-no about what a day holds (是不是要下雨了, with no day, is the agent's).
+_YES_NO = re.compile(r"是不是(?:有|要)(?:个|一个)?(?=[\u4e00-\u9fff])")
 _WHAT_DOING = re.compile(r"^(?:我|都|要|在|得)*(?:干|做|忙)(?:些)?(?:啥|什么|嘛)(?:呢|呀|啊|哇)?[?？]*$")
 _QUESTION = re.compile(
     r"[吗嘛么呢]\??$|\?$|怎么|为什么|为啥|如何|是不是|是否|多少|哪|能不能|可不可以|要不要|什么意思|几点|几号|几月|"
@@ -207,7 +211,7 @@ def _is_query(text: str, slots: Slots) -> bool:
         rest = rest[:b] + rest[e:]
     if (slots.when is not None or slots.recur is not None) and _AGENDA_ONLY.match(rest):
         return True
-    if slots.when is not None and _WHAT_DOING.match(rest.strip(" ,.!?")):
+    if slots.when is not None and (_WHAT_DOING.match(rest.strip(" ,.!?")) or _YES_NO.search(text)):
         return True
     looked = _QUERY_LOOK.search(rest)
     if slots.when is not None and looked and not re.sub(r"[我的吧呢啊,.!?~ ]", "", _QUERY_LOOK.sub("", rest)):

@@ -56,8 +56,10 @@ _QUERY_ASK = re.compile(
     r"|^还有(?:别的|其他的?|其它的?)(?:吗|么|嘛|没|没有|不|呢)?[?？]*$"
 )
 # What is left of 这周末干啥 / 明天忙啥 once the time is out: a question about that time.
-# 我后天是不是有个面试: a yes-or-no about what a day holds (是不是要下雨了, with no day, is the agent's).
-_YES_NO = re.compile(r"是不是(?:有|要)(?:个|一个)?(?=[\u4e00-\u9fff])")
+# 我后天是不是有个面试: a yes-or-no about what a day holds (是不是要下雨了, with no day, and 是不是要调休上班, about
+# the calendar, are the agent's).
+_YES_NO = re.compile(r"是不是(?:有|要)(?:个|一个)?(?=[\u4e00-\u9fff])"
+                     r"(?!调休|上班|放假|休息|补班|下雨|下雪|降温|升温|刮风|停电|停水)")
 _WHAT_DOING = re.compile(r"^(?:我|都|要|在|得)*(?:干|做|忙)(?:些)?(?:啥|什么|嘛)(?:呢|呀|啊|哇)?[?？]*$")
 _QUESTION = re.compile(
     r"[吗嘛么呢]\??$|\?$|怎么|为什么|为啥|如何|是不是|是否|多少|哪|能不能|可不可以|要不要|什么意思|几点|几号|几月|"

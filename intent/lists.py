@@ -141,4 +141,4 @@ def day_list(norm: str, mentions: list[TimeMention]) -> list[str] | None:
 def _each_day(head: str, words: list[str], rest: str, tail: str) -> list[str] | None:
     if not tail.strip(" ,") or any(not _DAY_WORD.match(w) for w in words):
         return None  # 周二和周四: nothing said for them
-    return [f"{head}{word}{rest}{tail}" for word in words]
+    return list(dict.fromkeys(f"{head}{word}{rest}{tail}" for word in words))  # 明天明天下午三点: a stutter, once

@@ -42,7 +42,7 @@ from intent.contact import pull
 from intent.followup import RESTATE, FocusHint, corrects, with_that_day
 from intent.lists import clock_list, day_list, todo_list
 from intent.model import CreateIntent, Intent, NoneIntent
-from intent.normalise import ascii_forms, normalise
+from intent.normalise import ascii_forms, normalise, with_clock_now
 from intent.pipeline import analyse, parse, parse_prepared
 from intent.slots import DAY_BEFORE
 
@@ -155,7 +155,7 @@ def _parse_all(
     try:
         zone = tz if isinstance(tz, ZoneInfo) else ZoneInfo(tz)
         local = now.astimezone(zone)
-        norm = with_that_day(normalise(text), focus)
+        norm = with_that_day(with_clock_now(normalise(text), local), focus)
         things = todo_list(norm, now, tz, meeting_offset_minutes) if pending is None else None
         if things is not None:
             return things

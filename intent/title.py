@@ -75,10 +75,13 @@ def _strip(part: str) -> str:
     return part
 
 
+_SAID_TWICE = re.compile(r"([\u4e00-\u9fff]{2,4})\1")
+
+
 def title_of(text: str, spans: Iterable[tuple[int, int]]) -> str:
     """The activity: 明天上午九点提醒我带材料 → 带材料; 今天下午三点有个会 → 会议."""
-    title = clean(remove_spans(text, spans))[:60]
-    return "会议" if title in ("会", "个会") else title
+    title = _SAID_TWICE.sub(r"\1", clean(remove_spans(text, spans)))[:60]  # 开会开会: a stutter
+    return "会议" if title in ("会", "个会") else "开会" if title == "开个会" else title
 
 
 _TARGET_TRAIL = re.compile(r"(?:的提醒|提醒|的?那个|的?时间|的事|的|我们|我|这件事|那件事|掉|吧)+$")

@@ -30,7 +30,7 @@ from zoneinfo import ZoneInfo
 
 from intent import clarify
 from intent.lists import clock_list
-from intent.model import Changes, CreateIntent, Intent, Pending, Recurrence, Reminder, UpdateIntent
+from intent.model import Changes, CompleteIntent, CreateIntent, Intent, Pending, Recurrence, Reminder, UpdateIntent
 from intent.timex.numerals import cn_int
 from intent.timex.resolve import hour24
 from intent.title import clean
@@ -56,7 +56,8 @@ _DAYS = re.compile(
     rf"|疗程(?:是|为)?(?P<n3>{_N})(?P<u3>天|周|个星期|个月)")
 _UNTIL = re.compile(r"(?:一直|吃|服|用|喝|滴|涂|擦|敷|持续|坚持|提醒|还|交|量)(?:到|至)"
                     r"(?P<d>[^,.!?;]{2,12}?)(?:为止|结束)?(?=[,.!?;]|$)")
-_COUNT = re.compile(rf"(?:还|共|一共|总共|分|要还|需还|提醒)(?P<n>{_N})(?P<u>期|次)")
+_COUNT = re.compile(rf"(?:还|共|一共|总共|分|要还|需还)(?P<n>{_N})期|(?:共|一共|总共)(?:提醒|吃|服|上|去)?(?P<n2>{_N})次")
+_EACH = re.compile(r"各(?:提醒|叫|喊)?(?:我)?(?:一)?(?:次|遍|下)")
 _EVERY_OTHER = re.compile(rf"(?:每)?隔(?:一)?天|隔日|每隔(?P<n>{_N})天|每(?P<m>[两二三四五六七八九十2-9])天")
 _PARITY = re.compile(r"(?:每逢|逢)?(?P<w>单|双)(?:数)?周(?:的)?")
 _STEP = re.compile(rf"每(?:隔)?(?:(?P<n>{_N}|半)(?:个)?(?P<half>半)?)?(?:个)?(?P<u>小时|钟头|分钟)")
@@ -176,8 +177,10 @@ def scan(text: str) -> Spec:
             else:
                 spec.days = n * (1 if unit == "天" else 7)
             spans.append(m.span())
-    if (m := _COUNT.search(text)) is not None:
-        spec.count = cn_int(m.group("n"))
+    if (m := _COUNT.search(text)) is not None and (cn_int(m.group("n") or m.group("n2") or "") or 0) >= 2:
+        spec.count = cn_int(m.group("n") or m.group("n2") or "")
+        spans.append(m.span())
+    if (m := _EACH.search(text)) is not None:  # 早上8点和晚上8点各提醒一次: one series, both times
         spans.append(m.span())
     if not spec.step and (m := _UNTIL.search(text)) is not None and not _overlaps(m.span(), spans) \
             and CLOCK.fullmatch(m.group("d")) is None and not CLOCK.match(m.group("d")):
@@ -273,11 +276,14 @@ def read(norm: str, *, now: datetime, tz: ZoneInfo, pending: Intent | None, meet
         answered = _answer(norm, pending, now=now, tz=tz)
         if answered is not None:
             return answered
-    follow = followup(norm, now=now, tz=tz)
+    follow = followup(norm, now=now, tz=tz, focus_said=focus is not None)
     if follow is not None and focus is None and isinstance(follow, UpdateIntent) and follow.changes is not None \
             and follow.changes.end_series:  # 停药 said later: the course whose title names the medicine
-        return follow.model_copy(update={"needs_clarification": [], "question": None,
-                                         "target_text": "药" if "药" in norm else "吃"})
+        what = _END.match(norm.strip(" ,.!"))
+        named = what.group("what") if what is not None and what.group("what") else ("药" if "药" in norm else "吃")
+        return follow.model_copy(update={"needs_clarification": [], "question": None, "target_text": named})
+    if isinstance(follow, CompleteIntent) and focus is None:
+        return follow.model_copy(update={"needs_clarification": [], "question": None})
     if follow is not None and focus is not None:
         return follow
     if pending is not None and pending.needs_clarification:
@@ -288,8 +294,8 @@ def read(norm: str, *, now: datetime, tz: ZoneInfo, pending: Intent | None, meet
     from intent.pipeline import parse
 
     plain = parse(norm, now=now, tz=tz, meeting_offset_minutes=meeting_offset, courses=False)
-    if not isinstance(plain, CreateIntent):
-        return None  # a query, a change or talk that happens to hold such words stays what it was
+    if plain.action not in ("create", "none"):
+        return None  # a query or a change that happens to hold such words stays what it was
     if spec.step is not None:
         return _interval(spec, now=now, tz=tz, meeting_offset=meeting_offset)
     return _course(spec, now=now, tz=tz, meeting_offset=meeting_offset)
@@ -352,6 +358,7 @@ def _course(spec: Spec, *, now: datetime, tz: ZoneInfo, meeting_offset: int) -> 
         parts.pop("BYMINUTE", None)
         body = ";".join(f"{k}={v}" for k, v in parts.items()) + ";" + rule_for_times(times)
         first = _first(times, first_day, now, tz)
+        until = _until(spec, first.date(), _end_text(spec, None, now, tz))  # 连吃7天: seven days from the first
         return _made(base, title, body, first, spec, times=tuple(times), until=until, tz=tz, reminded=True)
     body = ";".join(f"{k}={v}" for k, v in parts.items())
     if anchor is None:
@@ -492,15 +499,25 @@ _SEL = rf"{_PERIOD}|第[一二三四1-4](?:次|顿)|最后一次|(?:\d{{1,2}}|[�
 _DOSE = re.compile(rf"^(?:把)?(?P<sel>{_SEL})"
                    r"(?:的|那次|那一次|那顿|那个|那回|这次|吃药|的药|那遍)*"
                    r"(?:改到|改成|改为|挪到|换到|调到|推到|提前到|延后到|推迟到)(?P<to>.+?)(?:吧|吗|啊|哈|了)?$")
-_END = re.compile(r"^(?:医生说)?(?:那就|就|已经)?(?:停药|药停了|停了吧|不用再?吃了|不吃了|不用再?吃药了|不吃药了|"
-                  r"药不用吃了|"
-                  r"疗程结束了?|吃完了?疗程|这个疗程结束|药吃完了|不用再提醒了|以后不用提醒了|以后都不用了)(?:吧|了|啦|哈)?$")
+_END = re.compile(r"^(?:医生说|大夫说)?(?:那就|就|已经)?(?P<what>[\u4e00-\u9fff]{0,6}?药)?(?:那就|就|已经|先|可以)?"
+                  r"(?:停药|停了|停掉|不用再?吃了|不吃了|不用再?吃药了|不吃药了|疗程结束了?|这个疗程结束|"
+                  r"不用再提醒了|以后不用提醒了|以后都不用了)(?:吧|了|啦|哈)*$")
 
 
-def followup(norm: str, *, now: datetime, tz: ZoneInfo) -> Intent | None:
-    """早上那次改到八点 → one time of the series in focus moves; 停药 → the series in focus ends now."""
+_TAKEN = re.compile(r"^(?:我)?(?P<what>[\u4e00-\u9fff]{0,6}?药)?(?:我)?(?:已经|刚刚?|刚才)?(?:吃|服|喝|用|滴)(?:过|完|好|上)?了"
+                    r"(?:哦|啊|哈|呀|啦)?$")
+
+
+def followup(norm: str, *, now: datetime, tz: ZoneInfo, focus_said: bool = True) -> Intent | None:
+    """早上那次改到八点 → one time of the series in focus moves; 停药 → the series in focus ends now;
+    药吃了 → the dose due is done."""
     text = norm.strip(" ,.!")
-    if _END.match(text):
+    taken = _TAKEN.match(text)
+    if taken is not None and taken.group("what"):
+        return CompleteIntent(needs_clarification=["target"], rule="followup.course.done", confidence=0.8,
+                              question=clarify.question(["target"]), target_text=taken.group("what"))
+    ended = _END.match(text)
+    if ended is not None and (ended.group("what") or "停" not in text or "停药" in text or focus_said):
         return UpdateIntent(changes=Changes(end_series=True), needs_clarification=["target"],
                             rule="followup.course.end", confidence=0.85,
                             question=clarify.question(["target"]))

@@ -47,20 +47,21 @@ def _each(item: Item, after: datetime, before: datetime, *, closed: bool) -> Ite
 
 
 def times_of_day(item: Item, on: date | None = None) -> list[time]:
-    """The local times of the series on `on` (its first day by default), every occurrence counted."""
+    """The local times of the series on `on` (by default, of a whole day from its first one), closed ones too."""
     if item.anchor_at is None:
         return []
     tz = ZoneInfo(item.timezone)
-    day = on or from_ms(item.anchor_at).astimezone(tz).date()
+    if on is None:  # the first day may hold only its last times: the day after it holds them all
+        first = from_ms(item.anchor_at).astimezone(tz).date()
+        return _times_on(item, first + timedelta(days=1), tz) or _times_on(item, first, tz)
+    return _times_on(item, on, tz)
+
+
+def _times_on(item: Item, day: date, tz: ZoneInfo) -> list[time]:
     begin = localize(datetime.combine(day, time()), tz)
     end = localize(datetime.combine(day + timedelta(days=1), time()), tz)
-    found = [at.astimezone(tz).time().replace(tzinfo=None)
-             for at in _each(item, begin - timedelta(microseconds=1), end, closed=True)]
-    if on is None and len(found) <= 1:  # the first day may hold only its last times: look at the next one
-        later = localize(datetime.combine(day + timedelta(days=2), time()), tz)
-        found = sorted({*found, *(at.astimezone(tz).time().replace(tzinfo=None)
-                                  for at in _each(item, end - timedelta(microseconds=1), later, closed=True))})
-    return found
+    return [at.astimezone(tz).time().replace(tzinfo=None)
+            for at in _each(item, begin - timedelta(microseconds=1), end, closed=True)]
 
 
 def bounded(recurrence: Recurrence | None) -> bool:

@@ -65,7 +65,8 @@ async def _retime(item: Item, changes: Changes, ctx: Context) -> Outcome:
             or changes.dose_from is None:
         return Failed(f"“{item.title}”不是每天几次的重复事项，没有做任何改动。可以直接说“改到早上8点”。")
     today = ctx.now.date()
-    times = times_of_day(item, max(today, from_ms(item.anchor_at).astimezone(ctx.tz).date()))
+    later = max(today, from_ms(item.anchor_at).astimezone(ctx.tz).date() + timedelta(days=1))
+    times = times_of_day(item, later) or times_of_day(item)
     old = _pick(times, changes.dose_from)
     if old is None:
         listed = "、".join(clock_label(datetime.combine(today, t)) for t in times)
@@ -155,8 +156,8 @@ async def _end(item: Item, ctx: Context) -> Outcome:
                        text=f"好的，“{item.title}”还没开始，已整个取消，不会再提醒。")
     rule = Recurrence(rrule=ended_rule(rec.rrule, now_local), workdays=rec.workdays)
     updated = await ctx.service.update_item(ctx.user.id, item.id, ItemChanges(recurrence=rule))
-    for rem in updated.reminders:
-        if rem.status == "pending" and rem.remind_at > to_ms(ctx.now):
+    for rem in updated.reminders:  # nothing more is pushed, a late one for an earlier dose neither
+        if rem.status == "pending":
             await ctx.service.cancel_reminder(ctx.user.id, rem.id)
     updated = await ctx.service.get_item(ctx.user.id, item.id)
     last = _last_before(updated, ctx)

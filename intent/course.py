@@ -383,7 +383,7 @@ def _interval(spec: Spec, *, now: datetime, tz: ZoneInfo, meeting_offset: int) -
     body = interval_rule(step, times)
     anchor = base.start_at or base.due_at
     first_day = anchor.astimezone(tz).date() if anchor is not None and anchor.date() > now.date() else now.date()
-    first = _first(times, first_day, now, tz, workdays=spec.work)
+    first = _first(times, first_day, now, tz, workdays=spec.work, strictly=True)  # the next step, not now
     rec = Recurrence(rrule=body, workdays="cn" if spec.work else None, times=tuple(times), window=window,
                      step_minutes=step)
     return CreateIntent(kind="task", title=title, due_at=first, reminder=Reminder(remind_at=first, offset_minutes=0),
@@ -391,9 +391,11 @@ def _interval(spec: Spec, *, now: datetime, tz: ZoneInfo, meeting_offset: int) -
                         note=base.note)
 
 
-def _first(times: list[time], day: date, now: datetime, tz: ZoneInfo, *, workdays: bool = False) -> datetime:
-    """The first of `times` at or after now, from `day` on (the next day when the day's are past)."""
-    floor = now.replace(second=0, microsecond=0)
+def _first(times: list[time], day: date, now: datetime, tz: ZoneInfo, *, workdays: bool = False,
+           strictly: bool = False) -> datetime:
+    """The first of `times` at or after now (after it, `strictly`), from `day` on (the next day when the day's
+    are past)."""
+    floor = now.replace(second=0, microsecond=0) + (timedelta(minutes=1) if strictly else timedelta())
     for k in range(0, 30, 1):
         on = day + timedelta(days=k)
         if workdays and on.weekday() >= 5:

@@ -162,7 +162,8 @@ def _course_span(item: Item) -> str:
     if ended is not None:
         last, count = ended
         at = last.astimezone(first.tzinfo)
-        return text + f"，最后一次是{day_label(at.date())}{clock_label(at) if timed else ''}，共 {count} 次"
+        year = f"{at.year}年" if at.year != first.year else ""  # 还12期: the last one is next year
+        return text + f"，最后一次是{year}{day_label(at.date())}{clock_label(at) if timed else ''}，共 {count} 次"
     until = recurrence_until(item.recurrence)
     return text + (f"，到{day_label(until)}为止" if until is not None else "")
 

@@ -6,9 +6,10 @@ fake WeChat API on loopback.
 
 Seeds users with an open customer-service window and N reminders (or digest subscriptions, or series several
 times a day — half every 2 hours in a window, half twice-a-day courses with an end — whose first reminder
-comes due, so each firing also plans the series' next dose) all due at one instant a few seconds ahead, starts the workers, waits until every push is sent, then prints
-reminders/s (first due → last sent), worker CPU ms per delivered message (from /proc, all worker
-processes), due→sent p50/p99/max, worker RSS peak, and the number of sends the fake API saw.
+comes due, so each firing also plans the series' next dose) all due at one instant a few seconds ahead,
+starts the workers, waits until every push is sent, then prints reminders/s (first due → last sent), worker
+CPU ms per delivered message (from /proc, all worker processes), due→sent p50/p99/max, worker RSS peak, and
+the number of sends the fake API saw.
 BENCH_PROFILE_DIR=dir writes a cProfile of every worker there.
 """
 

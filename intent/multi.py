@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 from intent.contact import pull
+from intent.course import read as read_course
 from intent.followup import RESTATE, FocusHint, corrects, with_that_day
 from intent.lists import clock_list, day_list, todo_list
 from intent.model import CreateIntent, Intent, NoneIntent
@@ -156,6 +157,10 @@ def _parse_all(
         zone = tz if isinstance(tz, ZoneInfo) else ZoneInfo(tz)
         local = now.astimezone(zone)
         norm = with_that_day(with_clock_now(normalise(text), local), focus)
+        course = read_course(norm, now=local, tz=zone, pending=pending, meeting_offset=meeting_offset_minutes,
+                             focus=focus)
+        if course is not None:  # 每天两次… / 还12期 / 每隔两小时 / 早上那次改到八点: one series
+            return [course]
         things = todo_list(norm, now, tz, meeting_offset_minutes) if pending is None else None
         if things is not None:
             return things

@@ -39,6 +39,7 @@ def _extract(text: str, now: datetime, tz: ZoneInfo, engine: Extract | None) -> 
 def parse(
     text: str, *, now: datetime, tz: ZoneInfo | str = "Asia/Shanghai", pending: Intent | None = None,
     meeting_offset_minutes: int = 60, extract: Extract | None = None, focus: FocusHint | None = None,
+    courses: bool = True,
 ) -> Intent:
     """Text → Intent. Any internal error yields a low-confidence `none` (the agent takes over).
 
@@ -47,6 +48,13 @@ def parse(
     """
     try:
         zone = tz if isinstance(tz, ZoneInfo) else ZoneInfo(tz)
+        if courses and extract is None:  # 每天两次… / 还12期 / 每隔两小时: one series (`intent.course`)
+            from intent.course import read as read_course
+
+            course = read_course(normalise(str(text)), now=now.astimezone(zone), tz=zone, pending=pending,
+                                 meeting_offset=meeting_offset_minutes, focus=focus)
+            if course is not None:
+                return course
         return _parse(text if isinstance(text, str) else str(text), now.astimezone(zone), zone, pending,
                       meeting_offset_minutes, extract, focus=focus)
     except Exception as exc:  # the contract is: never raise

@@ -12,6 +12,7 @@ from datetime import date, datetime
 from zoneinfo import ZoneInfo
 
 from render.timefmt import clock_label, local
+from schedule.course import several_a_day
 from schedule.domain import Item, Reminder
 
 MARKS = {"task": "待办", "event": "日程", "reminder": "提醒"}
@@ -121,7 +122,9 @@ def build_entry(item: Item, view: View) -> tuple[Entry, date | None]:
         states=tuple(states), tone=tone, done=done, recurring=series, occurrence_on=occurrence_on,
         location=item.location, reminders=chips, can_complete=active and item.kind == "task",
         can_cancel=active and tone != "past", can_snooze=active and fired and tone != "past", anchor_at=anchor,
-        dom_id=f"item-{item.id}-{occurrence_on}" if occurrence_on else f"item-{item.id}",
+        dom_id=(f"item-{item.id}-{occurrence_on}" + (start.strftime("-%H%M") if start is not None and
+                                                      several_a_day(item.recurrence) else ""))
+        if occurrence_on else f"item-{item.id}",
     )
     return entry, on
 

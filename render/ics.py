@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, date, datetime, time, timedelta
 from functools import lru_cache
 from zoneinfo import ZoneInfo
@@ -20,8 +21,8 @@ from dateutil.rrule import rrulestr
 from icalendar import Alarm, Calendar, Event, Timezone, Todo, vRecur
 
 from render.timefmt import local
-from schedule.domain import Item
-from schedule.recurrence import cn_calendar_known, is_cn_workday, localize, next_occurrence
+from schedule.domain import Item, key_moment
+from schedule.recurrence import cn_calendar_known, is_cn_workday, localize, next_occurrence, occurrences
 
 LUNAR_YEARS = 10  # lunar dates have no RRULE: the next occurrences are listed as RDATEs
 WEEKDAYS = "FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR"
@@ -86,7 +87,8 @@ def _components(item: Item, uid_domain: str) -> list[Event | Todo]:
     found: list[Event | Todo] = [event]
     if item.recurrence is not None:
         _add_recurrence(event, item, anchor)
-        found += [_done_day(item, uid_domain, day, anchor) for day in item.recurrence.done]
+        found += [_done_day(item, uid_domain, at, anchor) for key in item.recurrence.done
+                  for at in _key_occurrences(item, key, anchor)]
     if item.status == "active":
         for lead in _alarm_leads(item, anchor):
             event.add_component(_alarm(item, lead))
@@ -123,9 +125,8 @@ def _undated_todo(item: Item, uid_domain: str) -> Todo:
     return todo
 
 
-def _done_day(item: Item, uid_domain: str, day: str, anchor: int) -> Event:
+def _done_day(item: Item, uid_domain: str, at: date | datetime, anchor: int) -> Event:
     """One done occurrence of a series: kept, its title marked ✓, no alarm (RECURRENCE-ID override)."""
-    at = _occurrence(item, date.fromisoformat(day), anchor)
     override = Event()
     _common(override, item, uid_domain, _title(item, done=True))
     override.add("recurrence-id", at)
@@ -159,7 +160,9 @@ def _alarm_leads(item: Item, anchor: int) -> list[int]:
 def _add_recurrence(event: Event, item: Item, anchor: int) -> None:
     recurrence = item.recurrence
     assert recurrence is not None
-    exdates = sorted(date.fromisoformat(day) for day in recurrence.cancelled)
+    closed = sorted({at for key in recurrence.cancelled for at in _key_occurrences(item, key, anchor)},
+                    key=_sort_key)
+    exdates: list[date] = []
     rdates: list[date] = []
     if recurrence.lunar is not None:
         zone = ZoneInfo(item.timezone)
@@ -178,9 +181,52 @@ def _add_recurrence(event: Event, item: Item, anchor: int) -> None:
             exdates = sorted({*exdates, *off})
         event.add("rrule", vRecur.from_ical(_until_for_ics(body, item).removeprefix("RRULE:")))
     if rdates:
-        event.add("rdate", [_occurrence(item, d, anchor) for d in rdates if d.isoformat() not in recurrence.cancelled])
-    if exdates:
-        event.add("exdate", [_occurrence(item, d, anchor) for d in exdates])
+        event.add("rdate", [at for d in rdates if d.isoformat() not in recurrence.cancelled
+                            for at in _at_times(item, d, anchor)])
+    shown = sorted({*closed, *(at for d in exdates for at in _at_times(item, d, anchor))}, key=_sort_key)
+    if shown:
+        event.add("exdate", shown)
+
+
+def _at_times(item: Item, day: date, anchor: int) -> list[date | datetime]:
+    """Every time of day of a series several times a day on `day` (its BYHOUR × BYMINUTE, or its expansion
+    there), else its one time: an added or removed working day adds or removes all of them."""
+    parts = dict(p.split("=", 1) for p in (item.recurrence.rrule or "").upper().split(";") if "=" in p) \
+        if item.recurrence is not None else {}
+    if item.all_day or not ("," in parts.get("BYHOUR", "") or "," in parts.get("BYMINUTE", "")):
+        return [_occurrence(item, day, anchor)]
+    if "BYSETPOS" in parts:
+        return _key_occurrences(item, day.isoformat(), anchor)
+    zone = ZoneInfo(item.timezone)
+    clock = local(anchor, item.timezone)
+    hours = [int(h) for h in parts.get("BYHOUR", str(clock.hour)).split(",")]
+    minutes = [int(m) for m in parts.get("BYMINUTE", str(clock.minute)).split(",")]
+    return [localize(datetime.combine(day, time(h, m)), zone) for h in sorted(hours) for m in sorted(minutes)]
+
+
+def _sort_key(at: date | datetime) -> tuple[date, str]:
+    return (at.date() if isinstance(at, datetime) else at), at.isoformat()
+
+
+def _key_occurrences(item: Item, key: str, anchor: int) -> list[date | datetime]:
+    """The occurrences a closed key stands for: one start, or every occurrence of its day (a series several
+    times a day has more than one; a day the rule does not fall on keeps the series' own time of day)."""
+    day, clock = key_moment(key)
+    if item.all_day:
+        return [day]
+    zone = ZoneInfo(item.timezone)
+    if clock is not None:
+        return [localize(datetime.combine(day, time(*clock)), zone)]
+    recurrence = item.recurrence
+    if recurrence is not None and recurrence.lunar is None:
+        begin = localize(datetime.combine(day, time()), zone)
+        end = localize(datetime.combine(day + timedelta(days=1), time()), zone)
+        free = replace(recurrence, skipped=(), workdays=None)  # a day off still names the rule's times
+        found: list[date | datetime] = [at.astimezone(zone) for at in occurrences(
+            free, dtstart=local(anchor, item.timezone), after=begin - timedelta(seconds=1), before=end, tz=zone)]
+        if found:
+            return found
+    return [_occurrence(item, day, anchor)]
 
 
 def _workday_rule(body: str, start: datetime) -> tuple[str, list[date], list[date]]:
@@ -189,12 +235,14 @@ def _workday_rule(body: str, start: datetime) -> tuple[str, list[date], list[dat
     the non-working ones (EXDATEs). Over the years chinese-calendar knows; after them Mon–Fri, as the bot
     assumes. `body` keeps its UNTIL in local wall time (as stored)."""
     parts = dict(p.split("=", 1) for p in body.upper().split(";") if "=" in p)
+    clock_parts = ("BYHOUR", "BYMINUTE")  # several times a day on working days: each day's times, the same way
     daily = parts.get("FREQ") == "DAILY" and parts.get("INTERVAL", "1") == "1" and "COUNT" not in parts \
-        and not any(k.startswith("BY") for k in parts)
+        and not any(k.startswith("BY") and k not in clock_parts for k in parts)
     first = start.date()
     last = date(min(first.year + CN_YEARS_AHEAD, 2099), 12, 31)
-    while last >= first and not cn_calendar_known(last.year):
-        last = date(last.year - 1, 12, 31)
+    while daily and last >= first and not cn_calendar_known(last.year):
+        last = date(last.year - 1, 12, 31)  # after them the weekday rule is Mon–Fri, as the bot assumes
+    # (any other rule loses its weekend days of those years one by one, as EXDATEs)
     if daily:
         days = (first + timedelta(days=n) for n in range((last - first).days + 1))
     else:
@@ -212,7 +260,8 @@ def _workday_rule(body: str, start: datetime) -> tuple[str, list[date], list[dat
             off.append(day)
     if daily:
         until = parts.get("UNTIL")
-        body = WEEKDAYS + (f";UNTIL={until}" if until else "")
+        times = "".join(f";{k}={parts[k]}" for k in clock_parts if k in parts)
+        body = WEEKDAYS + times + (f";UNTIL={until}" if until else "")
         if until:
             stop = _until_date(until)
             extra = [d for d in extra if stop is None or d <= stop]

@@ -153,9 +153,14 @@ class Scheduler:
                 self._reminder_text, item, item.anchor_at or reminder.remind_at)))
         await budget.hold_pushes(session, firings, self._budget, now_ms=now_ms)  # over a budget: in-app queue
         await outbox.enqueue_many(session, messages, now_ms=now_ms)
-        if following:  # one row per (item, instant, channel), as the per-row existence check keeps it
+        if following:  # one row per (item, instant, channel): those already there (one query a batch) are left out
             unique = {(f["item_id"], f["remind_at"], f["channel"]): f for f in following}
-            await session.execute(insert(REMINDERS), list(unique.values()))
+            held = {tuple(found) for found in (await session.execute(
+                select(r.item_id, r.remind_at, r.channel).where(r.item_id.in_({k[0] for k in unique}),
+                                                                r.remind_at.in_({k[1] for k in unique})))).all()}
+            fresh = [f for key, f in unique.items() if tuple(key) not in held]
+            if fresh:
+                await session.execute(insert(REMINDERS), fresh)
         for new_status, ids in status.items():
             if ids:
                 await session.execute(update(ReminderRow).where(ReminderRow.id.in_(ids))
@@ -185,11 +190,7 @@ class Scheduler:
         nxt = next_occurrence(recurrence, dtstart=from_ms(anchor), after=occurrence, tz=ZoneInfo(row.timezone))
         if nxt is None:
             return []
-        remind_at = to_ms(nxt) - lead
-        exists = await session.scalar(select(ReminderRow.id).where(
-            ReminderRow.item_id == row.id, ReminderRow.remind_at == remind_at, ReminderRow.channel == reminder.channel))
-        if exists is not None:
-            return []
+        remind_at = to_ms(nxt) - lead  # (one already there is left out for the whole batch at once)
         return [{"user_id": row.user_id, "item_id": row.id, "remind_at": remind_at, "offset_minutes": lead // 60_000,
                  "channel": reminder.channel, "status": "pending", "attempts": 0, "next_attempt_at": remind_at,
                  "created_at": now_ms, "updated_at": now_ms}]

@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo
 
 from schedule.clock import from_ms, to_ms
 from schedule.convert import recurrence_of
-from schedule.domain import Item, Reminder
+from schedule.domain import Item, Reminder, key_closes
 from schedule.model import ScheduleItemRow
 from schedule.recurrence import occurrences as occurrences_of
 
@@ -68,8 +68,8 @@ def occurrence_in_range(row: ScheduleItemRow, anchor: int, lo: int, hi: int, bud
     tz = ZoneInfo(row.timezone)
     dtstart = from_ms(anchor)
     recurrence = recurrence_of(row)
-    if lo <= anchor < hi and (recurrence is None or dtstart.astimezone(tz).date().isoformat()
-                              not in recurrence.skipped):
+    if lo <= anchor < hi and (recurrence is None or not key_closes(recurrence.skipped,
+                                                                   dtstart.astimezone(tz).replace(tzinfo=None))):
         return row, None
     if recurrence is None or anchor >= hi or not budget.spend():
         return None  # (a series never occurs before its first day)
@@ -145,7 +145,7 @@ def occurrence_plan(item: Item, start_ms: int | None, end_ms: int | None, budget
             plan.append((occurs, rem))
     first: list[int] = []
     if anchor < hi and (anchor + span > lo if span else anchor >= lo) and \
-            from_ms(anchor).astimezone(tz).date().isoformat() not in kept.skipped:
+            not key_closes(kept.skipped, from_ms(anchor).astimezone(tz).replace(tzinfo=None)):
         first.append(anchor)
     after = max(anchor, lo - span if span else lo - 1)
     later = (to_ms(found) for found in occurrences_of(kept, dtstart=from_ms(anchor), after=from_ms(after),
@@ -164,7 +164,7 @@ def _spending(times: Iterator[int], budget: Budget) -> Iterator[int]:
 
 def _at(item: Item, occ: int, anchor: int, tz: ZoneInfo, done: set[str], own: list[Reminder],
         plan: list[tuple[int, Reminder]]) -> Item:
-    is_done = from_ms(occ).astimezone(tz).date().isoformat() in done
+    is_done = key_closes(done, from_ms(occ).astimezone(tz).replace(tzinfo=None))
     if not is_done and item.status == "active":
         # A series holds a row for its next reminder only; a later occurrence is reminded the same way
         # when its turn comes (firing adds the row): shown as planned, id 0 (nothing to cancel yet).

@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo
 
 from lunardate import LunarDate
 
-from schedule.domain import Lunar, Recurrence
+from schedule.domain import Lunar, Recurrence, key_closes
 from schedule.rrule import HORIZON_YEARS, WINDOW_YEARS, never_occurs, refusal
 from schedule.scan import window
 
@@ -75,7 +75,7 @@ def occurrences(recurrence: Recurrence, *, dtstart: datetime, after: datetime, b
             if passed > MAX_NON_WORKING:
                 return  # a rule whose days are hardly ever working days: bounded like any other scan
             continue
-        if candidate.date().isoformat() in recurrence.skipped:
+        if key_closes(recurrence.skipped, candidate):
             continue
         aware = localize(candidate, tz)
         if after < aware < before:

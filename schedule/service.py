@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from contextvars import ContextVar
-from datetime import date
+from datetime import date, datetime
 from typing import Concatenate, ParamSpec, TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
@@ -201,17 +201,18 @@ class ScheduleService:
                                max_active=self._max_active_items)
 
     # ------------------------------------------------------------ occurrences
-    async def complete_occurrence(self, user_id: int, item_id: int, on: date) -> Item:
+    async def complete_occurrence(self, user_id: int, item_id: int, on: date | datetime) -> Item:
         """One occurrence of a series is done (吃药那个完成了): closed like a skipped one (its reminder moves on
         to the next occurrence) but still listed, as done; the series goes on."""
         return await self.skip_occurrence(user_id, item_id, on, done=True)
 
-    async def skip_occurrence(self, user_id: int, item_id: int, on: date, *, done: bool = False) -> Item:
+    async def skip_occurrence(self, user_id: int, item_id: int, on: date | datetime, *, done: bool = False
+                              ) -> Item:
         """Cancel one occurrence of a series (an EXDATE): the series itself goes on, and a reminder
         planned for that day moves on to the next occurrence with the same lead time."""
         return await self._orm(series.skip_occurrence, user_id, item_id, on, done=done, now_ms=self._now_ms())
 
-    async def reopen_occurrence(self, user_id: int, item_id: int, on: date) -> Item:
+    async def reopen_occurrence(self, user_id: int, item_id: int, on: date | datetime) -> Item:
         """Undo a done or skipped occurrence (the page's 撤销)."""
         return await self._orm(series.reopen_occurrence, user_id, item_id, on, now_ms=self._now_ms())
 

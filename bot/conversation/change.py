@@ -6,7 +6,7 @@ import re
 from dataclasses import replace
 from datetime import date, datetime, time, timedelta
 
-from bot.conversation import snooze
+from bot.conversation import course, snooze
 from bot.conversation.context import Context
 from bot.conversation.focus import TTL_MS as FOCUS_TTL_MS
 from bot.conversation.snooze import RECENT_MS
@@ -263,6 +263,10 @@ def _candidate(item: Item, ctx: Context) -> Candidate:
 
 async def _apply(intent: Targeted, item: Item, ctx: Context) -> Outcome:
     service, uid = ctx.service, ctx.user.id
+    if isinstance(intent, CompleteIntent) and item.recurrence is not None:
+        dose = await course.dose_done(item, intent.target_date, ctx)  # several a day: the dose that is due
+        if dose is not None:
+            return dose
     if isinstance(intent, CompleteIntent):
         day = (intent.target_date or await _occurrence_due(item, ctx)) if item.recurrence is not None else None
         if day is not None:  # 吃药那个完成了: today's pill, not the whole daily series
@@ -277,6 +281,8 @@ async def _apply(intent: Targeted, item: Item, ctx: Context) -> Outcome:
     changes = intent.changes or Changes()
     if changes.no_reminder:
         return await _without_reminders(item, ctx)
+    if changes.dose_to is not None or changes.end_series:  # 早上那次改到八点 / 停药
+        return await course.apply(changes, item, ctx)
     updated = item
     stored = await service.get_item(uid, item.id)  # the series as stored, not the occurrence shown
     if stored.recurrence is not None and intent.target_date is not None and stored.anchor_at is not None \

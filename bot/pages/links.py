@@ -31,7 +31,7 @@ log = logging.getLogger("schedbot.pages")
 DAY_MS = 86_400_000
 PAGE_TTL_MS = 7 * DAY_MS
 SHARE_TTL_MS = 30 * DAY_MS
-FEED_TTL_MS = 400 * DAY_MS
+FEED_NO_END_MS = 0xFFFF_FFFF * 1000  # what a feed link carries as its expiry: none (tokens.LASTING)
 CSRF_MAX_AGE_MS = DAY_MS
 SECRET_NAME = "secret_key"
 EPOCH_CACHE_MS = 60_000  # how long a link made without the database may use an epoch read before
@@ -94,12 +94,12 @@ class PageLinks:
             return bool(getattr(result, "rowcount", 0))
 
     async def feed_url(self, user_id: int) -> str:
-        """The calendar feed; the expiry is rounded to a day so the URL is stable for a day. The token carries
-        the link epoch and the user's feed generation: 重置链接 or "关闭日历订阅" (`revoke_feed`) moves one on and
-        older links answer 410."""
-        expires = (now_ms(self._clock) + FEED_TTL_MS) // DAY_MS * DAY_MS + DAY_MS
+        """The calendar feed. It has no end date: a subscribed calendar goes on updating for as long as the user
+        follows the account, and the URL stays the same. The token carries the link epoch and the user's feed
+        generation: 重置链接, unfollowing, `user forget` or "关闭日历订阅" (`revoke_feed`) moves one on and older
+        links answer 410."""
         nonce = f"{_nonce(await self._epoch(user_id))}-{await self._feed_generation(user_id)}"
-        claims = Claims("c", user_id, expires, nonce)
+        claims = Claims("c", user_id, FEED_NO_END_MS, nonce)
         return f"{self.base_url}/ics/{await self._sign(claims)}.ics"
 
     async def reset_links(self, user_id: int) -> bool:

@@ -1,0 +1,109 @@
+"""GET and HEAD /ics/{token}.ics: the calendar feed as phones poll it.
+
+A poll that brings back the validators it was given (`If-None-Match`, or `If-Modified-Since` alone) is
+answered 304 with no body, decided from one read of the feed's version (`schedule.feed`): the items are
+neither loaded nor rendered. Otherwise the feed is rendered, gzip-compressed when the client takes it, and
+carries its `ETag` (weak: the same for either encoding) and `Last-Modified`. The feed may be kept by the
+subscriber's own client but must be revalidated on every poll (`private, no-cache`); it is never stored by
+a shared cache and never sent on as a referrer.
+"""
+
+from __future__ import annotations
+
+import gzip
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from email.utils import format_datetime, parsedate_to_datetime
+
+from fastapi.responses import Response
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from bot.pages.itinerary import FEED_HISTORY_MS, ItineraryLoader
+from bot.pages.links import PageLinks
+from render.ics import calendar_feed
+from schedule import feed
+from schedule.clock import Clock, now_ms
+from schedule.errors import NotFound
+
+FEED = frozenset({"c"})
+# Part of every version: a change of how the feed is written (this number moved on) makes every subscriber
+# fetch it once in full, even though no row changed.
+FORMAT = "ics-2"
+GZIP_LEVEL = 6
+GZIP_MIN_BYTES = 1024
+HEADERS = {
+    "Cache-Control": "private, no-cache",
+    "Referrer-Policy": "no-referrer",
+    "X-Content-Type-Options": "nosniff",
+    "X-Robots-Tag": "noindex, nofollow",
+    "Vary": "Accept-Encoding",
+}
+MEDIA_TYPE = "text/calendar; charset=utf-8"
+
+
+class CalendarFeed:
+    """The feed's answers; LinkError (404/410) and NotFound propagate to the route, which words them."""
+
+    def __init__(self, *, links: PageLinks, loader: ItineraryLoader, sessions: async_sessionmaker[AsyncSession],
+                 clock: Clock) -> None:
+        self.links, self.loader, self.sessions, self.clock = links, loader, sessions, clock
+
+    async def answer(self, token: str, headers: Mapping[str, str]) -> Response:
+        claims = await self.links.resolve(token, scopes=FEED)
+        stamp = now_ms(self.clock)
+        found = await feed.version(self.sessions, claims.user_id, salt=f"{FORMAT}:{self.links.uid_domain}",
+                                   horizon_ms=stamp - FEED_HISTORY_MS, now_ms=stamp)
+        if found is None:
+            raise NotFound(f"user {claims.user_id}")
+        validators = {**HEADERS, "ETag": f'W/"{found.tag}"',
+                      "Last-Modified": format_datetime(datetime.fromtimestamp(found.modified_at / 1000, UTC),
+                                                       usegmt=True)}
+        if not_modified(headers, tag=found.tag, modified_at=found.modified_at, now_ms=stamp):
+            return Response(status_code=304, headers=validators)
+        # the version was read first: a change made meanwhile is in the body, and the next poll fetches it again
+        items = await self.loader.feed_items(claims.user_id)
+        body = calendar_feed(items, uid_domain=self.links.uid_domain, tz=found.timezone)
+        answer = {**validators, "Content-Disposition": 'inline; filename="schedbot.ics"'}
+        if accepts_gzip(headers.get("accept-encoding", "")) and len(body) >= GZIP_MIN_BYTES:
+            body = gzip.compress(body, compresslevel=GZIP_LEVEL, mtime=0)
+            answer["Content-Encoding"] = "gzip"
+        return Response(body, media_type=MEDIA_TYPE, headers=answer)
+
+
+def not_modified(headers: Mapping[str, str], *, tag: str, modified_at: int, now_ms: int) -> bool:
+    """Whether the client's copy is current: If-None-Match decides when sent (weak comparison, `*` matches),
+    else If-Modified-Since (a date that cannot be read, or one in the future, is ignored)."""
+    wanted = headers.get("if-none-match")
+    if wanted is not None:
+        return any(given.strip() in ("*", f'W/"{tag}"', f'"{tag}"') for given in wanted.split(","))
+    since = headers.get("if-modified-since")
+    if not since:
+        return False
+    try:
+        moment = parsedate_to_datetime(since)
+    except (TypeError, ValueError, IndexError):
+        return False
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    seconds = int(moment.timestamp())
+    return seconds * 1000 <= now_ms and modified_at // 1000 <= seconds
+
+
+def accepts_gzip(value: str) -> bool:
+    """`Accept-Encoding` takes gzip: named (or x-gzip) with a non-zero q, or not named and `*` is taken."""
+    qualities: dict[str, float] = {}
+    for part in value.lower().split(","):
+        name, _, params = part.partition(";")
+        quality = 1.0
+        for param in params.split(";"):
+            key, _, raw = param.strip().partition("=")
+            if key == "q":
+                try:
+                    quality = float(raw)
+                except ValueError:
+                    quality = 0.0
+        qualities[name.strip()] = quality
+    for name in ("gzip", "x-gzip"):
+        if name in qualities:
+            return qualities[name] > 0
+    return qualities.get("*", 0.0) > 0

@@ -72,7 +72,7 @@ class CalendarFeed:
 
 def not_modified(headers: Mapping[str, str], *, tag: str, modified_at: int, now_ms: int) -> bool:
     """Whether the client's copy is current: If-None-Match decides when sent (weak comparison, `*` matches),
-    else If-Modified-Since (a date that cannot be read, or one in the future, is ignored)."""
+    else If-Modified-Since (a date that cannot be read, or a future one we never gave out, is ignored)."""
     wanted = headers.get("if-none-match")
     if wanted is not None:
         return any(given.strip() in ("*", f'W/"{tag}"', f'"{tag}"') for given in wanted.split(","))
@@ -86,7 +86,9 @@ def not_modified(headers: Mapping[str, str], *, tag: str, modified_at: int, now_
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     seconds = int(moment.timestamp())
-    return seconds * 1000 <= now_ms and modified_at // 1000 <= seconds
+    if seconds * 1000 > max(now_ms, modified_at):  # later than now and than any date given out: not ours
+        return False
+    return modified_at // 1000 <= seconds
 
 
 def accepts_gzip(value: str) -> bool:

@@ -3,7 +3,9 @@
 A poll that brings back the validators it was given (`If-None-Match`, or `If-Modified-Since` alone) is
 answered 304 with no body, decided from one read of the feed's version (`schedule.feed`): the items are
 neither loaded nor rendered. Otherwise the feed is rendered, gzip-compressed when the client takes it, and
-carries its `ETag` (weak: the same for either encoding) and `Last-Modified`. The feed may be kept by the
+carries its `ETag` (weak: the same for either encoding) and `Last-Modified`. The compressed body of each
+user's latest version is kept in memory (up to CACHE_BYTES in all), so a client that polls without
+validators costs a version read too, not a render. The feed may be kept by the
 subscriber's own client but must be revalidated on every poll (`private, no-cache`); it is never stored by
 a shared cache and never sent on as a referrer.
 """
@@ -11,6 +13,7 @@ a shared cache and never sent on as a referrer.
 from __future__ import annotations
 
 import gzip
+from collections import OrderedDict
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from email.utils import format_datetime, parsedate_to_datetime
@@ -31,6 +34,7 @@ FEED = frozenset({"c"})
 FORMAT = "ics-2"
 GZIP_LEVEL = 6
 GZIP_MIN_BYTES = 1024
+CACHE_BYTES = 16 * 1024 * 1024  # compressed bodies kept (a 1,000-item feed is about 20 KB)
 HEADERS = {
     "Cache-Control": "private, no-cache",
     "Referrer-Policy": "no-referrer",
@@ -47,6 +51,8 @@ class CalendarFeed:
     def __init__(self, *, links: PageLinks, loader: ItineraryLoader, sessions: async_sessionmaker[AsyncSession],
                  clock: Clock) -> None:
         self.links, self.loader, self.sessions, self.clock = links, loader, sessions, clock
+        self._zipped: OrderedDict[int, tuple[str, bytes]] = OrderedDict()  # user id → (version, gzip body)
+        self._zipped_bytes = 0
 
     async def answer(self, token: str, headers: Mapping[str, str]) -> Response:
         claims = await self.links.resolve(token, scopes=FEED)
@@ -60,14 +66,32 @@ class CalendarFeed:
                                                        usegmt=True)}
         if not_modified(headers, tag=found.tag, modified_at=found.modified_at, now_ms=stamp):
             return Response(status_code=304, headers=validators)
+        answer = {**validators, "Content-Disposition": 'inline; filename="schedbot.ics"'}
+        zipped = accepts_gzip(headers.get("accept-encoding", ""))
+        kept = self._zipped.get(claims.user_id)
+        if zipped and kept is not None and kept[0] == found.tag:
+            self._zipped.move_to_end(claims.user_id)
+            return Response(kept[1], media_type=MEDIA_TYPE, headers={**answer, "Content-Encoding": "gzip"})
         # the version was read first: a change made meanwhile is in the body, and the next poll fetches it again
         items = await self.loader.feed_items(claims.user_id)
         body = calendar_feed(items, uid_domain=self.links.uid_domain, tz=found.timezone)
-        answer = {**validators, "Content-Disposition": 'inline; filename="schedbot.ics"'}
-        if accepts_gzip(headers.get("accept-encoding", "")) and len(body) >= GZIP_MIN_BYTES:
+        if zipped and len(body) >= GZIP_MIN_BYTES:
             body = gzip.compress(body, compresslevel=GZIP_LEVEL, mtime=0)
             answer["Content-Encoding"] = "gzip"
+            self._keep(claims.user_id, found.tag, body)
         return Response(body, media_type=MEDIA_TYPE, headers=answer)
+
+    def _keep(self, user_id: int, tag: str, body: bytes) -> None:
+        """Remember the user's latest compressed body; the least recently served go first past CACHE_BYTES."""
+        old = self._zipped.pop(user_id, None)
+        self._zipped_bytes -= len(old[1]) if old is not None else 0
+        if len(body) > CACHE_BYTES:
+            return
+        self._zipped[user_id] = (tag, body)
+        self._zipped_bytes += len(body)
+        while self._zipped_bytes > CACHE_BYTES:
+            _, (_, dropped) = self._zipped.popitem(last=False)
+            self._zipped_bytes -= len(dropped)
 
 
 def not_modified(headers: Mapping[str, str], *, tag: str, modified_at: int, now_ms: int) -> bool:

@@ -142,13 +142,16 @@ class PageLinks:
             if row.revoked_at is not None or row.expires_at <= stamp:
                 raise LinkError(410, "revoked")
             return claims
-        epoch = await self._epoch(claims.user_id)
+        if claims.scope == "c":  # a phone polls the feed: its two generations in one read
+            epoch, generation = await self._feed_epochs(claims.user_id)
+        else:
+            epoch, generation = await self._epoch(claims.user_id), None
         if epoch is None:
             raise LinkError(404, "unknown user")
         link_part, _, feed_part = claims.nonce.partition("-")
         if link_part != _nonce(epoch):
             raise LinkError(410, "revoked")
-        if claims.scope == "c" and (feed_part or "0") != str(await self._feed_generation(claims.user_id)):
+        if claims.scope == "c" and (feed_part or "0") != str(generation):
             raise LinkError(410, "feed revoked")  # 关闭日历订阅
         return claims
 
@@ -184,6 +187,15 @@ class PageLinks:
                 self._epochs.clear()
             self._epochs[user_id] = (epoch, now_ms(self._clock))
         return epoch
+
+    async def _feed_epochs(self, user_id: int) -> tuple[int | None, int]:
+        """The user's link epoch (None: no such user) and feed generation, read together."""
+        async with self._sessions.begin() as session:
+            row = (await session.execute(
+                select(UserRow.link_epoch, CalendarFeedRow.epoch)
+                .outerjoin(CalendarFeedRow, CalendarFeedRow.user_id == UserRow.id)
+                .where(UserRow.id == user_id))).first()
+        return (None, 0) if row is None else (row[0], int(row[1] or 0))
 
     async def _feed_generation(self, user_id: int) -> int:
         """How many times the user closed the calendar subscription (关闭日历订阅); feed links carry it."""

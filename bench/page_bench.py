@@ -35,6 +35,7 @@ TZ = "Asia/Shanghai"
 NOW = datetime(2026, 12, 1, 10, 0, tzinfo=ZoneInfo(TZ))
 TITLES = ["项目评审会", "给妈妈打电话", "交季度报告", "带材料", "体检", "和供应商确认合同细节", "取快递", "健身"]
 SERIES = 20  # daily series: 20 × 7 days = 140 entries; the rest are one-offs
+CPU_MS: list[float] = []  # per `timed` call, in order
 
 
 async def seed(app: object, entries: int, *, week_only: bool) -> int:
@@ -61,15 +62,19 @@ async def seed(app: object, entries: int, *, week_only: bool) -> int:
     return int(user.id)
 
 
-async def timed(client: httpx.AsyncClient, path: str, rounds: int, status: int = 200,
-                **headers: str) -> tuple[float, float, bytes]:
+async def timed(client: httpx.AsyncClient, path: str, rounds: int, headers: dict[str, str],
+                status: int = 200) -> tuple[float, float, bytes]:
+    """p50 and p99 wall ms, and the last body; the process's CPU ms per request goes to CPU_MS (a contended
+    machine stretches wall time, not CPU time)."""
     samples, body = [], b""
+    cpu = time.process_time()
     for _ in range(rounds):
         t = time.perf_counter()
         response = await client.get(path, headers=headers)
         samples.append((time.perf_counter() - t) * 1000)
         assert response.status_code == status, response.status_code
         body = response.content
+    CPU_MS.append((time.process_time() - cpu) * 1000 / rounds)
     samples.sort()
     return statistics.median(samples), samples[min(len(samples) - 1, int(len(samples) * 0.99))], body
 
@@ -92,26 +97,28 @@ async def main() -> None:
             feed = urlsplit(await app.state.page_links.feed_url(user_id)).path
             await client.get(page)  # templates compiled, statements prepared
             raw = (await client.get(page, headers={"Accept-Encoding": "identity"})).content
-            p50, p99, _ = await timed(client, page, args.rounds, **{"Accept-Encoding": "gzip"})
+            p50, p99, _ = await timed(client, page, args.rounds, {"Accept-Encoding": "gzip"})
             zipped = await client.get(page, headers={"Accept-Encoding": "gzip"})
             count = raw.split(b'<main class="days">')[1].count(b'<li class="entry')
             overdue = raw.split(b"\xe5\xb7\xb2\xe8\xbf\x87\xe6\x9c\x9f ")[1].split(b" ")[0].decode()  # 已过期 N
             await client.get(feed)
             feed_rounds = max(5, args.rounds // 5)
-            f50, f99, ics = await timed(client, feed, feed_rounds, **{"Accept-Encoding": "identity"})
-            z50, z99, _ = await timed(client, feed, feed_rounds, **{"Accept-Encoding": "gzip"})
+            f50, f99, ics = await timed(client, feed, feed_rounds, {"Accept-Encoding": "identity"})
+            z50, z99, _ = await timed(client, feed, feed_rounds, {"Accept-Encoding": "gzip"})
             async with client.stream("GET", feed, headers={"Accept-Encoding": "gzip"}) as answer:
                 ics_gz = b"".join([chunk async for chunk in answer.aiter_raw()])
                 etag = answer.headers.get("etag", "")
-            n50, n99, none = await timed(client, feed, args.rounds, 304, **{"If-None-Match": etag,
-                                                                             "Accept-Encoding": "gzip"})
+            n50, n99, none = await timed(client, feed, args.rounds, {"If-None-Match": etag, "Accept-Encoding": "gzip"},
+                                         status=304)
     print(f"page of a user with {args.entries} items ({count} cards in 7 days, {overdue} overdue folded; "
-          f"{url.split(':')[0]}): p50 {p50:.1f} ms  p99 {p99:.1f} ms  (target < 30 ms)")
+          f"{url.split(':')[0]}): p50 {p50:.1f} ms  p99 {p99:.1f} ms (CPU {CPU_MS[0]:.1f} ms)  (target < 30 ms)")
     print(f"html: {len(raw) / 1024:.0f} KB raw, {int(zipped.headers['content-length']) / 1024:.0f} KB gzip "
           f"(content-encoding: {zipped.headers.get('content-encoding')})")
-    print(f"feed, full: {len(ics) / 1024:.0f} KB raw p50 {f50:.1f} ms p99 {f99:.1f} ms; "
-          f"{len(ics_gz) / 1024:.0f} KB gzip p50 {z50:.1f} ms p99 {z99:.1f} ms  (target ≤ 50 ms)")
-    print(f"feed, re-poll with its ETag: 304, {len(none)} bytes: p50 {n50:.2f} ms  p99 {n99:.2f} ms")
+    print(f"feed, full: {len(ics) / 1024:.0f} KB raw p50 {f50:.1f} ms p99 {f99:.1f} ms (CPU {CPU_MS[1]:.1f} ms); "
+          f"{len(ics_gz) / 1024:.0f} KB gzip p50 {z50:.1f} ms p99 {z99:.1f} ms (CPU {CPU_MS[2]:.1f} ms; the body "
+          "of this version kept compressed)  (target ≤ 50 ms)")
+    print(f"feed, re-poll with its ETag: 304, {len(none)} bytes: p50 {n50:.2f} ms  p99 {n99:.2f} ms "
+          f"(CPU {CPU_MS[3]:.2f} ms)")
 
 
 if __name__ == "__main__":

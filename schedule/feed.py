@@ -95,3 +95,16 @@ async def _store(session: AsyncSession, user_id: int, tag: str, modified_at: int
         await session.execute(my.on_duplicate_key_update({"etag": my.inserted.etag,
                                                           "modified_at": my.inserted.modified_at}))
 
+
+async def revoke(session: AsyncSession, user_id: int, *, now_ms: int) -> None:
+    """关闭日历订阅: the user's feed generation moves on (the row made at need, in one statement, so a poll
+    storing its version at the same moment cannot make it fail)."""
+    values = {"user_id": user_id, "epoch": 1, "revoked_at": now_ms}
+    row = CalendarFeedRow.__table__.c
+    if session.get_bind().dialect.name == "sqlite":
+        lite = sqlite_insert(CalendarFeedRow).values(values)
+        await session.execute(lite.on_conflict_do_update(
+            index_elements=[CalendarFeedRow.user_id], set_={"epoch": row.epoch + 1, "revoked_at": now_ms}))
+    else:
+        my = mysql_insert(CalendarFeedRow).values(values)
+        await session.execute(my.on_duplicate_key_update({"epoch": row.epoch + 1, "revoked_at": now_ms}))

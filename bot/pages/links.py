@@ -24,6 +24,7 @@ from bot.pages import tokens
 from bot.pages.tokens import Claims, LinkError
 from bot.settings import Settings
 from render.timefmt import local
+from schedule import feed
 from schedule.clock import Clock, now_ms
 from schedule.model import AppSecretRow, CalendarFeedRow, PageShareRow, UserRow
 
@@ -117,13 +118,8 @@ class PageLinks:
 
     async def revoke_feed(self, user_id: int) -> bool:
         """关闭日历订阅: every feed link issued so far stops working (410); a new one can be asked for."""
-        stamp = now_ms(self._clock)
         async with self._sessions.begin() as session:
-            row = await session.get(CalendarFeedRow, user_id, with_for_update=True)
-            if row is None:
-                session.add(CalendarFeedRow(user_id=user_id, epoch=1, revoked_at=stamp))
-            else:
-                row.epoch, row.revoked_at = row.epoch + 1, stamp
+            await feed.revoke(session, user_id, now_ms=now_ms(self._clock))
         return True
 
     # ------------------------------------------------------------ checks for the routes

@@ -13,7 +13,7 @@ from intent import question
 from intent.action import classify
 from intent.followup import FocusHint, read, with_that_day
 from intent.model import Intent, NoneIntent, SubscribeDigestIntent
-from intent.normalise import normalise
+from intent.normalise import normalise, with_clock_now
 from intent.slots import Slots, collect, refine
 
 if TYPE_CHECKING:
@@ -76,7 +76,8 @@ def _parse(
     text: str, now: datetime, tz: ZoneInfo, pending: Intent | None, offset: int, engine: Extract | None,
     analysed: tuple[str, list[TimeMention], bool] | None = None, *, focus: FocusHint | None = None,
 ) -> Intent:
-    norm = with_that_day(normalise(text), focus) if analysed is None else analysed[0]
+    norm = with_that_day(with_clock_now(normalise(text), now), focus) if analysed is None \
+        else analysed[0]
     if not norm:
         return NoneIntent(rule="none.empty", confidence=0.9)
     mentions, degraded = analyse(norm, now, tz, engine) if analysed is None else analysed[1:]
@@ -100,7 +101,7 @@ def _parse(
     alarm = alarms.read(norm, slots, now=now, tz=tz)  # 闹钟 / 叫我起床 / 倒计时: reminder words
     if alarm is not None:
         return alarm
-    asked = question.read(norm, slots)  # 跟王总吃饭是哪天 / 周会在哪开: one item's time or place
+    asked = question.read(norm, slots, focus=focus is not None)  # 跟王总吃饭是哪天 / 周会在哪开 / 几点来着
     if asked is not None:
         return asked
     follow = read(norm, mentions, focus)

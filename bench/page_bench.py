@@ -90,7 +90,7 @@ async def main() -> None:
         url = args.database_url or f"sqlite+aiosqlite:///{tmp}/bench.db"
         settings = load_settings(DATABASE_URL=url, PUBLIC_BASE_URL="https://pages.example", H5_WECHAT_MP_ENABLED=False)
         app = create_app(settings, clock=FrozenClock(NOW.astimezone(UTC)), run_worker=False)
-        async with LifespanManager(app), httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
+        async with LifespanManager(app, startup_timeout=120), httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
                                                           base_url="https://pages.example") as client:
             user_id = await seed(app, args.entries, week_only=args.week_only)
             page = urlsplit(await app.state.page_links.itinerary_url(user_id)).path

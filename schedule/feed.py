@@ -1,13 +1,14 @@
 """A user's calendar feed summed up without reading its items: a version that changes whenever anything the
 feed shows changes, and the moment that version was first served (the feed's Last-Modified).
 
-One statement reads it: the user's timezone, aggregates over the items the feed is made of (how many, the
-newest id, the sum of their change counts, the latest change, how many one-off items fell behind the
-feed's history horizon) and over the user's reminders (how many, the newest id, the latest change, how many
-are pending), and the version stored at the last poll. Every change of an item adds one to its change count,
-so even two changes within one millisecond give two versions; a reminder added, cancelled, re-led or sent
-moves the reminder aggregates. A new version is stored with the time it was first seen, kept strictly
-increasing in whole seconds, so an If-Modified-Since never matches a later version.
+One statement reads it: the user's timezone; aggregates over the items the feed is made of (how many, the
+newest id, the sum of their change counts, the latest change; a one-off item behind the feed's history
+horizon is not one of them, so its leaving changes the count); aggregates over the user's reminders (how
+many, the newest id, the latest change, how many are pending); and the version stored at the last poll.
+Every change of an item adds one to its change count, so even two changes within one millisecond give two
+versions; a reminder added, cancelled, re-led or sent moves the reminder aggregates. A new version is
+stored with the time it was first seen, kept strictly increasing in whole seconds, so an If-Modified-Since
+never matches a later version.
 """
 
 from __future__ import annotations
@@ -45,9 +46,8 @@ def _state() -> Select[Any]:
     # a one-off item the feed leaves out: it ended (or was due) before the horizon
     behind = and_(~repeats, anchor.is_not(None), func.coalesce(func.nullif(i.end_at, 0), anchor) < horizon_ms)
     items = (select(i.user_id, func.count().label("n"), func.max(i.id).label("last_id"),
-                    func.sum(i.sequence).label("changes"), func.max(i.updated_at).label("changed_at"),
-                    func.sum(case((behind, 1), else_=0)).label("behind"))
-             .where(i.user_id == user_id, or_(*(i.status == status for status in SHOWN)))
+                    func.sum(i.sequence).label("changes"), func.max(i.updated_at).label("changed_at"))
+             .where(i.user_id == user_id, or_(*(i.status == status for status in SHOWN)), ~behind)
              .group_by(i.user_id).subquery())
     reminders = (select(r.user_id, func.count().label("n"), func.max(r.id).label("last_id"),
                         func.max(r.updated_at).label("changed_at"),

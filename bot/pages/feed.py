@@ -12,20 +12,23 @@ a shared cache and never sent on as a referrer.
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 from collections import OrderedDict
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from email.utils import format_datetime, parsedate_to_datetime
+from functools import partial
 
 from fastapi.responses import Response
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.pages.itinerary import FEED_HISTORY_MS, ItineraryLoader
+from bot.pages.itinerary import FEED_HISTORY_MS, INLINE_CARDS, ItineraryLoader
 from bot.pages.links import PageLinks
 from render.ics import calendar_feed
 from schedule import feed
 from schedule.clock import Clock, now_ms
+from schedule.domain import Item
 from schedule.errors import NotFound
 
 FEED = frozenset({"c"})
@@ -74,9 +77,10 @@ class CalendarFeed:
             return Response(kept[1], media_type=MEDIA_TYPE, headers={**answer, "Content-Encoding": "gzip"})
         # the version was read first: a change made meanwhile is in the body, and the next poll fetches it again
         items = await self.loader.feed_items(claims.user_id)
-        body = calendar_feed(items, uid_domain=self.links.uid_domain, tz=found.timezone)
-        if zipped and len(body) >= GZIP_MIN_BYTES:
-            body = gzip.compress(body, compresslevel=GZIP_LEVEL, mtime=0)
+        write = partial(_written, items, uid_domain=self.links.uid_domain, tz=found.timezone, zipped=zipped)
+        # a long feed is written on a worker thread, so the event loop goes on serving other users meanwhile
+        body, compressed = await asyncio.to_thread(write) if len(items) > INLINE_CARDS else write()
+        if compressed:
             answer["Content-Encoding"] = "gzip"
             self._keep(claims.user_id, found.tag, body)
         return Response(body, media_type=MEDIA_TYPE, headers=answer)
@@ -92,6 +96,14 @@ class CalendarFeed:
         while self._zipped_bytes > CACHE_BYTES:
             _, (_, dropped) = self._zipped.popitem(last=False)
             self._zipped_bytes -= len(dropped)
+
+
+def _written(items: list[Item], *, uid_domain: str, tz: str, zipped: bool) -> tuple[bytes, bool]:
+    """The feed's body, and whether it is gzip-compressed (when taken and worth it)."""
+    body = calendar_feed(items, uid_domain=uid_domain, tz=tz)
+    if zipped and len(body) >= GZIP_MIN_BYTES:
+        return gzip.compress(body, compresslevel=GZIP_LEVEL, mtime=0), True
+    return body, False
 
 
 def not_modified(headers: Mapping[str, str], *, tag: str, modified_at: int, now_ms: int) -> bool:

@@ -132,8 +132,11 @@ async def test_every_kind_of_change_the_feed_shows_moves_its_validators(world: W
     world.clock.advance(days=100)
     assert (await _poll(world, path, etag, lasts[-1]))[0] == 304
     world.clock.advance(days=90)
-    status, etag, _ = await _poll(world, path, etag, lasts[-1])
+    status, etag, modified = await _poll(world, path, etag, lasts[-1])
     assert status == 200 and etag not in seen
+    assert f"item-{meeting.id}@" not in (await world.client.get(path)).text
+    await service.update_item(uid, meeting.id, ItemChanges(title="早已过去"))  # not in the feed: no new version
+    assert (await _poll(world, path, etag, modified))[0] == 304
 
 
 async def test_last_modified_moves_on_a_second_per_version_within_one_second(world: World) -> None:

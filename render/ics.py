@@ -101,7 +101,9 @@ def _common(component: Event | Todo, item: Item, uid_domain: str, summary: str) 
     if item.created_at:
         component.add("created", _utc(item.created_at))
     component.add("last-modified", _utc(item.updated_at or item.created_at))
-    component.add("sequence", max(0, (item.updated_at - item.created_at) // 1000) if item.created_at else 0)
+    # One more with every change of the item; a done day's override carries its series' count, which moved on
+    # when the day was marked, so no client keeps an older version of either.
+    component.add("sequence", item.sequence)
     component.add("summary", summary)
     if item.description:
         component.add("description", item.description)

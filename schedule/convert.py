@@ -51,7 +51,7 @@ def item_of(row: ScheduleItemRow, reminders: list[ReminderRow] | None = None) ->
         timezone=row.timezone, start_at=row.start_at, end_at=row.end_at, due_at=row.due_at,
         all_day=row.all_day, local_date=row.local_date, description=row.description, location=row.location,
         recurrence=recurrence_of(row), source_channel=row.source_channel,
-        created_at=row.created_at, updated_at=row.updated_at,
+        created_at=row.created_at, updated_at=row.updated_at, sequence=row.sequence or 0,
         reminders=tuple(reminder_of(r) for r in sorted(reminders or [], key=lambda r: (r.remind_at, r.id))),
     )
 

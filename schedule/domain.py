@@ -95,6 +95,7 @@ class Item:
     source_channel: str = "api"
     created_at: int = 0
     updated_at: int = 0
+    sequence: int = 0  # how many times the item was changed since it was created
     reminders: tuple[Reminder, ...] = field(default=())
 
     @property

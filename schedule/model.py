@@ -85,6 +85,8 @@ class ScheduleItemRow(Base):
     created_at: Mapped[int] = mapped_column(BigInteger)
     updated_at: Mapped[int] = mapped_column(BigInteger)
     deleted_at: Mapped[int | None] = mapped_column(BigInteger)
+    # How many times the row was changed since it was created (a calendar's SEQUENCE): one per write.
+    sequence: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
 
 class ReminderRow(Base):
@@ -236,6 +238,9 @@ class CalendarFeedRow(Base):
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), primary_key=True)
     epoch: Mapped[int] = mapped_column(Integer, default=0)
     revoked_at: Mapped[int | None] = mapped_column(BigInteger)
+    # The feed's validator as last served, and when it was first served: the feed's Last-Modified.
+    etag: Mapped[str | None] = mapped_column(String(64))
+    modified_at: Mapped[int | None] = mapped_column(BigInteger)
 
 
 class AppSecretRow(Base):

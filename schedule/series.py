@@ -31,7 +31,7 @@ async def skip_occurrence(session: AsyncSession, user_id: int, item_id: int, on:
     skipped = sorted({*recurrence.skipped, key})
     marked = sorted({*recurrence.done, key} if done else set(recurrence.done) - {key})
     row.metadata_json = {**(row.metadata_json or {}), "skipped": skipped, "done": marked}
-    row.updated_at = now_ms
+    row.updated_at, row.sequence = now_ms, row.sequence + 1
     moved = replace(recurrence, skipped=tuple(skipped))
     reminders = await reminders_of(session, [row.id])
     for rem in reminders:
@@ -62,7 +62,7 @@ async def reopen_occurrence(session: AsyncSession, user_id: int, item_id: int, o
         row.metadata_json = {**(row.metadata_json or {}),
                              "skipped": [d for d in recurrence.skipped if d != day],
                              "done": [d for d in recurrence.done if d != day]}
-        row.updated_at = now_ms
+        row.updated_at, row.sequence = now_ms, row.sequence + 1
         for rem in await reminders_of(session, [row.id]):
             occurs = from_ms(reminder_occurrence(reminder_of(rem), anchor)).astimezone(zone).replace(tzinfo=None)
             if rem.status == "cancelled" and key_closes({day}, occurs) and rem.remind_at > now_ms:

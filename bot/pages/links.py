@@ -24,6 +24,7 @@ from bot.pages import tokens
 from bot.pages.tokens import Claims, LinkError
 from bot.settings import Settings
 from render.timefmt import local
+from schedule import feed
 from schedule.clock import Clock, now_ms
 from schedule.model import AppSecretRow, CalendarFeedRow, PageShareRow, UserRow
 
@@ -31,7 +32,7 @@ log = logging.getLogger("schedbot.pages")
 DAY_MS = 86_400_000
 PAGE_TTL_MS = 7 * DAY_MS
 SHARE_TTL_MS = 30 * DAY_MS
-FEED_TTL_MS = 400 * DAY_MS
+FEED_NO_END_MS = 0xFFFF_FFFF * 1000  # what a feed link carries as its expiry: none (tokens.LASTING)
 CSRF_MAX_AGE_MS = DAY_MS
 SECRET_NAME = "secret_key"
 EPOCH_CACHE_MS = 60_000  # how long a link made without the database may use an epoch read before
@@ -94,12 +95,12 @@ class PageLinks:
             return bool(getattr(result, "rowcount", 0))
 
     async def feed_url(self, user_id: int) -> str:
-        """The calendar feed; the expiry is rounded to a day so the URL is stable for a day. The token carries
-        the link epoch and the user's feed generation: 重置链接 or "关闭日历订阅" (`revoke_feed`) moves one on and
-        older links answer 410."""
-        expires = (now_ms(self._clock) + FEED_TTL_MS) // DAY_MS * DAY_MS + DAY_MS
+        """The calendar feed. It has no end date: a subscribed calendar goes on updating for as long as the user
+        follows the account, and the URL stays the same. The token carries the link epoch and the user's feed
+        generation: 重置链接, unfollowing, `user forget` or "关闭日历订阅" (`revoke_feed`) moves one on and older
+        links answer 410."""
         nonce = f"{_nonce(await self._epoch(user_id))}-{await self._feed_generation(user_id)}"
-        claims = Claims("c", user_id, expires, nonce)
+        claims = Claims("c", user_id, FEED_NO_END_MS, nonce)
         return f"{self.base_url}/ics/{await self._sign(claims)}.ics"
 
     async def reset_links(self, user_id: int) -> bool:
@@ -117,13 +118,8 @@ class PageLinks:
 
     async def revoke_feed(self, user_id: int) -> bool:
         """关闭日历订阅: every feed link issued so far stops working (410); a new one can be asked for."""
-        stamp = now_ms(self._clock)
         async with self._sessions.begin() as session:
-            row = await session.get(CalendarFeedRow, user_id, with_for_update=True)
-            if row is None:
-                session.add(CalendarFeedRow(user_id=user_id, epoch=1, revoked_at=stamp))
-            else:
-                row.epoch, row.revoked_at = row.epoch + 1, stamp
+            await feed.revoke(session, user_id, now_ms=now_ms(self._clock))
         return True
 
     # ------------------------------------------------------------ checks for the routes
@@ -142,13 +138,16 @@ class PageLinks:
             if row.revoked_at is not None or row.expires_at <= stamp:
                 raise LinkError(410, "revoked")
             return claims
-        epoch = await self._epoch(claims.user_id)
+        if claims.scope == "c":  # a phone polls the feed: its two generations in one read
+            epoch, generation = await self._feed_epochs(claims.user_id)
+        else:
+            epoch, generation = await self._epoch(claims.user_id), None
         if epoch is None:
             raise LinkError(404, "unknown user")
         link_part, _, feed_part = claims.nonce.partition("-")
         if link_part != _nonce(epoch):
             raise LinkError(410, "revoked")
-        if claims.scope == "c" and (feed_part or "0") != str(await self._feed_generation(claims.user_id)):
+        if claims.scope == "c" and (feed_part or "0") != str(generation):
             raise LinkError(410, "feed revoked")  # 关闭日历订阅
         return claims
 
@@ -184,6 +183,15 @@ class PageLinks:
                 self._epochs.clear()
             self._epochs[user_id] = (epoch, now_ms(self._clock))
         return epoch
+
+    async def _feed_epochs(self, user_id: int) -> tuple[int | None, int]:
+        """The user's link epoch (None: no such user) and feed generation, read together."""
+        async with self._sessions.begin() as session:
+            row = (await session.execute(
+                select(UserRow.link_epoch, CalendarFeedRow.epoch)
+                .outerjoin(CalendarFeedRow, CalendarFeedRow.user_id == UserRow.id)
+                .where(UserRow.id == user_id))).first()
+        return (None, 0) if row is None else (row[0], int(row[1] or 0))
 
     async def _feed_generation(self, user_id: int) -> int:
         """How many times the user closed the calendar subscription (关闭日历订阅); feed links carry it."""

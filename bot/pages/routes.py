@@ -1,4 +1,5 @@
-"""HTTP for the pages: GET /p/{token}, its one-tap POST (POST/redirect/GET), GET /ics/{token}.ics.
+"""HTTP for the pages: GET /p/{token}, its one-tap POST (POST/redirect/GET), GET /ics/{token}.ics (answered by
+bot.pages.feed). HEAD is answered like GET, without the body.
 
 Every failure is a small friendly page (404 unknown link, 410 expired or revoked, 403 stale form),
 never a stack trace; private pages are never cached and never leak their URL as a referrer.
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import gzip
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from datetime import timedelta
 from urllib.parse import parse_qs, urlencode
@@ -18,12 +19,12 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.pages.actions import BadTap, PageActions, Tap
+from bot.pages.feed import CalendarFeed
 from bot.pages.itinerary import INLINE_CARDS, BadRange, DayRange, ItineraryLoader, parse_range
 from bot.pages.links import PageLinks, webcal
 from bot.pages.tokens import LinkError
 from render.html import PageActions as FormContext
 from render.html import PageRenderer
-from render.ics import calendar_feed
 from render.subscribe import SubscribeButton
 from schedule.clock import Clock, now_ms
 from schedule.errors import NotFound
@@ -57,8 +58,9 @@ class Pages:
     """The page endpoints' behaviour; the route functions below only translate HTTP."""
 
     def __init__(self, *, links: PageLinks, loader: ItineraryLoader, actions: PageActions, renderer: PageRenderer,
-                 clock: Clock, subscribe: SubscribeFor | None = None) -> None:
+                 clock: Clock, calendar: CalendarFeed, subscribe: SubscribeFor | None = None) -> None:
         self.links, self.loader, self.actions, self.renderer, self.clock = links, loader, actions, renderer, clock
+        self.calendar = calendar
         self.subscribe = subscribe  # issue 30: the 订阅通知 button (signed wx.config) on private pages
 
     def error(self, status: int, *, back: str = "") -> HTMLResponse:
@@ -130,23 +132,19 @@ class Pages:
         anchor = f"#item-{tap.target}-{tap.on}" if tap.on else f"#item-{tap.target}" if tap.verb in _ON_ITEM else ""
         return RedirectResponse(path + said + anchor, status_code=303, headers=SECURITY_HEADERS)
 
-    async def feed(self, token: str, *, head: bool = False) -> Response:
+    async def feed(self, token: str, headers: Mapping[str, str]) -> Response:
+        """The calendar feed (304 to a re-poll whose validators hold, gzip when taken): bot.pages.feed."""
         try:
-            claims = await self.links.resolve(token, scopes=FEED)
-            tz = await self.loader.timezone(claims.user_id)
+            return await self.calendar.answer(token, headers)
         except LinkError as exc:
             return self.error(exc.status)
         except NotFound:
             return self.error(404)
-        items = await self.loader.feed_items(claims.user_id)
-        body = calendar_feed(items, uid_domain=self.links.uid_domain, tz=tz)
-        headers = {**SECURITY_HEADERS, "Content-Disposition": 'inline; filename="schedbot.ics"',
-                   "Content-Length": str(len(body))}
-        return Response(b"" if head else body, media_type="text/calendar; charset=utf-8", headers=headers)
 
     async def calendar_link(self, token: str) -> Response:
         """订阅到手机日历 on the page: the webcal:// feed link, handed out only to a live page token. The page
-        carries this address rather than the feed's own (400 days), so forwarding a page leaks no feed."""
+        carries this address rather than the feed's own (which lives as long as the user's links), so forwarding a
+        page leaks no feed."""
         try:
             claims = await self.links.resolve(token, scopes=PRIVATE)
         except LinkError as exc:
@@ -189,7 +187,7 @@ async def _form(request: Request) -> dict[str, str] | None:
 def build_pages_router(pages: Pages) -> APIRouter:
     router = APIRouter(tags=["pages"], include_in_schema=False)
 
-    @router.get("/p/{token}")
+    @router.api_route("/p/{token}", methods=["GET", "HEAD"])
     async def itinerary_page(token: str, request: Request) -> Response:
         query = request.query_params
         return await pages.page(token, query.get("from"), query.get("to"), query.get("did"),
@@ -205,7 +203,7 @@ def build_pages_router(pages: Pages) -> APIRouter:
 
     @router.api_route("/ics/{token}.ics", methods=["GET", "HEAD"])
     async def calendar(token: str, request: Request) -> Response:
-        return await pages.feed(token, head=request.method == "HEAD")
+        return await pages.feed(token, request.headers)
 
     return router
 
@@ -213,6 +211,8 @@ def build_pages_router(pages: Pages) -> APIRouter:
 def pages_router(links: PageLinks, service: ScheduleService, sessions: async_sessionmaker[AsyncSession],
                  clock: Clock, *, subscribe: SubscribeFor | None = None) -> APIRouter:
     """Wire the page endpoints (templates are loaded here, once per app)."""
-    pages = Pages(links=links, loader=ItineraryLoader(service, sessions, clock), actions=PageActions(service),
-                  renderer=PageRenderer(), clock=clock, subscribe=subscribe)
+    loader = ItineraryLoader(service, sessions, clock)
+    calendar = CalendarFeed(links=links, loader=loader, sessions=sessions, clock=clock)
+    pages = Pages(links=links, loader=loader, actions=PageActions(service), renderer=PageRenderer(), clock=clock,
+                  subscribe=subscribe, calendar=calendar)
     return build_pages_router(pages)

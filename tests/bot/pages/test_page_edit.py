@@ -9,7 +9,6 @@ from __future__ import annotations
 from datetime import date, timedelta
 
 from page_world import World, app_fixture, ms, path_of, world_fixture  # noqa: F401 (pytest fixtures `app`, `world`)
-
 from sqlalchemy import update
 
 from schedule.domain import ItemChanges, NewItem, NewReminder, Recurrence

@@ -82,8 +82,9 @@ class PageRenderer:
         if viewer not in VIEWERS:
             raise ValueError(f"unknown viewer {viewer!r}")
         template = self._empty if view.empty else self._itinerary
+        title = view.title if viewer == "owner" else view.title.replace("我的行程", "行程", 1)  # not the reader's
         return template.render(view=view, actions=actions, nav=nav, viewer=viewer, url=url,
-                               description=summary(view).replace("\n", " "), page_title=view.title)
+                               description=summary(view).replace("\n", " "), page_title=title)
 
     def edit(self, form: EditForm) -> str:
         return self._edit.render(form=form, page_title=f"修改：{form.title}", url="", description="修改日程")

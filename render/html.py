@@ -75,10 +75,11 @@ class PageRenderer:
         self._error = self._env.get_template("error.html")
 
     def itinerary(self, view: Itinerary, *, url: str, actions: PageActions | None = None, nav: PageNav | None = None,
-                  viewer: str = "owner") -> str:
+                  viewer: str | None = None) -> str:
         """The itinerary page (or the empty state); `url` is the page's own address for Open Graph. `actions` only
         for the owner; `viewer` says who else reads it (visitor: someone the link was forwarded to, inside
         WeChat; outside: a browser that is not WeChat's; share: a public share link)."""
+        viewer = viewer or ("share" if view.shared else "owner")
         if viewer not in VIEWERS:
             raise ValueError(f"unknown viewer {viewer!r}")
         template = self._empty if view.empty else self._itinerary

@@ -108,6 +108,12 @@ async def site(database_url: str, clock: FrozenClock) -> AsyncIterator[Site]:
             await task
 
 
+@pytest.fixture(autouse=True)
+def shots_folder() -> Path:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    return SHOTS
+
+
 @pytest.fixture
 async def chromium() -> AsyncIterator[Any]:
     async with playwright_api.async_playwright() as pw:
@@ -179,7 +185,6 @@ async def test_owner_visitor_and_outside_views(site: Site, chromium: Any) -> Non
 
 
 async def test_axe_and_screenshots_light_and_dark(site: Site, chromium: Any) -> None:
-    SHOTS.mkdir(parents=True, exist_ok=True)
     views = (("owner", site.url, WECHAT_UA, "alice"), ("readonly", site.url, WECHAT_UA, "bob"),
              ("share", site.share, PLAIN_UA, "alice"))
     for name, url, ua, who in views:

@@ -26,6 +26,8 @@ from starlette.types import Receive, Scope, Send
 
 from bot.agent.testing import FakeLLM as FakeLLM
 from bot.loopback import LoopbackServer
+from bot.pages.links import PageLinks
+from bot.pages.visitor import SESSION_COOKIE, SESSION_TTL_S, seal
 from bot.wechat import signature
 from bot.wechat.crypto import MessageCrypto
 from bot.wechat.xml import cdata
@@ -326,6 +328,13 @@ def _bad_data(body: dict[str, Any]) -> str | None:
 
 
 # --- signing helpers for tests and benches ----------------------------------------------------
+
+async def signed_in(links: PageLinks, openid: str, *, now_ms: int) -> dict[str, str]:
+    """The Cookie header of a browser WeChat's web OAuth has named `openid` (the page's owner when it is theirs):
+    what the silent sign-in leaves behind, for tests that are about something else."""
+    value = seal(await links.session_key(), openid, now_s=now_ms // 1000, ttl_s=SESSION_TTL_S)
+    return {"cookie": f"{SESSION_COOKIE}={value}"}
+
 
 def sign_request(token: str, *, timestamp: int | str, nonce: str) -> dict[str, str]:
     """Query parameters of a plaintext-mode callback."""

@@ -147,6 +147,15 @@ async def axe_violations(page: Any) -> list[str]:
     return list(result)
 
 
+# Every button, summary and standalone link is at least 44 px tall; links inside a title's or a note's text are
+# the inline exception.
+SMALL = """() => [...document.querySelectorAll('button, summary, a, input')]
+  .filter(el => !el.closest('.title') && !el.closest('.note'))
+  .map(el => [(el.textContent || el.name).trim().slice(0, 20), el.getBoundingClientRect()])
+  .filter(([, r]) => r.width > 0 && r.height < 44)
+  .map(([t, r]) => `${t}: ${Math.round(r.height)}px`)"""
+
+
 async def flash_on_screen(page: Any) -> str:
     flash = page.locator(".flash")
     box = await flash.bounding_box()
@@ -199,6 +208,17 @@ async def test_axe_and_screenshots_light_and_dark(site: Site, chromium: Any) -> 
                     await page.screenshot(path=str(SHOTS / f"{name}-{width}-{scheme}-full.png"), full_page=True)
                     violations = await axe_violations(page)
                     assert violations == [], f"{name} {scheme}: {violations}"
+                    small = await page.evaluate(SMALL)
+                    assert small == [], f"{name}: tap targets under 44 px: {small}"
+                    if name == "owner":  # the message after a tap, and a done card, in this scheme
+                        await page.get_by_role("button", name="完成：订周末机票").click()
+                        await page.wait_for_load_state()
+                        await flash_on_screen(page)
+                        violations = await axe_violations(page)
+                        assert violations == [], f"{name} {scheme} after a tap: {violations}"
+                        await page.screenshot(path=str(SHOTS / f"{name}-{width}-{scheme}-after-tap.png"))
+                        await page.locator(".flash").get_by_role("button", name="撤销").click()
+                        await page.wait_for_load_state()
                 await page.context.close()
 
 

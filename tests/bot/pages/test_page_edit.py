@@ -152,3 +152,14 @@ async def test_the_share_page_shows_the_plan_only(world: World) -> None:
     assert with_notes != share and "饭后 两粒" in (await world.client.get(with_notes)).text
     assert "已过期" not in (await world.client.get(with_notes)).text
     assert date(2026, 6, 18).isoformat() in plan
+
+
+async def test_without_wechat_the_link_is_its_holders(world: World) -> None:
+    """A local `schedbot serve` without WECHAT_APP_ID/SECRET: no WeChat to ask who reads, none to forward in; the
+    link (from `schedbot chat` on the server) acts, whatever the browser, and nobody is sent to WeChat."""
+    base = path_of(await world.links.itinerary_url(world.user.id))
+    for ua in ("Mozilla/5.0 MicroMessenger/8.0.49", "Mozilla/5.0 (X11; Linux x86_64) Chrome/130.0"):
+        page = await world.client.get(base, headers={"user-agent": ua})
+        assert page.status_code == 200 and 'name="do"' in page.text and 'class="viewer"' not in page.text
+        assert (await world.client.get(base + "/calendar", headers={"user-agent": ua})).status_code == 303
+    assert (await world.client.get(base + "/login?code=x&state=y")).status_code == 303

@@ -46,6 +46,7 @@ if not CHROMIUM.exists():
         pytest.fail("chromium is required in CI (.ci/run installs it)", pytrace=False)
     pytest.skip("chromium is not installed (apt-get install -y chromium)", allow_module_level=True)
 playwright_api = pytest.importorskip("playwright.async_api")
+pytestmark = pytest.mark.timeout(600)  # dozens of page loads each: on a busy machine more than the usual 120 s
 AXE = resources.files("axe_playwright_python").joinpath("axe.min.js").read_text(encoding="utf-8")
 
 
@@ -72,7 +73,8 @@ async def site(database_url: str, clock: FrozenClock) -> AsyncIterator[Site]:
                                  WECHAT_APP_ID=wechat.app_id, WECHAT_APP_SECRET=wechat.app_secret,
                                  WECHAT_API_BASE=wechat.base_url, WECHAT_OAUTH_BASE=wechat.base_url)
         app = create_app(settings, clock=clock, run_worker=False)
-        server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
+        server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on",
+                                               timeout_graceful_shutdown=2))
         task = asyncio.create_task(server.serve())
         for _ in range(1000):
             if server.started:

@@ -17,6 +17,7 @@ from fastapi import FastAPI
 from page_world import BASE, ms, path_of, seed
 
 from bot.app import create_app
+from bot.pages.visitor import Session, seal, unseal
 from bot.settings import load_settings
 from bot.testing import FakeWeChatAPI
 from schedule import outbox
@@ -181,3 +182,17 @@ async def test_share_parameters_are_accepted_and_kept_through_sign_in(app: FastA
         ranged = await desktop.get(f"{url}?from=2026-06-20&to=2026-06-21&isappinstalled=0&utm_source=x")
         assert ranged.status_code == 200 and "6月20日–6月21日" in ranged.text
         assert (await desktop.get(f"{url}?from=2026-13-01")).status_code == 400  # a date still has to be one
+
+
+def test_the_session_cookie_cannot_be_forged_or_outlive_itself() -> None:
+    key, other = b"k" * 32, b"o" * 32
+    value = seal(key, "o-alice", now_s=1_000, ttl_s=60)
+    assert unseal(key, value, now_s=1_059) == Session("o-alice", 1_060)
+    assert unseal(key, value, now_s=1_060) is None  # expired
+    assert unseal(other, value, now_s=1_000) is None  # another site's key
+    who, expiry, mac = value.split(".")
+    bob = seal(key, "o-bob", now_s=1_000, ttl_s=60).split(".")[0]
+    assert unseal(key, f"{bob}.{expiry}.{mac}", now_s=1_000) is None  # someone else's openid under alice's MAC
+    assert unseal(key, f"{who}.{int(expiry, 16) + 10**6:x}.{mac}", now_s=1_000) is None  # a longer life
+    assert unseal(key, "", now_s=1_000) is None and unseal(key, "a.b", now_s=1_000) is None
+    assert unseal(key, "x" * 500, now_s=1_000) is None

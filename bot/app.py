@@ -29,6 +29,7 @@ from bot.logging_setup import RequestLog, loggable_path
 from bot.metrics import CONTENT_TYPE_LATEST, Metrics, allowed
 from bot.pages.links import PageLinks
 from bot.pages.routes import pages_router
+from bot.pages.visitor import WebOAuth
 from bot.runtime import IN_PROCESS_BATCH, WorkerTask, delivery_worker, push_budget_of, wechat_client
 from bot.settings import Settings
 from bot.spool import Spool, SpoolReplayer
@@ -256,7 +257,11 @@ def create_app(
                  if jsapi is not None and settings.WECHAT_SUBSCRIBE_TEMPLATE_ID else None)
     if settings.H5_SCHEDULE_ENABLED:
         app.include_router(api.router)
-        app.include_router(pages_router(page_links, service, sessions, clock, subscribe=subscribe))
+        oauth = (WebOAuth(app_id=settings.WECHAT_APP_ID, app_secret=settings.WECHAT_APP_SECRET,
+                          api_base=settings.WECHAT_API_BASE, oauth_base=settings.WECHAT_OAUTH_BASE,
+                          timeout_s=settings.WECHAT_API_TIMEOUT_S)
+                 if settings.WECHAT_APP_ID and settings.WECHAT_APP_SECRET else None)  # who opens a page (web OAuth)
+        app.include_router(pages_router(page_links, service, sessions, clock, subscribe=subscribe, oauth=oauth))
     if router is not None:
         app.include_router(router)
     if jsapi is not None:  # issue 30: the JS-SDK signature for our pages

@@ -25,7 +25,7 @@ from schedule.service import ScheduleService
 SNOOZE_CHOICES = ("10m", "1h", "morning")
 MORNING = time(8, 0)
 VERBS = frozenset({"complete", "cancel", "snooze", "dismiss", "end", "postpone",
-                   "undo-complete", "undo-cancel", "undo-snooze", "undo-end"})
+                   "undo-complete", "undo-cancel", "undo-snooze", "undo-end", "undo-dismiss"})
 REFUSED = frozenset({"full"})  # what a tap can come back as (`did`) without being one: an undo over the quota
 _TAP = re.compile(r"^([a-z-]{3,16}):([0-9]{1,18})(?::(10m|1h|morning))?(?::([0-9]{4}-[0-9]{2}-[0-9]{2}))?$")
 MAX_POSTPONED = 200
@@ -87,6 +87,15 @@ class PageActions:
         if verb in ("dismiss", "undo-snooze"):
             await service.cancel_reminder(user_id, tap.target)
             return tap
+        if verb == "undo-dismiss":  # 不用提醒, taken back: the same reminder again, while it is still ahead
+            rem = await service.get_reminder(user_id, tap.target)
+            if rem.status != "cancelled" or rem.remind_at <= now_ms:
+                return None
+            with suppress(InvalidChange):
+                made = await service.create_reminder(user_id, rem.item_id, NewReminder(
+                    remind_at=rem.remind_at, offset_minutes=rem.offset_minutes, channel=rem.channel))
+                return Tap("undo-dismiss", made.id)
+            return None
         if verb == "postpone":
             moved = await self.postpone_overdue(user_id, now_ms=now_ms, tz=tz)
             return Tap("postpone", moved)
@@ -169,6 +178,13 @@ class PageActions:
         if tap.verb == "postpone":
             return Flash(f"已把 {tap.target} 项过期待办顺延到今天。")
         try:
+            if tap.verb in ("dismiss", "undo-dismiss"):
+                rem, item = await self._reminder(user_id, tap.target)
+                when = local(rem.remind_at, tz)
+                if tap.verb == "undo-dismiss":
+                    return Flash(f"已撤销：{day_label(when.date())}{clock_label(when)} 照常提醒“{item.title}”。")
+                return Flash(f"好的，{day_label(when.date())}{clock_label(when)} 不再提醒“{item.title}”。",
+                             undo=f"undo-dismiss:{rem.id}")
             if tap.verb in ("snooze", "undo-snooze"):
                 rem, item = await self._reminder(user_id, tap.target)
                 if tap.verb == "undo-snooze":

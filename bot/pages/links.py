@@ -47,6 +47,7 @@ class PageLinks:
         self.base_url = settings.PUBLIC_BASE_URL.rstrip("/")
         self.uid_domain = urlsplit(self.base_url).hostname or "schedbot"
         self._keys: tuple[bytes, bytes] | None = None
+        self._session_key = b""  # signs the visitor's session cookie (bot.pages.visitor)
         self._lock = asyncio.Lock()
         self._epochs: dict[int, tuple[int, int]] = {}  # user id → (link epoch, when read): for links made now
 
@@ -70,13 +71,14 @@ class PageLinks:
         token = tokens.sign(self._keys[0], Claims("p", user_id, self._expiry(PAGE_TTL_MS), _nonce(cached[0])))
         return f"{self.base_url}/p/{token}{_range_query(start_ms, end_ms, tz)}"
 
-    async def share_url(self, user_id: int) -> str:
-        """The live public share link, created when there is none."""
+    async def share_url(self, user_id: int, *, notes: bool = False) -> str:
+        """The live public share link, created when there is none. A share shows the plan only; with `notes`
+        (the owner chose so) it shows the items' notes too, which its nonce says (signed, so unforgeable)."""
         stamp = now_ms(self._clock)
         async with self._sessions.begin() as session:
-            row = await _live_share(session, user_id, stamp)
+            row = await _live_share(session, user_id, stamp, notes=notes)
             if row is None:
-                row = PageShareRow(user_id=user_id, nonce=secrets.token_urlsafe(12), created_at=stamp,
+                row = PageShareRow(user_id=user_id, nonce=_share_nonce(notes), created_at=stamp,
                                    expires_at=stamp + SHARE_TTL_MS)
                 session.add(row)
                 await session.flush()
@@ -210,8 +212,14 @@ class PageLinks:
                 if self._keys is None:
                     secret = self._settings.SECRET_KEY or await self._stored_secret()
                     raw = secret.encode("utf-8")
+                    self._session_key = tokens.derive(raw, "page-session")
                     self._keys = (tokens.derive(raw, "page-token"), tokens.derive(raw, "csrf"))
         return self._keys
+
+    async def session_key(self) -> bytes:
+        """The key of the visitor's session cookie (its own purpose: no page token or CSRF MAC passes as one)."""
+        await self._load_keys()
+        return self._session_key
 
     async def _stored_secret(self) -> str:
         """The generated secret, created by whichever process asks first (others read that row)."""
@@ -233,12 +241,29 @@ class PageLinks:
         return stored
 
 
-async def _live_share(session: AsyncSession, user_id: int, stamp: int) -> PageShareRow | None:
-    return await session.scalar(
+async def _live_share(session: AsyncSession, user_id: int, stamp: int, *, notes: bool = False) -> PageShareRow | None:
+    rows = await session.scalars(
         select(PageShareRow)
         .where(PageShareRow.user_id == user_id, PageShareRow.revoked_at.is_(None), PageShareRow.expires_at > stamp)
         .order_by(PageShareRow.id.desc())
-        .limit(1))
+        .limit(10))
+    return next((row for row in rows if shares_notes(row.nonce) == notes), None)
+
+
+NOTES_SHARE = "n_"  # the nonce of a share that shows notes starts so; no other share's does
+
+
+def shares_notes(nonce: str) -> bool:
+    return nonce.startswith(NOTES_SHARE)
+
+
+def _share_nonce(notes: bool) -> str:
+    while True:
+        nonce = secrets.token_urlsafe(12)
+        if notes:
+            return NOTES_SHARE + nonce[:14]
+        if not shares_notes(nonce):
+            return nonce
 
 
 def _nonce(epoch: int | None) -> str:

@@ -12,9 +12,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from schedule.clock import from_ms, to_ms
 from schedule.convert import item_of, recurrence_of, reminder_of
 from schedule.domain import Item, NewReminder, Recurrence
-from schedule.errors import InvalidChange
+from schedule.errors import InvalidChange, NotAnOccurrence
 from schedule.model import ScheduleItemRow
-from schedule.occurrence import reminder_occurrence
+from schedule.occurrence import occurs_on, reminder_occurrence
 from schedule.recurrence import next_occurrence
 from schedule.rows import insert_reminder, owned_item, reminders_of
 
@@ -24,6 +24,8 @@ async def skip_occurrence(session: AsyncSession, user_id: int, item_id: int, on:
     """Cancel one occurrence of a series (an EXDATE), or mark it done (still listed, as done): the series itself
     goes on, and a reminder planned for that day moves on to the next occurrence with the same lead time."""
     row, recurrence, anchor = await _owned_series(session, user_id, item_id)
+    if not occurs_on(item_of(row), on):  # a stale page or a hand-made request: no override on a foreign day
+        raise NotAnOccurrence(item_id, on.isoformat())
     zone = ZoneInfo(row.timezone)
     skipped = sorted({*recurrence.skipped, on.isoformat()})
     marked = sorted({*recurrence.done, on.isoformat()} if done else set(recurrence.done) - {on.isoformat()})
@@ -38,6 +40,8 @@ async def skip_occurrence(session: AsyncSession, user_id: int, item_id: int, on:
         if rem.status != "pending" or occurrence.astimezone(zone).date() != on:
             continue
         rem.status, rem.updated_at = "cancelled", now_ms
+        if rem.once:  # a snooze of the closed day goes with it
+            continue
         nxt = next_occurrence(moved, dtstart=from_ms(anchor), after=occurrence, tz=zone)
         if nxt is not None:  # the lead written out: the moved row belongs to its own occurrence
             await insert_reminder(session, row, NewReminder(remind_at=to_ms(nxt) - lead, offset_minutes=lead // 60_000,

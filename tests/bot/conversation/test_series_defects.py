@@ -107,17 +107,18 @@ async def test_a_page_snooze_stays_on_its_occurrence_in_the_worker_the_page_the_
 
 async def test_a_chat_snooze_of_a_series_reminder_stays_on_that_occurrence(bot: Bot) -> None:
     chat = bot.chat()
-    await chat.say("每天上午10点半提醒我吃药")  # today 10:30
-    bot.clock.set(datetime(2026, 6, 18, 10, 30, tzinfo=SH))
+    await chat.say("每天中午12点开站会，提前1小时提醒我")  # today 12:00, reminded at 11:00
+    bot.clock.set(datetime(2026, 6, 18, 11, 0, tzinfo=SH))
     await bot.deliver()
-    await chat.say("10分钟后再提醒我")
-    bot.clock.set(datetime(2026, 6, 18, 10, 40, tzinfo=SH))
+    await chat.say("10分钟后再提醒我")  # 11:10, still before the meeting
+    bot.clock.set(datetime(2026, 6, 18, 11, 10, tzinfo=SH))
     await bot.deliver()
     pending = sorted(r.remind_at for r in await bot.rows(ReminderRow) if isinstance(r, ReminderRow)
                      and r.status == "pending")
-    assert pending == [at(6, 19, 10, 30)]
+    assert pending == [at(6, 19, 11)]  # the series' own next reminder, no 11:10 on any other day
     entries = await listed(bot, include_reminders="true", **WEEK)
-    assert all(len(e["reminders"]) == 1 for e in entries if e["due_at"] > at(6, 19))
+    assert all([r["remind_at"] for r in e["reminders"]] == [e["start_at"] - 3_600_000]
+               for e in entries if e["start_at"] > at(6, 19))
 
 
 @pytest.mark.parametrize("said", ["每年农历九月初九给爷爷打电话", "每个工作日上午9点提醒我打卡",

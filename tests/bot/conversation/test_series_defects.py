@@ -163,8 +163,15 @@ async def test_a_tap_on_a_day_the_series_does_not_occur_on_is_refused_and_the_fe
     user = await bot.app.state.service.get_or_create_user("o-alice")
     with pytest.raises(NotAnOccurrence):
         await bot.app.state.service.complete_occurrence(user.id, series.id, date(2026, 6, 24))
+    for verb in ("complete", "cancel"):  # the REST API: the same refusal, said plainly
+        refused = await bot.client.post(f"/api/schedule/items/{series.id}/{verb}", headers=await api(bot),
+                                        params={"on": "2026-06-23"})
+        assert refused.status_code == 422 and "no occurrence on 2026-06-23" in refused.text, refused.text
     cal = await feed(bot)
     assert not [c for c in cal.walk("VEVENT") if "RECURRENCE-ID" in c]
+    done = await bot.client.post(f"/api/schedule/items/{series.id}/complete", headers=await api(bot),
+                                 params={"on": "2026-06-29"})
+    assert done.status_code == 200 and done.json()["status"] == "active", done.text
     # the real day still works
     back = await tap(bot, f"complete:{series.id}:2026-06-22")
     assert "did=complete" in back

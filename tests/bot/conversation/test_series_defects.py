@@ -211,3 +211,6 @@ async def test_an_expanded_listing_names_each_occurrence_and_every_reminder_has_
     later = [r for e in pills[1:] for r in e["reminders"]]
     assert later and all(r["planned"] and r["occurrence_start"] == r["remind_at"] for r in later)
     assert not pills[0]["reminders"][0]["planned"]
+    # the page offers 不用提醒 on the stored reminder's own card only (on a planned one it would end them all)
+    _, html = await page(bot)
+    assert html.count(f'value="dismiss:{pills[0]["reminders"][0]["id"]}"') == 1

@@ -63,7 +63,7 @@ async def refresh(sessions: async_sessionmaker[AsyncSession]) -> bool:
     try:
         async with sessions() as session:
             found = await stored(session)
-    except SQLAlchemyError as exc:
+    except (SQLAlchemyError, ValueError, TypeError) as exc:  # a row edited by hand into something unreadable too
         log.warning("holiday schedules not read (%s); the calendar stays as it was", type(exc).__name__)
         return False
     changed = holidays.install(found)

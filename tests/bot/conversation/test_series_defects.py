@@ -63,6 +63,11 @@ def alarms_by_day(cal: Calendar, start: date, end: date) -> dict[date, list[time
     return found
 
 
+def master(cal: Calendar) -> Any:
+    """The series' own VEVENT (not an override)."""
+    return next(c for c in cal.walk("VEVENT") if "RRULE" in c)
+
+
 async def listed(bot: Bot, **params: Any) -> list[dict[str, Any]]:
     answer = await bot.client.get("/api/schedule/items", headers=await api(bot), params=params)
     assert answer.status_code == 200, answer.text
@@ -78,25 +83,29 @@ async def test_a_page_snooze_stays_on_its_occurrence_in_the_worker_the_page_the_
     plan = alarms_by_day(cal, date(2026, 6, 18), date(2026, 6, 25))
     assert len(plan) == 7 and len({tuple(a) for a in plan.values()}) == 1
     series_alarms = plan[date(2026, 6, 19)]
+    version = master(cal)["SEQUENCE"]
 
-    back = await tap(bot, f"snooze:{series.id}:10m:2026-06-18")  # 10 分钟后: 10:10 today
+    bot.clock.set(datetime(2026, 6, 18, 10, 1, tzinfo=SH))
+    back = await tap(bot, f"snooze:{series.id}:10m:2026-06-18")  # 10 分钟后: 10:11 today
     assert parse_qs(urlsplit(back).query)["did"][0].startswith("snooze:")
     # the API: today's occurrence has the snooze, no later one has it
     entries = await listed(bot, include_reminders="true", **WEEK)
     times = {e["due_at"]: sorted(r["remind_at"] for r in e["reminders"]) for e in entries}
-    assert at(6, 18, 10, 10) in times[at(6, 18, 15)]
-    assert all(not any(t % 86_400_000 == at(6, 18, 10, 10) % 86_400_000 for t in rems)
+    assert at(6, 18, 10, 11) in times[at(6, 18, 15)]
+    assert all(not any(t % 86_400_000 == at(6, 18, 10, 11) % 86_400_000 for t in rems)
                for occ, rems in times.items() if occ != at(6, 18, 15)), times
     # the page: the snooze's chip on today's card only
     _, html = await page(bot)
     cards = dict(re.findall(r'id="item-\d+-([0-9-]+)"(.*?)</li>', html, re.S))
-    assert "10:10" in cards["2026-06-18"] and not any("10:10" in c for on, c in cards.items() if on != "2026-06-18")
+    assert "10:11" in cards["2026-06-18"] and not any("10:11" in c for on, c in cards.items() if on != "2026-06-18")
     # the feed: today's occurrence alone gets the snooze's alarm (an override), the others keep the series' own
-    snoozed = alarms_by_day(await feed(bot), date(2026, 6, 18), date(2026, 6, 25))
-    assert snoozed[date(2026, 6, 18)] == sorted([*series_alarms, -timedelta(hours=4, minutes=50)])
+    after = await feed(bot)
+    assert master(after)["SEQUENCE"] > version  # the feed changed: subscribers update the series
+    snoozed = alarms_by_day(after, date(2026, 6, 18), date(2026, 6, 25))
+    assert snoozed[date(2026, 6, 18)] == sorted([*series_alarms, -timedelta(hours=4, minutes=49)])
     assert all(snoozed[day] == series_alarms for day in snoozed if day != date(2026, 6, 18))
-    # the worker: the snooze fires at 10:10 and is carried to no other day; 15:00 carries the series on
-    bot.clock.set(datetime(2026, 6, 18, 10, 10, tzinfo=SH))
+    # the worker: the snooze fires at 10:11 and is carried to no other day; 15:00 carries the series on
+    bot.clock.set(datetime(2026, 6, 18, 10, 11, tzinfo=SH))
     await bot.deliver()
     bot.clock.set(datetime(2026, 6, 18, 15, 0, tzinfo=SH))
     await bot.deliver()

@@ -57,6 +57,7 @@ class Changes(_Value):
     note: str | None = None
     recurrence: Recurrence | None = None
     another_reminder: bool = False  # 再加一个提前10分钟的提醒: offset_minutes is an extra reminder, the others kept
+    no_reminder: bool = False  # 不用提醒我了 / 取消提醒: the item stays, its open reminders go
 
 
 class Pending(_Value):

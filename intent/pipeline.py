@@ -100,7 +100,7 @@ def _parse(
     alarm = alarms.read(norm, slots, now=now, tz=tz)  # 闹钟 / 叫我起床 / 倒计时: reminder words
     if alarm is not None:
         return alarm
-    asked = question.read(norm, slots)  # 跟王总吃饭是哪天 / 周会在哪开: one item's time or place
+    asked = question.read(norm, slots, focus=focus is not None)  # 跟王总吃饭是哪天 / 周会在哪开 / 几点来着
     if asked is not None:
         return asked
     follow = read(norm, mentions, focus)

@@ -53,6 +53,16 @@ async def set_lead(session: AsyncSession, user_id: int, item_id: int, minutes: i
     return item_of(row, await reminders_of(session, [row.id]))
 
 
+async def drop_open(session: AsyncSession, user_id: int, item_id: int, *, now_ms: int) -> Item:
+    """The item stays and its open reminders are cancelled (不用提醒我了)."""
+    row = await owned_item(session, user_id, item_id, include_deleted=False)
+    for rem in await reminders_of(session, [row.id]):
+        if rem.status in OPEN_REMINDER:
+            rem.status, rem.updated_at, rem.locked_until = "cancelled", now_ms, None
+    await session.flush()
+    return item_of(row, await reminders_of(session, [row.id]))
+
+
 async def last_delivered(session: AsyncSession, user_id: int, *, since_ms: int) -> tuple[Reminder, Item] | None:
     """The reminder most recently delivered to the user (sent since `since_ms`), with its item."""
     rem = await session.scalar(

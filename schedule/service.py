@@ -220,6 +220,10 @@ class ScheduleService:
         """Replace the item's open reminders by one `minutes` before its time (周会提醒改成提前15分钟)."""
         return await self._orm(reminders.set_lead, user_id, item_id, minutes, now_ms=self._now_ms())
 
+    async def drop_reminders(self, user_id: int, item_id: int) -> Item:
+        """Cancel the item's open reminders and keep the item (不用提醒我了)."""
+        return await self._orm(reminders.drop_open, user_id, item_id, now_ms=self._now_ms())
+
     async def last_delivered_reminder(self, user_id: int, *, since_ms: int) -> tuple[Reminder, Item] | None:
         """The reminder most recently delivered to the user (sent since `since_ms`), with its item."""
         return await self._orm(reminders.last_delivered, user_id, since_ms=since_ms)

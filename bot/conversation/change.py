@@ -275,6 +275,8 @@ async def _apply(intent: Targeted, item: Item, ctx: Context) -> Outcome:
             return Changed("cancel", item, before=item, occurrence_on=intent.target_date.isoformat())
         return Changed("cancel", await service.cancel_item(uid, item.id), before=item)
     changes = intent.changes or Changes()
+    if changes.no_reminder:
+        return await _without_reminders(item, ctx)
     updated = item
     stored = await service.get_item(uid, item.id)  # the series as stored, not the occurrence shown
     if stored.recurrence is not None and intent.target_date is not None and stored.anchor_at is not None \
@@ -309,6 +311,18 @@ async def _apply(intent: Targeted, item: Item, ctx: Context) -> Outcome:
     if updated is item:
         return Failed("没听出要改成什么，没有做任何改动。可以说“改到明天下午四点”或“提前15分钟提醒”。")
     return Changed("update", updated, before=item)
+
+
+async def _without_reminders(item: Item, ctx: Context) -> Outcome:
+    """不用提醒我了: the item stays and its open reminders go; an alarm, which is nothing but its reminder, goes."""
+    service, uid = ctx.service, ctx.user.id
+    stored = await service.get_item(uid, item.id)
+    if stored.kind == "task" and stored.title in _ALARM_TITLES:
+        return Changed("cancel", await service.cancel_item(uid, item.id), before=item)
+    return Changed("update", await service.drop_reminders(uid, item.id), before=item)
+
+
+_ALARM_TITLES = frozenset({"闹钟", "起床", "倒计时", "提醒"})
 
 
 async def _move_one_occurrence(series: Item, on: date, changes: Changes, ctx: Context) -> Outcome | None:

@@ -10,7 +10,8 @@ from zoneinfo import ZoneInfo
 import chinese_calendar
 from lunardate import LunarDate
 
-from schedule.recurrence import LUNAR_LAST_YEAR, cn_calendar_known
+from schedule import holidays
+from schedule.recurrence import LUNAR_LAST_YEAR
 
 LUNAR_MONTHS = ("正", "二", "三", "四", "五", "六", "七", "八", "九", "十", "冬", "腊")
 _DIGITS = "一二三四五六七八九十"
@@ -22,12 +23,18 @@ ZONE_NAMES = {"Asia/Shanghai": "北京时间", "Asia/Chongqing": "北京时间",
               "Australia/Sydney": "悉尼时间", "UTC": "世界协调时"}
 
 
-@lru_cache(maxsize=1024)
 def off_mark(day: date) -> str:
     """休 on an official day off (a holiday and the weekend days of its run), 班 on a 调休 working weekend
-    day, "" otherwise and in years the official calendar does not know yet."""
-    if not cn_calendar_known(day.year):
-        return ""
+    day, "" otherwise. A year the library does not know reads the loaded schedule or the statutory holidays
+    (`schedule.holidays`), so 元旦 of an unpublished year is still 休."""
+    return _off_mark(day, holidays.version())
+
+
+@lru_cache(maxsize=1024)
+def _off_mark(day: date, _version: int) -> str:
+    if not holidays.library_knows(day.year) or day.year in holidays.loaded():
+        workday, weekend = holidays.is_cn_workday(day), day.weekday() >= 5
+        return "班" if workday and weekend else "休" if not workday and not weekend else ""
     try:
         holiday, name = chinese_calendar.get_holiday_detail(day)
     except NotImplementedError:

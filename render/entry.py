@@ -118,8 +118,8 @@ def build_entry(item: Item, view: View) -> tuple[Entry, date | None]:
         tone = "today" if on == view.today else "upcoming"
     if active and any(c.state == "未送达" for c in chips):
         states.append("未送达")
-    fired = any(r.status in ("locked", "sent", "failed", "expired") or r.id in view.undelivered
-                for r in item.reminders)
+    fired = any(r.status in ("locked", "sent", "failed", "expired") or (r.id in view.undelivered and not r.planned)
+                for r in item.reminders)  # a planned one carries the id of the stored reminder it is made from
     series = item.recurrence is not None
     occurrence_on = on.isoformat() if series and on is not None else None
     note = (item.description or "").strip()
@@ -203,11 +203,11 @@ def _datetime_attr(item: Item, start: datetime | None) -> str:
 def _chip(reminder: Reminder, view: View) -> ReminderChip:
     at = view.local(reminder.remind_at)
     when = clock_label(at) if at.date() == view.today else f"{date_label(at.date())} {clock_label(at)}"
-    if reminder.id in view.undelivered or reminder.status in ("failed", "expired"):
+    if (reminder.id in view.undelivered and not reminder.planned) or reminder.status in ("failed", "expired"):
         state = "未送达"
     elif reminder.status in ("sent", "locked"):
         state = "已提醒"
     else:
         state = "待提醒"
     return ReminderChip(reminder_id=reminder.id, time=when, state=state,
-                        open=reminder.status == "pending" and reminder.id > 0)
+                        open=reminder.status == "pending" and reminder.id > 0 and not reminder.planned)

@@ -7,7 +7,7 @@ WeChat's 2048-byte text limit ("还有 N 条" plus the page link when there is o
 from __future__ import annotations
 
 import itertools
-from datetime import date
+from datetime import date, timedelta
 
 from render import outcome as o
 from render.agenda import entry_line, listing
@@ -16,6 +16,7 @@ from render.timefmt import clock_label, day_label, local, moment_label
 from render.wording import lead_label, recurrence_label, recurrence_until, verb_word
 from schedule.course import last_occurrence, several_a_day, times_of_day
 from schedule.domain import Item, Recurrence, Reminder, key_moment
+from schedule.holidays import unpublished_years
 
 MAX_BYTES = 2048
 _UNSENT = "你有 {n} 条未送达的{what}："
@@ -117,6 +118,27 @@ def word(x: o.Outcome) -> str:
 
 
 def created(x: o.Created) -> str:
+    return _created(x) + _unpublished_note(x.item)
+
+
+UNPUBLISHED_NOTICE_DAYS = 90  # a working-day series whose next three months reach an unpublished year says so
+
+
+def _unpublished_note(item: Item) -> str:
+    """A working-day series reaching a year whose 调休 is not published yet says so, once, when it is made."""
+    if item.recurrence is None or item.recurrence.workdays != "cn" or item.anchor_at is None:
+        return ""
+    first = local(item.anchor_at, item.timezone).date()
+    last = first + timedelta(days=UNPUBLISHED_NOTICE_DAYS)
+    until = recurrence_until(item.recurrence)
+    years = unpublished_years(first, min(last, until) if until is not None else last)
+    if not years:
+        return ""
+    return (f"（{'、'.join(map(str, years))}年的调休安排还没公布：先按法定节假日放假、周末休息算，"
+            "公布后按官方安排。）")
+
+
+def _created(x: o.Created) -> str:
     item = x.item
     reminder = _open_reminder(item)
     when = _when(item, rolled=x.rolled)

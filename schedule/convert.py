@@ -17,7 +17,7 @@ REMINDERS = cast(Table, ReminderRow.__table__)
 ITEM_COLUMNS = [c for c in ITEMS.c if c.name not in ("source_text", "source_message_id", "deleted_at")]
 # What `reminder_of` reads.
 REMINDER_COLUMNS = [REMINDERS.c[name] for name in
-                    ("id", "item_id", "remind_at", "offset_minutes", "channel", "status", "sent_at")]
+                    ("id", "item_id", "remind_at", "offset_minutes", "channel", "status", "sent_at", "once")]
 
 
 def user_of(row: UserRow) -> User:
@@ -26,7 +26,7 @@ def user_of(row: UserRow) -> User:
 
 def reminder_of(row: ReminderRow) -> Reminder:
     return Reminder(id=row.id, item_id=row.item_id, remind_at=row.remind_at, offset_minutes=row.offset_minutes,
-                    channel=row.channel, status=row.status, sent_at=row.sent_at)
+                    channel=row.channel, status=row.status, sent_at=row.sent_at, once=bool(row.once))
 
 
 def recurrence_of(row: ScheduleItemRow) -> Recurrence | None:

@@ -74,6 +74,8 @@ class Reminder:
     channel: str
     status: str
     sent_at: int | None = None
+    once: bool = False  # about one occurrence of a series only (a snooze): never carried to the next one
+    planned: bool = False  # a later occurrence's reminder, not stored yet: `id` is the stored one it is made from
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +111,7 @@ class NewReminder:
     remind_at: int
     offset_minutes: int | None = None
     channel: str = "wechat"
+    once: bool = False  # a series' reminder of one occurrence only (its lead counts back from that occurrence)
 
 
 @dataclass(frozen=True, slots=True)

@@ -44,7 +44,7 @@ _ITEM_FIELDS = ("user_id", "kind", "title", "description", "status", "start_at",
                 "local_date", "timezone", "location", "rrule", "workdays", "lunar", "source_channel",
                 "source_message_id", "source_text", "metadata_json", "created_at", "updated_at", "sequence")
 _REMINDER_FIELDS = ("user_id", "item_id", "remind_at", "offset_minutes", "channel", "status", "attempts",
-                    "next_attempt_at", "created_at", "updated_at")
+                    "next_attempt_at", "created_at", "updated_at", "once")
 _INSERT_ITEM = Fast(insert(ITEMS).values(
     {ITEMS.c[f]: bindparam(f"v_{f}", type_=ITEMS.c[f].type) for f in _ITEM_FIELDS}))
 _INSERT_REMINDER = Fast(insert(REMINDERS).values(
@@ -73,7 +73,7 @@ async def create(session: Executor, user_id: int, new: NewItem, *, now_ms: int, 
     # A new item has no reminders yet: plain inserts (duplicates in the request collapse to one).
     wanted = [{"user_id": user_id, "remind_at": r.remind_at, "offset_minutes": r.offset_minutes,
                "channel": r.channel, "status": "pending", "attempts": 0, "next_attempt_at": r.remind_at,
-               "created_at": now_ms, "updated_at": now_ms}
+               "created_at": now_ms, "updated_at": now_ms, "once": r.once}
               for r in {(r.remind_at, r.channel): r for r in new.reminders}.values()]
     item_params = _prefixed(values)
     counted: list[tuple[Fast, Mapping[str, Any] | None]] = [(_ACTIVE_COUNT, {"p_uid": user_id})]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from itertools import chain, islice
 from zoneinfo import ZoneInfo
 
@@ -13,6 +13,7 @@ from schedule.convert import recurrence_of
 from schedule.domain import Item, Reminder, key_closes
 from schedule.model import ScheduleItemRow
 from schedule.recurrence import occurrences as occurrences_of
+from schedule.recurrence import occurs_on as series_occurs_on
 
 MAX_EXPANDED = 400  # occurrences of one series in one listing (a daily series over the page's longest range: 92)
 MAX_PER_REQUEST = 6000  # occurrences one request may expand over all its series (the item quota and then some)
@@ -89,6 +90,14 @@ def occurrences(item: Item, end_ms: int, *, limit: int = 62) -> list[Item]:
     return [item, *(at_occurrence(item, to_ms(found)) for found in islice(later, limit - 1))]
 
 
+def occurs_on(item: Item, day: date) -> bool:
+    """Whether a series has an occurrence on that local day, closed (skipped or done) or not (`recurrence.occurs_on`);
+    False for an item that does not repeat."""
+    if item.recurrence is None or item.anchor_at is None:
+        return False
+    return series_occurs_on(item.recurrence, anchor_ms=item.anchor_at, tz=ZoneInfo(item.timezone), day=day)
+
+
 def reminder_occurrence(reminder: Reminder, series_anchor: int) -> int:
     """The occurrence a series' reminder belongs to: its time plus its lead (as firing counts it; a row with no
     lead belongs to the series' first occurrence)."""
@@ -141,8 +150,8 @@ def occurrence_plan(item: Item, start_ms: int | None, end_ms: int | None, budget
     for rem in item.reminders:
         occurs = reminder_occurrence(rem, anchor)
         by_occurrence.setdefault(occurs, []).append(rem)
-        if rem.status in ("pending", "locked") and occurs >= rem.remind_at:
-            plan.append((occurs, rem))
+        if rem.status in ("pending", "locked") and occurs >= rem.remind_at and not rem.once:
+            plan.append((occurs, rem))  # a snooze (once) stays on its occurrence
     first: list[int] = []
     if anchor < hi and (anchor + span > lo if span else anchor >= lo) and \
             not key_closes(kept.skipped, from_ms(anchor).astimezone(tz).replace(tzinfo=None)):
@@ -167,11 +176,12 @@ def _at(item: Item, occ: int, anchor: int, tz: ZoneInfo, done: set[str], own: li
     is_done = key_closes(done, from_ms(occ).astimezone(tz).replace(tzinfo=None))
     if not is_done and item.status == "active":
         # A series holds a row for its next reminder only; a later occurrence is reminded the same way
-        # when its turn comes (firing adds the row): shown as planned, id 0 (nothing to cancel yet).
+        # when its turn comes (firing adds the row): shown as planned, with the id of the stored reminder
+        # it will be made from.
         held = {(r.remind_at, r.channel) for r in own}
-        own = own + [Reminder(id=0, item_id=item.id, remind_at=occ - (first - rem.remind_at),
+        own = own + [Reminder(id=rem.id, item_id=item.id, remind_at=occ - (first - rem.remind_at),
                               offset_minutes=(first - rem.remind_at) // 60_000, channel=rem.channel,
-                              status="pending") for first, rem in plan
+                              status="pending", planned=True) for first, rem in plan
                      if occ > first and (occ - (first - rem.remind_at), rem.channel) not in held]
     times = {"due_at": occ} if item.kind == "task" else \
         {"start_at": occ, "end_at": item.end_at + occ - anchor if item.end_at is not None else None}

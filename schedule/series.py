@@ -12,9 +12,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from schedule.clock import from_ms, to_ms
 from schedule.convert import item_of, recurrence_of, reminder_of
 from schedule.domain import Item, NewReminder, Recurrence, key_closes, occurrence_key
-from schedule.errors import InvalidChange
+from schedule.errors import InvalidChange, NotAnOccurrence
 from schedule.model import ScheduleItemRow
-from schedule.occurrence import reminder_occurrence
+from schedule.occurrence import occurs_on, reminder_occurrence
 from schedule.recurrence import next_occurrence
 from schedule.rows import insert_reminder, owned_item, reminders_of
 
@@ -26,6 +26,9 @@ async def skip_occurrence(session: AsyncSession, user_id: int, item_id: int, on:
     day (every occurrence that day) or one occurrence's start (a series several times a day: that dose only)."""
     row, recurrence, anchor = await _owned_series(session, user_id, item_id)
     zone = ZoneInfo(row.timezone)
+    day = on.astimezone(zone).date() if isinstance(on, datetime) else on
+    if not occurs_on(item_of(row), day):  # a stale page or a hand-made request: no override on a foreign day
+        raise NotAnOccurrence(item_id, day.isoformat())
     on = _local(on, zone)
     key = occurrence_key(on)
     skipped = sorted({*recurrence.skipped, key})
@@ -41,6 +44,8 @@ async def skip_occurrence(session: AsyncSession, user_id: int, item_id: int, on:
         if rem.status != "pending" or not key_closes({key}, occurrence.astimezone(zone).replace(tzinfo=None)):
             continue
         rem.status, rem.updated_at = "cancelled", now_ms
+        if rem.once:  # a snooze of the closed day goes with it
+            continue
         nxt = next_occurrence(moved, dtstart=from_ms(anchor), after=occurrence, tz=zone)
         if nxt is not None:  # the lead written out: the moved row belongs to its own occurrence
             await insert_reminder(session, row, NewReminder(remind_at=to_ms(nxt) - lead, offset_minutes=lead // 60_000,

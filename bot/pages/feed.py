@@ -26,7 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from bot.pages.itinerary import FEED_HISTORY_MS, INLINE_CARDS, ItineraryLoader
 from bot.pages.links import PageLinks
 from render.ics import calendar_feed
-from schedule import feed
+from schedule import feed, holidays
 from schedule.clock import Clock, now_ms
 from schedule.domain import Item
 from schedule.errors import NotFound
@@ -60,8 +60,9 @@ class CalendarFeed:
     async def answer(self, token: str, headers: Mapping[str, str]) -> Response:
         claims = await self.links.resolve(token, scopes=FEED)
         stamp = now_ms(self.clock)
-        found = await feed.version(self.sessions, claims.user_id, salt=f"{FORMAT}:{self.links.uid_domain}",
-                                   horizon_ms=stamp - FEED_HISTORY_MS, now_ms=stamp)
+        salt = f"{FORMAT}:{self.links.uid_domain}:{holidays.version()}"  # a loaded 调休 year moves every feed
+        found = await feed.version(self.sessions, claims.user_id, salt=salt, horizon_ms=stamp - FEED_HISTORY_MS,
+                                   now_ms=stamp)
         if found is None:
             raise NotFound(f"user {claims.user_id}")
         validators = {**HEADERS, "ETag": f'W/"{found.tag}"',

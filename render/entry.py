@@ -128,7 +128,7 @@ def build_entry(item: Item, view: View) -> tuple[Entry, date | None]:
         map_href=MAP_SEARCH.format(quote(item.location.strip())) if item.location and item.location.strip() else "",
         due_label=f"{date_label(on)}{'' if item.all_day else ' ' + clock_label(start)} 到期"
         if tone == "overdue" and start is not None and on is not None else "",
-        item_id=item.id, ref=f"{item.id}:{occurrence_on}" if occurrence_on else str(item.id), kind=kind,
+        item_id=item.id, ref=_ref(item, occurrence_on, start), kind=kind,
         mark=MARKS[kind], title=item.title, title_parts=title_parts(item.title),
         time=_time_label(item, kind, start, view), datetime_attr=_datetime_attr(item, start),
         states=tuple(states), tone=tone, done=done, recurring=series, occurrence_on=occurrence_on,
@@ -139,6 +139,15 @@ def build_entry(item: Item, view: View) -> tuple[Entry, date | None]:
         if occurrence_on else f"item-{item.id}",
     )
     return entry, on
+
+
+def _ref(item: Item, occurrence_on: str | None, start: datetime | None) -> str:
+    """What a button names: the item, one day of a series, or one dose of a series several times a day
+    ("12:2026-06-18T07:30"), so a tap closes that dose only."""
+    if occurrence_on is None:
+        return str(item.id)
+    dose = f"T{start:%H:%M}" if start is not None and several_a_day(item.recurrence) else ""
+    return f"{item.id}:{occurrence_on}{dose}"
 
 
 def day_of(item: Item, start: datetime | None) -> date | None:

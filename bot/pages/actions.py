@@ -31,7 +31,8 @@ VERBS = frozenset({"complete", "cancel", "snooze", "dismiss", "end", "postpone",
 # occur on (a stale page after the series changed, or a hand-made form)
 REFUSED = frozenset({"full", "gone"})
 _ON_ONE_DAY = frozenset({"complete", "cancel", "snooze"})
-_TAP = re.compile(r"^([a-z-]{3,16}):([0-9]{1,18})(?::(10m|1h|morning))?(?::([0-9]{4}-[0-9]{2}-[0-9]{2}))?$")
+_TAP = re.compile(r"^([a-z-]{3,16}):([0-9]{1,18})(?::(10m|1h|morning))?"
+                  r"(?::([0-9]{4}-[0-9]{2}-[0-9]{2})(?:T([0-9]{2}:[0-9]{2}))?)?$")
 MAX_POSTPONED = 200
 
 
@@ -45,24 +46,30 @@ class Tap:
     target: int  # an item id (a reminder id for dismiss / undo-snooze; 0 for postpone)
     choice: str | None = None  # snooze delay
     on: date | None = None  # one occurrence of a series
+    at: time | None = None  # with `on`: one dose of a series several times a day (its local start)
 
     @classmethod
     def parse(cls, raw: str, *, verbs: frozenset[str] = VERBS) -> Tap:
         found = _TAP.match(raw)
         if found is None or found.group(1) not in verbs:
             raise BadTap(raw[:40])
-        verb, target, choice, on = found.groups()
+        verb, target, choice, on, clock = found.groups()
         if (verb == "snooze") != (choice is not None):
             raise BadTap(raw[:40])
         try:
             day = date.fromisoformat(on) if on else None
+            at = time.fromisoformat(clock) if clock else None
         except ValueError as exc:
             raise BadTap(raw[:40]) from exc
-        return cls(verb, int(target), choice, day)
+        return cls(verb, int(target), choice, day, at)
 
     def __str__(self) -> str:
-        return ":".join([self.verb, str(self.target), *([self.choice] if self.choice else []),
-                         *([self.on.isoformat()] if self.on else [])])
+        on = (self.on.isoformat() + (f"T{self.at:%H:%M}" if self.at else "")) if self.on else ""
+        return ":".join([self.verb, str(self.target), *([self.choice] if self.choice else []), *([on] if on else [])])
+
+    def moment(self, on: date, tz: str) -> date | datetime:
+        """The occurrence named on day `on`: the day, or one dose's start (local, in `tz`)."""
+        return on if self.at is None else localize(datetime.combine(on, self.at), ZoneInfo(tz))
 
 
 def snooze_at(choice: str, *, now_ms: int, tz: str) -> int:
@@ -114,7 +121,7 @@ class PageActions:
                 return await self._snooze(user_id, item, tap, snooze_at(tap.choice, now_ms=now_ms, tz=tz))
             if verb in ("undo-complete", "undo-cancel", "undo-end"):
                 if tap.on is not None:
-                    await service.reopen_occurrence(user_id, item.id, tap.on)
+                    await service.reopen_occurrence(user_id, item.id, tap.moment(tap.on, item.timezone))
                 else:
                     await service.reopen_item(user_id, item.id)
                 return tap
@@ -124,9 +131,9 @@ class PageActions:
                 await service.cancel_item(user_id, item.id)
             elif tap.on is not None:
                 if verb == "complete":
-                    await service.complete_occurrence(user_id, item.id, tap.on)
+                    await service.complete_occurrence(user_id, item.id, tap.moment(tap.on, item.timezone))
                 else:
-                    await service.skip_occurrence(user_id, item.id, tap.on)
+                    await service.skip_occurrence(user_id, item.id, tap.moment(tap.on, item.timezone))
             elif item.recurrence is not None:
                 return None  # a one-tap button on a series always names its day: never end it by accident
             elif verb == "complete" and item.kind == "task":
@@ -145,7 +152,7 @@ class PageActions:
         offset = None
         if tap.on is not None and item.recurrence is not None and item.anchor_at is not None:
             # the reminder belongs to this occurrence: its lead counts back from the occurrence's time
-            clock = local(item.anchor_at, item.timezone).time()
+            clock = tap.at or local(item.anchor_at, item.timezone).time()  # a dose's own start, or the series'
             occurs = to_ms(localize(datetime.combine(tap.on, clock), ZoneInfo(item.timezone)))
             offset = (occurs - remind_at) // 60_000
         with suppress(InvalidChange):  # the item was closed meanwhile: nothing to remind of
@@ -201,7 +208,8 @@ class PageActions:
             item = await self._service.get_item(user_id, tap.target)
         except NotFound:
             return None
-        name = f"{day_label(tap.on)}的“{item.title}”" if tap.on else f"“{item.title}”"
+        dose = f" {tap.at:%H:%M}" if tap.at else ""
+        name = f"{day_label(tap.on)}{dose}的“{item.title}”" if tap.on else f"“{item.title}”"
         if tap.verb == "gone":
             return Flash(f"{day_label(tap.on) if tap.on else '那天'}没有“{item.title}”（这个系列可能已经改过），"
                          "没有做任何改动；下面是最新的安排。")
@@ -214,7 +222,7 @@ class PageActions:
                  "undo-complete": f"已撤销：{name}又回到待办。", "undo-cancel": f"已撤销：{name}恢复了。",
                  "undo-end": f"已撤销：系列“{item.title}”恢复了。"}
         undoable = tap.verb in ("complete", "cancel", "end")
-        undo = str(Tap(f"undo-{tap.verb}", tap.target, None, tap.on)) if undoable else ""
+        undo = str(Tap(f"undo-{tap.verb}", tap.target, None, tap.on, tap.at)) if undoable else ""
         return Flash(words[tap.verb], undo=undo) if tap.verb in words else None
 
     async def _reminder(self, user_id: int, reminder_id: int) -> tuple[Reminder, Item]:

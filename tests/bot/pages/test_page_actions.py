@@ -121,3 +121,28 @@ async def test_undo_at_the_item_quota_is_refused_with_a_clear_message(world: Wor
     assert flash == f"没能撤销：进行中的事项已达上限 {quota} 条，先完成或取消一些，再恢复“交周报”。"
     assert (await world.service.get_item(world.user.id, report.id)).status == "cancelled"
     assert await active_items(sessions, world.user.id) == quota
+
+
+async def test_a_tap_on_one_dose_closes_that_dose_only(world: World) -> None:
+    """A series several times a day: the card of each dose names its start, so 完成 on the morning dose leaves
+    the evening one open (it closed the whole day), and 撤销 opens the morning dose again."""
+    from schedule.domain import NewItem, NewReminder, Recurrence
+
+    pills = await world.service.create_item(world.user.id, NewItem(
+        kind="task", title="吃降压药", timezone="Asia/Shanghai", due_at=ms(2026, 6, 18, 7, 30),
+        recurrence=Recurrence(rrule="FREQ=DAILY;BYHOUR=7,21;BYMINUTE=30;COUNT=10"),
+        reminders=(NewReminder(remind_at=ms(2026, 6, 18, 7, 30), offset_minutes=0),)))
+    base, csrf = await page_and_csrf(world)
+    html = (await world.client.get(base + "?from=2026-06-18&to=2026-06-24")).text
+    morning, evening = f"complete:{pills.id}:2026-06-18T07:30", f"complete:{pills.id}:2026-06-18T21:30"
+    assert f'value="{morning}"' in html and f'value="{evening}"' in html
+    response = await world.client.post(base, data={"do": morning, "csrf": csrf})
+    assert response.status_code == 303
+    done = (await world.service.get_item(world.user.id, pills.id)).recurrence
+    assert done is not None and list(done.done) == ["2026-06-18T07:30"]
+    page = (await world.client.get(response.headers["location"].split("#")[0])).text
+    assert f'value="{evening}"' in page and f'value="undo-complete:{pills.id}:2026-06-18T07:30"' in page
+    undo = await world.client.post(base, data={"do": f"undo-complete:{pills.id}:2026-06-18T07:30", "csrf": csrf})
+    assert undo.status_code == 303
+    reopened = (await world.service.get_item(world.user.id, pills.id)).recurrence
+    assert reopened is not None and list(reopened.done) == []

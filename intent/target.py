@@ -147,6 +147,28 @@ def ready() -> bool:
     return _SEGMENTER.ready
 
 
+def ensure_loaded() -> bool:
+    """jieba's dictionary, loaded now if it was not (see `_ensure_loaded`); False when it cannot load."""
+    return _ensure_loaded()
+
+
+def is_word(text: str) -> bool:
+    """Whether jieba's dictionary holds `text` as a word (the dictionary must be loaded)."""
+    return bool(_SEGMENTER._tokenizer.FREQ.get(text))
+
+
+def dictionary() -> tuple[dict[str, int], int]:
+    """jieba's word counts and their total, read only (the dictionary must be loaded)."""
+    tokenizer = _SEGMENTER._tokenizer
+    return tokenizer.FREQ, tokenizer.total
+
+
+def word_graph(text: str) -> dict[int, list[int]]:
+    """For each position of `text`, the last positions of the dictionary words starting there (jieba's DAG)."""
+    graph: dict[int, list[int]] = _SEGMENTER._tokenizer.get_DAG(text)
+    return graph
+
+
 def rank(
     target_text: str | None, candidates: Sequence[Candidate], *, target_date: date | None = None,
     target_minute: int | None = None,

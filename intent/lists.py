@@ -29,8 +29,8 @@ _LIST_CUT = re.compile(r"[,;]|(?<=[^\x00-\x7f])\s+(?=[^\x00-\x7f])|\s+(?=[A-Za-z
 _THING_VERB = frozenset({"买", "带", "准备", "拿", "交", "寄", "还", "取"})
 _SHOPPING = re.compile(r"购物|采购|要带|要买")  # a list of things to buy or take, not of errands
 # A run with time words is requests said together, not a list to cut (周报 / 点奶茶 are no time words).
-_TIME_WORD = re.compile(r"\d|[零一二两三四五六七八九十][点时号]|[今明后]天|[今明][早晚]|(?:周|星期|礼拜)[一二三四五六日天]|"
-                        r"凌晨|早上|上午|中午|下午|傍晚|晚上")
+_TIME_WORD = re.compile(r"\d|[零一二两三四五六七八九十][点时号]|[今明后]天|[今明][早晚]|"
+                        r"(?:周|星期|礼拜)[一二三四五六日天]|凌晨|早上|上午|中午|下午|傍晚|晚上")
 _NOT_A_THING = re.compile(r"提醒|叫我|提前|地点|结束|顺便|另外|然后")  # a clause of a request, not a list entry
 
 
@@ -58,7 +58,8 @@ def todo_list(norm: str, now: datetime, tz: ZoneInfo | str, offset: int) -> list
 def _list_items(text: str, *, least: int, things: bool) -> list[str] | None:
     items = [_LIST_ITEM.sub("", part, count=1).strip() for part in _LIST_CUT.split(text)]
     items = [item for item in items if item]
-    if len(items) == 1 and not _NOT_A_THING.search(items[0]) and not _TIME_WORD.search(items[0]):  # 换灯泡取快递剪头发: said with no separator at all
+    if len(items) == 1 and not _NOT_A_THING.search(items[0]) and not _TIME_WORD.search(items[0]):
+        # 换灯泡取快递剪头发: said with no separator at all
         items = entries(items[0], things=things) or items
     if not least <= len(items) <= 10 or any(len(item) > 20 or _NOT_A_THING.search(item) for item in items):
         return None

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 from intent import alarm as alarms
-from intent import question
+from intent import question, said
 from intent.action import classify
 from intent.followup import FocusHint, read, with_that_day
 from intent.model import Intent, NoneIntent, SubscribeDigestIntent
@@ -80,6 +80,13 @@ def _parse(
     if not norm:
         return NoneIntent(rule="none.empty", confidence=0.9)
     mentions, degraded = analyse(norm, now, tz, engine) if analysed is None else analysed[1:]
+    return said.fill(_read(norm, mentions, degraded, now, tz, pending, offset, focus), norm, mentions)
+
+
+def _read(
+    norm: str, mentions: list[TimeMention], degraded: bool, now: datetime, tz: ZoneInfo, pending: Intent | None,
+    offset: int, focus: FocusHint | None,
+) -> Intent:
     slots = collect(mentions, norm)
     if pending is not None and pending.needs_clarification:
         from intent.dialogue import merge

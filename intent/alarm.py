@@ -21,6 +21,9 @@ from intent.slots import Slots
 ALARM = re.compile(r"闹钟|闹铃")
 WAKE = re.compile(r"(?:叫|喊|闹)我?(?:起床|起来)|(?:叫|喊)醒我?")
 COUNTDOWN = re.compile(r"倒计时|计时")
+# 明早7点半叫我一下 / 三点喊我: a call at a time with nothing else said is an alarm (再叫我一次 is another
+# reminder of the item before it, not one of its own).
+CALL = re.compile(r"(?<![再也还])(?:叫|喊)我(?:一下|一声|一次)?")
 REMINDERS = re.compile(r"提醒(?:事项)?(?!我|你|他|她|一下|一声)")  # the noun, in 看看我的提醒 / 清空提醒
 _LOOK = re.compile(r"看看|看下|看一下|瞧瞧|查看|查一下|查查|查询|列出|列一下|显示|有哪些|有几个|有什么|有啥|"
                    r"哪些|多少个?|几个|还有|是什么")
@@ -39,7 +42,10 @@ def read(text: str, slots: Slots, *, now: datetime, tz: ZoneInfo) -> Intent | No
     alarm, wake, countdown = ALARM.search(text), WAKE.search(text), COUNTDOWN.search(text)
     noun = alarm or (REMINDERS.search(text) if not (wake or countdown) else None)
     if not (noun or wake or countdown):
-        return None
+        call = CALL.search(text)
+        if call is None or CHANGE.search(text) or slots.lead_minutes is not None:
+            return None
+        return _set(text, slots, [call], now=now, tz=tz, wake=False, countdown=False)
     markers = [m for m in (alarm, wake, countdown, noun) if m is not None]
     if noun is not None and not (wake or countdown):
         about = _about_alarms(text, slots, markers)

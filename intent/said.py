@@ -35,6 +35,8 @@ def fill(intent: Intent, text: str, mentions: list[TimeMention]) -> Intent:
         return intent.model_copy(update={"day_said": said}) if said != intent.day_said else intent
     if not isinstance(intent, UpdateIntent | CancelIntent | CompleteIntent):
         return intent
+    if intent.rule.startswith("merge") and not mentions:
+        return intent  # "2" picking from a list: what the request itself said still stands
     verb = CHANGE_VERB.search(text) if isinstance(intent, UpdateIntent) else None
     cut = verb.start() if verb is not None else len(text)
     update: dict[str, object] = {}

@@ -4,9 +4,9 @@
   says so);
 - an update, cancel or complete: the clock said about the target ("下午三点的会改到四点" → 15:00, on the day
   said or implied); for an update only the words before 改/挪/推 describe the target;
-- an update: whether the new time names a day ("改到四点" keeps the item's day) and the hour of a new clock
-  said with nothing fixing its half of the day ("跑步改到九点" → 9: the item's own time picks morning or
-  evening).
+- an update: whether the new time names a day after the change verb ("明天的会改到四点" keeps the item's day)
+  and the hour of a new clock said with nothing fixing its half of the day ("跑步改到九点" → 9: the item's own
+  time picks morning or evening).
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def fill(intent: Intent, text: str, mentions: list[TimeMention]) -> Intent:
     if (minute, on, on_said) != (intent.target_minute, intent.target_on, intent.target_on_said):
         update.update(target_minute=minute, target_on=on, target_on_said=on_said)
     if isinstance(intent, UpdateIntent) and intent.changes is not None:
-        day = _NEW_DAY.search(text) is not None
+        day = _NEW_DAY.search(text, verb.end() if verb is not None else 0) is not None  # 明早的闹钟改到6点: none
         hour = _bare_hour(text, verb, mentions)
         if day != intent.changes.day_said or hour != intent.changes.bare_hour:
             update["changes"] = intent.changes.model_copy(update={"day_said": day, "bare_hour": hour})

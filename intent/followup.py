@@ -174,6 +174,17 @@ def _changes(rest: str, own: list[TimeMention], focus: FocusHint | None, offset:
     return Changes(title=title[:60]) if words and 1 <= len(title) <= 20 else None
 
 
+def _restates(rest: str, title: str | None) -> bool:
+    """What is left besides the time says nothing new: particles, a copula, a verb restating the item (出发 /
+    开始的), maybe with words of its own title before that verb (话剧是两点半开演). The title's words alone are
+    another item of the same kind (明天下午五点开会 after 开会), not a correction."""
+    plain = _FILLER.sub("", _COPULA.sub("", rest))
+    if not _FILLER.sub("", RESTATE.sub("", plain)):
+        return True
+    bare = _FILLER.sub("", _COPULA.sub("", _without_title(rest, title)))
+    return bare != plain and RESTATE.search(bare) is not None and not _FILLER.sub("", RESTATE.sub("", bare))
+
+
 def _without_title(rest: str, title: str | None) -> str:
     """`rest` without its runs of two or more characters all found in the focus's title (话剧 of 看话剧, 爬山 of
     去爬香山): words of the item said again name it."""
@@ -231,7 +242,7 @@ def _bare(text: str, mentions: list[TimeMention], focus: FocusHint) -> Changes |
     until = re.search(r"(?:开到|到|持续到|弄到|忙到|一直到|搞到|玩到|聊到|吃到)$", lead_in) is not None
     if _END_WORDS.match(lead_in) and (until or re.match(r"^\s*(?:结束|散会|完事|开完)", after)):
         return Changes(end_at=_after_start(_near(when, focus), focus)) if when.has_clock else None
-    if _FILLER.sub("", RESTATE.sub("", _FILLER.sub("", _COPULA.sub("", _without_title(rest, focus.title))))):
+    if not _restates(rest, focus.title):
         return None  # other words: a request of its own, not a bare time
     if when.has_clock:
         return Changes(start_at=_near(when, focus))

@@ -215,7 +215,9 @@ def _cut_at_times(norm: str, parts: list[tuple[int, int]], mentions: list[TimeMe
         inside = [m for m in mentions if b <= m.span[0] < e]
         for before, m in pairwise(inside):
             words = norm[before.span[1]:m.span[0]]
-            if (m.has_clock or m.has_date) and not m.relative and not m.lead and len(_CJK.findall(words)) >= 2 \
+            # 周日上午十点去洗车下午陪爸爸钓鱼: a part of the day after a clock and words opens a request too
+            new_part = m.has_clock or m.has_date or (m.period is not None and before.has_clock)
+            if new_part and not m.relative and not m.lead and len(_CJK.findall(words)) >= 2 \
                     and not _JOINS_TIMES.search(words) and m.span[0] > at:
                 out.append((at, m.span[0]))
                 at = m.span[0]

@@ -2,12 +2,14 @@
 fake WeChat API on loopback.
 
     .venv/bin/python bench/delivery_bench.py [--backend sqlite|mariadb|both] [--workers 1,2,4]
-        [--reminders 2000] [--digests 10000] [--latency 0.01]
+        [--reminders 2000] [--digests 10000] [--courses 0] [--latency 0.01]
 
-Seeds users with an open customer-service window and N reminders (or digest subscriptions) all due at
-one instant a few seconds ahead, starts the workers, waits until every push is sent, then prints
-reminders/s (first due → last sent), worker CPU ms per delivered message (from /proc, all worker
-processes), due→sent p50/p99/max, worker RSS peak, and the number of sends the fake API saw.
+Seeds users with an open customer-service window and N reminders (or digest subscriptions, or series several
+times a day — half every 2 hours in a window, half twice-a-day courses with an end — whose first reminder
+comes due, so each firing also plans the series' next dose) all due at one instant a few seconds ahead,
+starts the workers, waits until every push is sent, then prints reminders/s (first due → last sent), worker
+CPU ms per delivered message (from /proc, all worker processes), due→sent p50/p99/max, worker RSS peak, and
+the number of sends the fake API saw.
 BENCH_PROFILE_DIR=dir writes a cProfile of every worker there.
 """
 
@@ -67,7 +69,23 @@ async def seed(url: str, kind: str, count: int, due_ms: int, *, per_user: int = 
                     for u in range(start, min(start + 1000, users.stop))])
             for start in range(first, first + count, 1000):
                 n = range(start, min(start + 1000, first + count))
-                if kind == "reminder":
+                if kind == "course":  # 每隔两小时… / 每天两次…吃两周: a series several a day, due at its first dose
+                    wall = time.gmtime(due_ms // 1000 + 8 * 3600)  # Asia/Shanghai: the dose's local hour, minute
+                    h, m = wall.tm_hour, wall.tm_min
+                    window = ",".join(str(x) for x in sorted({h, (h + 2) % 24, (h + 4) % 24, (h + 6) % 24}))
+                    rules = {0: f"FREQ=DAILY;BYHOUR={window};BYMINUTE={m}",
+                             1: f"FREQ=DAILY;BYHOUR={','.join(map(str, sorted({h, (h + 12) % 24})))};BYMINUTE={m};"
+                                "UNTIL=20991231T235959"}
+                    await conn.execute(insert(ScheduleItemRow), [
+                        {"id": i + 1, "user_id": i // per_user + 1, "kind": "task", "title": f"bench{i}",
+                         "status": "active", "due_at": due_ms, "timezone": "Asia/Shanghai", "rrule": rules[i % 2],
+                         "all_day": False, "source_channel": "wechat", "created_at": now, "updated_at": now}
+                        for i in n])
+                    await conn.execute(insert(ReminderRow), [
+                        {"user_id": i // per_user + 1, "item_id": i + 1, "remind_at": due_ms, "offset_minutes": 0,
+                         "channel": "wechat", "status": "pending", "attempts": 0, "next_attempt_at": due_ms,
+                         "created_at": now, "updated_at": now} for i in n])
+                elif kind == "reminder":
                     at = {i: due_ms + (i - first) * spread_ms // count for i in n}
                     await conn.execute(insert(ScheduleItemRow), [
                         {"id": i + 1, "user_id": i // per_user + 1, "kind": "event", "title": f"bench{i}",
@@ -181,13 +199,17 @@ def main() -> None:
     parser.add_argument("--workers", default="1,2,4", help="worker process counts on MariaDB (SQLite: 1)")
     parser.add_argument("--reminders", type=int, default=2000)
     parser.add_argument("--digests", type=int, default=10000, help="0 skips the 07:00 digest burst")
+    parser.add_argument("--courses", type=int, default=0,
+                        help="series several a day (intervals and courses) whose dose is due at once; 0 skips")
     parser.add_argument("--latency", type=float, default=0.01, help="fake WeChat API seconds per send")
     args = parser.parse_args()
     backends = ("sqlite", "mariadb") if args.backend == "both" else (args.backend,)
     plan: list[tuple[str, int, str, int]] = []
     for backend in backends:
         counts = [1] if backend == "sqlite" else [int(w) for w in args.workers.split(",")]
-        plan += [(backend, w, "reminder", args.reminders) for w in counts]
+        plan += [(backend, w, "reminder", args.reminders) for w in counts] if args.reminders else []
+        if args.courses:
+            plan.append((backend, 1 if backend == "sqlite" else max(counts), "course", args.courses))
         if args.digests:
             plan.append((backend, 1 if backend == "sqlite" else max(counts), "digest", args.digests))
     print(speed_line())

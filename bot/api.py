@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request
@@ -127,13 +128,22 @@ async def update_item(item_id: RowId, body: ItemPatch, user: Caller, service: Se
     return ItemOut.of(await service.update_item(user.id, item_id, changes), timing=timing)
 
 
+OccurrenceDay = Annotated[date | None, Query(alias="on", description=(
+    "a series' occurrence, by its local date (YYYY-MM-DD): only that occurrence is done or cancelled and the "
+    "series goes on; a day the series does not occur on is refused (422)"))]
+
+
 @router.post("/items/{item_id}/complete")
-async def complete_item(item_id: RowId, user: Caller, service: Service) -> ItemOut:
+async def complete_item(item_id: RowId, user: Caller, service: Service, on: OccurrenceDay = None) -> ItemOut:
+    if on is not None:
+        return ItemOut.of(await service.complete_occurrence(user.id, item_id, on))
     return ItemOut.of(await service.complete_item(user.id, item_id))
 
 
 @router.post("/items/{item_id}/cancel")
-async def cancel_item(item_id: RowId, user: Caller, service: Service) -> ItemOut:
+async def cancel_item(item_id: RowId, user: Caller, service: Service, on: OccurrenceDay = None) -> ItemOut:
+    if on is not None:
+        return ItemOut.of(await service.skip_occurrence(user.id, item_id, on))
     return ItemOut.of(await service.cancel_item(user.id, item_id))
 
 

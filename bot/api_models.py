@@ -9,7 +9,8 @@ from zoneinfo import ZoneInfo
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
 from bot.api_recurrence import RecurrenceIn
-from schedule.domain import Item, Reminder
+from schedule.domain import Item, Recurrence, Reminder
+from schedule.occurrence import reminder_occurrence
 
 # Instants are epoch milliseconds UTC. Before 2000 is almost always epoch *seconds* sent by mistake
 # (1781766000 s read as ms is January 1970), after 2100 a client bug: both are refused.
@@ -142,25 +143,73 @@ class Timing(BaseModel):
 
 
 class ReminderOut(BaseModel):
+    """A reminder. `id` is always a stored reminder's id, which `POST /reminders/{id}/cancel` takes.
+
+    A series stores a row only for its next reminder; the worker adds the following occurrence's row (same
+    lead, same channel) when that one fires. So in an expanded listing a later occurrence's reminder is
+    `planned: true` and carries the id of the series' stored reminder it will be made from (cancelling that
+    id stops the series' reminders from then on; skip the occurrence to silence one day). A reminder keeps
+    its identity (`item_id`, `remind_at`, `channel`: the table's unique key) when its own row is made, and
+    then shows that row's id and `planned: false`. `occurrence_start` is the start (an event) or deadline
+    (a task) of the occurrence the reminder is about, for a series' reminder; null for a one-off item's.
+    `once`: a reminder of that occurrence only (a snooze), never carried to the next one."""
+
     id: int
     item_id: int
     remind_at: int
     offset_minutes: int | None
     channel: str
     status: str
+    planned: bool = False
+    occurrence_start: int | None = None
+    once: bool = False
     delivery: Literal["scheduled", "now", "expired"] | None = Field(None, description=(
         "for a pending reminder: scheduled (in the future); now (in the past but within "
         "H5_REMINDER_CATCHUP_HOURS: sent at once); expired (older: marked expired and reported to the user "
         "on their next message instead of sent)"))
 
     @classmethod
-    def of(cls, reminder: Reminder, timing: Timing | None = None) -> ReminderOut:
+    def of(cls, reminder: Reminder, timing: Timing | None = None, *, series_anchor: int | None = None
+           ) -> ReminderOut:
+        """`series_anchor`: the first instant of the reminder's series (None for a one-off item)."""
         return cls(id=reminder.id, item_id=reminder.item_id, remind_at=reminder.remind_at,
                    offset_minutes=reminder.offset_minutes, channel=reminder.channel, status=reminder.status,
-                   delivery=timing.delivery(reminder) if timing else None)
+                   planned=reminder.planned, once=reminder.once,
+                   occurrence_start=reminder_occurrence(reminder, series_anchor) if series_anchor is not None
+                   else None, delivery=timing.delivery(reminder) if timing else None)
+
+
+class LunarOut(BaseModel):
+    month: int
+    day: int
+    leap: bool = False
+
+
+class RecurrenceOut(BaseModel):
+    """How the item repeats: `rrule` (RFC 5545, its UNTIL in the item's local wall clock), `workdays: "cn"`
+    (official Chinese working days, 调休 included), or `lunar` (yearly on that lunar month and day; such a
+    series shows no rrule, since its solar dates move every year)."""
+
+    rrule: str | None = None
+    workdays: str | None = None
+    lunar: LunarOut | None = None
+
+    @classmethod
+    def of(cls, recurrence: Recurrence) -> RecurrenceOut:
+        lunar = recurrence.lunar
+        if lunar is not None:
+            return cls(workdays=recurrence.workdays, lunar=LunarOut(month=lunar.month, day=lunar.day, leap=lunar.leap))
+        return cls(rrule=recurrence.rrule, workdays=recurrence.workdays)
 
 
 class ItemOut(BaseModel):
+    """An item, or in an expanded listing (`from` and `to` given) one occurrence of a series.
+
+    `id` is the item's own id (what PATCH, complete and cancel take). For a repeating item, `series_id` is
+    that same id and `occurrence_start` the occurrence this entry is (an event's start, a task's deadline,
+    epoch ms; the item as stored is its first occurrence); `start_at`/`end_at`/`due_at` are that occurrence's
+    and `reminders` its own. Both are null for a one-off item."""
+
     id: int
     kind: str
     title: str
@@ -174,18 +223,26 @@ class ItemOut(BaseModel):
     description: str | None
     location: str | None
     rrule: str | None = None
-    recurrence: RecurrenceIn | None = None
+    recurrence: RecurrenceOut | None = None
+    series_id: int | None = None
+    occurrence_start: int | None = None
     reminders: list[ReminderOut] | None = None
 
     @classmethod
     def of(cls, item: Item, *, with_reminders: bool = True, timing: Timing | None = None) -> ItemOut:
+        series = item.recurrence is not None and item.anchor_at is not None
+        # an occurrence lists its own reminders only; a reminder with no lead belongs to the first occurrence,
+        # which is the entry whose time is the series' own
+        series_anchor = item.anchor_at if series else None
         return cls(
             id=item.id, kind=item.kind, title=item.title, status=item.status, start_at=item.start_at,
             end_at=item.end_at, due_at=item.due_at, all_day=item.all_day, local_date=item.local_date,
             timezone=item.timezone, description=item.description, location=item.location,
-            rrule=item.recurrence.rrule if item.recurrence else None,
-            recurrence=RecurrenceIn.of(item.recurrence) if item.recurrence else None,
-            reminders=[ReminderOut.of(r, timing) for r in item.reminders] if with_reminders else None,
+            rrule=item.recurrence.rrule if item.recurrence and item.recurrence.lunar is None else None,
+            recurrence=RecurrenceOut.of(item.recurrence) if item.recurrence else None,
+            series_id=item.id if series else None, occurrence_start=item.anchor_at if series else None,
+            reminders=[ReminderOut.of(r, timing, series_anchor=series_anchor) for r in item.reminders]
+            if with_reminders else None,
         )
 
 

@@ -29,12 +29,14 @@ from bot.logging_setup import RequestLog, loggable_path
 from bot.metrics import CONTENT_TYPE_LATEST, Metrics, allowed
 from bot.pages.links import PageLinks
 from bot.pages.routes import pages_router
+from bot.pages.visitor import WebOAuth
 from bot.runtime import IN_PROCESS_BATCH, WorkerTask, delivery_worker, push_budget_of, wechat_client
 from bot.settings import Settings
 from bot.spool import Spool, SpoolReplayer
 from bot.webhook import WeChatFastPath, build_wechat_router, replay_spool
 from bot.wechat.jsapi import JsApiTickets, jsapi_router, subscribe_button
 from intent import target
+from schedule import holiday_store
 from schedule.clock import Clock, SystemClock, now_ms
 from schedule.db import create_engine, session_factory
 from schedule.errors import InvalidChange, NotFound
@@ -148,6 +150,15 @@ def _install_error_handlers(app: FastAPI) -> None:
         return JSONResponse({"detail": "internal error"}, status_code=500)
 
 
+HOLIDAY_REFRESH_S = 600  # a schedule loaded by `schedbot holidays load` reaches every web process this soon
+
+
+async def _keep_holidays_fresh(sessions: async_sessionmaker[AsyncSession]) -> None:
+    while True:
+        await asyncio.sleep(HOLIDAY_REFRESH_S)
+        await holiday_store.refresh(sessions)
+
+
 def create_app(
     settings: Settings,
     *,
@@ -210,6 +221,8 @@ def create_app(
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         if settings.DATABASE_AUTO_MIGRATE:
             await upgrade(engine)
+        await holiday_store.refresh(sessions)  # the official holiday schedules an operator loaded
+        calendar = asyncio.create_task(_keep_holidays_fresh(sessions), name="holiday-schedules")
         # jieba's dictionary loads before the first request (the same text gets the same answer from the first
         # message on: rule 23), off the event loop; then the start-up heap is frozen out of the GC's full passes
         await asyncio.to_thread(target.warm_up)
@@ -225,6 +238,7 @@ def create_app(
         try:
             yield
         finally:
+            calendar.cancel()
             if replayer is not None:
                 await replayer.stop()
             await requests_task.stop()
@@ -256,7 +270,11 @@ def create_app(
                  if jsapi is not None and settings.WECHAT_SUBSCRIBE_TEMPLATE_ID else None)
     if settings.H5_SCHEDULE_ENABLED:
         app.include_router(api.router)
-        app.include_router(pages_router(page_links, service, sessions, clock, subscribe=subscribe))
+        oauth = (WebOAuth(app_id=settings.WECHAT_APP_ID, app_secret=settings.WECHAT_APP_SECRET,
+                          api_base=settings.WECHAT_API_BASE, oauth_base=settings.WECHAT_OAUTH_BASE,
+                          timeout_s=settings.WECHAT_API_TIMEOUT_S)
+                 if settings.WECHAT_APP_ID and settings.WECHAT_APP_SECRET else None)  # who opens a page (web OAuth)
+        app.include_router(pages_router(page_links, service, sessions, clock, subscribe=subscribe, oauth=oauth))
     if router is not None:
         app.include_router(router)
     if jsapi is not None:  # issue 30: the JS-SDK signature for our pages

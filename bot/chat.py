@@ -39,6 +39,7 @@ async def run_chat(settings: Settings, name: str, *, now: datetime | None = None
     from bot.runtime import delivery_worker
     from bot.wechat.messages import InboundMessage
     from intent import target
+    from schedule import holiday_store
     from schedule.clock import Clock, SystemClock
     from schedule.db import create_engine, session_factory
     from schedule.service import ScheduleService
@@ -54,6 +55,7 @@ async def run_chat(settings: Settings, name: str, *, now: datetime | None = None
     engine = create_engine(settings.DATABASE_URL)
     try:
         sessions = session_factory(engine)
+        await holiday_store.refresh(sessions)  # the official holiday schedules an operator loaded
         service = ScheduleService(sessions, clock, default_timezone=settings.H5_DEFAULT_TIMEZONE,
                                   max_active_items=settings.H5_MAX_ACTIVE_ITEMS)
         agent = build_agent(settings, service=service, sessions=sessions, clock=clock)

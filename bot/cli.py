@@ -1,4 +1,4 @@
-"""The `schedbot` command line: serve, worker, migrate, chat, parse, timex, user token, wechat, doctor.
+"""The `schedbot` command line: serve, worker, migrate, chat, parse, timex, user token, wechat, holidays, doctor.
 
 Subcommands import their dependencies lazily so that `schedbot parse` and
 `schedbot timex` start fast and work offline without touching a database.
@@ -61,6 +61,13 @@ def _build_parser() -> argparse.ArgumentParser:
     action.add_argument("--delete", action="store_true", help="remove the account's menu")
     menu.add_argument("--dry-run", action="store_true", help="print the menu JSON without calling WeChat")
     wechat_sub.add_parser("template", help="check WECHAT_TEMPLATE_ID_REMINDER against the account's templates")
+
+    holidays = sub.add_parser("holidays", help="the official holiday schedule (节假日安排) working-day series follow")
+    holidays_sub = holidays.add_subparsers(dest="holidays_command", required=True)
+    load = holidays_sub.add_parser("load", help="load a year's schedule as the State Council published it "
+                                                "(a JSON or TOML file: year, holidays, workdays)")
+    load.add_argument("file")
+    holidays_sub.add_parser("list", help="which years' 调休 is known (loaded, or built in) and which are not")
 
     sub.add_parser("doctor", help="check configuration, database, WeChat, agent, public URL and clock")
     return parser

@@ -51,6 +51,8 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         return asyncio.run(doctor.run(settings, sys.stdout))
     if args.command == "chat":
         return _chat(settings, args)
+    if args.command == "holidays":
+        return asyncio.run(_holidays(settings, args))
     print(f"schedbot: unknown command {args.command!r}", file=sys.stderr)
     return 2
 
@@ -218,6 +220,48 @@ async def _tokens(settings: Settings, args: argparse.Namespace) -> int:
         print(f"the previous token labelled {args.label!r} stops working now; other labels are untouched",
               file=sys.stderr)
     print(token)
+    return 0
+
+
+async def _holidays(settings: Settings, args: argparse.Namespace) -> int:
+    """schedbot holidays load FILE (a year's official schedule, checked, then stored for every process) and
+    schedbot holidays list."""
+    from pathlib import Path
+
+    from schedule import holiday_store, holidays
+    from schedule.clock import SystemClock, now_ms
+    from schedule.db import create_engine, session_factory
+
+    schedules: list[holidays.YearSchedule] = []
+    source = None
+    if args.holidays_command == "load":
+        try:
+            schedules, source = holiday_store.read_file(Path(args.file))
+        except holidays.HolidayFileError as exc:
+            print(f"schedbot: {args.file}: {exc}", file=sys.stderr)
+            return 2
+        except OSError as exc:
+            print(f"schedbot: cannot read {args.file} ({exc.strerror or exc})", file=sys.stderr)
+            return 2
+    await _prepare(settings)
+    engine = create_engine(settings.DATABASE_URL)
+    try:
+        sessions = session_factory(engine)
+        if schedules:
+            async with sessions.begin() as session:
+                await holiday_store.store(session, schedules, source=source, now_ms=now_ms(SystemClock()))
+        await holiday_store.refresh(sessions)
+    finally:
+        await engine.dispose()
+    for schedule in schedules:
+        print(f"{schedule.year}: {len(schedule.holidays)} days off, {len(schedule.workdays)} 调休 working days "
+              "loaded; every web and worker process uses them within 10 minutes")
+    if args.holidays_command == "list":
+        this_year = SystemClock().now().year
+        for year in range(this_year - 1, this_year + 4):
+            said = ("loaded" if year in holidays.loaded() else "built in") if holidays.published(year) \
+                else "not published: statutory holidays only, weekends off"
+            print(f"{year}: {said}")
     return 0
 
 

@@ -52,6 +52,7 @@ class Settings(BaseSettings):
     WECHAT_TIMESTAMP_TOLERANCE_S: int = Field(300, ge=0)
     WECHAT_ACCEPT_PLAINTEXT: bool = False  # 1: plaintext posts still accepted while an AES key is set (mode switch)
     WECHAT_API_BASE: str = "https://api.weixin.qq.com"
+    WECHAT_OAUTH_BASE: str = "https://open.weixin.qq.com"  # where WeChat's browser signs a page visitor in (tests)
     # seconds WeChat gets to answer one API call; a send with no answer by then may still have reached the user
     WECHAT_API_TIMEOUT_S: float = Field(5.0, gt=0, le=60)
     AGENT_BASE_URL: str = ""

@@ -3,8 +3,11 @@
 `FakeWeChatAPI` runs uvicorn in a background thread (usable from sync benches and async tests),
 implements stable_token, custom/send, custom/typing, template/send, menu/create|get|delete,
 template/get_all_private_template and get_api_domain_ip with the official JSON shapes, records every
-call, and can be scripted per endpoint with errcodes and latency. `FakeLLM` (the OpenAI-compatible
-chat-completions fake for the agent) lives in `bot/agent/testing.py` and is re-exported here.
+call, and can be scripted per endpoint with errcodes and latency. It also plays web OAuth (`snsapi_base`):
+`GET /connect/oauth2/authorize` (open.weixin.qq.com) redirects straight back with a one-time code for
+whoever `web_user` names (the person holding the phone), and `GET /sns/oauth2/access_token` exchanges it
+for that openid (40029 an unknown code, 40163 a code used already, 40125 a wrong secret). `FakeLLM` (the
+OpenAI-compatible chat-completions fake for the agent) lives in `bot/agent/testing.py` and is re-exported here.
 """
 
 from __future__ import annotations
@@ -17,12 +20,14 @@ import threading
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, urlencode
 
 from starlette.types import Receive, Scope, Send
 
 from bot.agent.testing import FakeLLM as FakeLLM
 from bot.loopback import LoopbackServer
+from bot.pages.links import PageLinks
+from bot.pages.visitor import SESSION_COOKIE, SESSION_TTL_S, seal
 from bot.wechat import signature
 from bot.wechat.crypto import MessageCrypto
 from bot.wechat.xml import cdata
@@ -70,6 +75,9 @@ class FakeWeChatAPI:
         self.refusing: set[str] = set()  # openids whose bizsend WeChat refuses (43101: the user blocks it)
         self.tickets = 0  # jsapi tickets issued by ticket/getticket
         self.subscribe_templates: list[dict[str, Any]] = []  # answered by /wxaapi/newtmpl/gettemplate
+        self.web_user = "alice"  # the openid WeChat's browser is signed in as (web OAuth)
+        self.snapshot = False  # the page opens in 朋友圈's snapshot mode: a virtual user (is_snapshotuser)
+        self._codes: dict[str, str | None] = {}  # OAuth code → openid (None once exchanged)
         self._loopback: LoopbackServer | None = None
         self.port = 0
 
@@ -106,6 +114,17 @@ class FakeWeChatAPI:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """A bare ASGI app (no framework per request: benches push a thousand sends a second through it)."""
         if scope["type"] != "http":
+            return
+        if scope["path"] == "/connect/oauth2/authorize":
+            await self._authorize(scope, send)
+            return
+        if scope["path"] == "/sns/oauth2/access_token":
+            answer = self._exchange(parse_qs(scope.get("query_string", b"").decode("latin-1")))
+            payload = json.dumps(answer, ensure_ascii=False).encode("utf-8")
+            await send({"type": "http.response.start", "status": 200,
+                        "headers": [(b"content-type", b"application/json; charset=utf-8"),
+                                    (b"content-length", str(len(payload)).encode())]})
+            await send({"type": "http.response.body", "body": payload})
             return
         status, answer = await self._endpoint(scope, receive)
         payload = json.dumps(answer, ensure_ascii=False).encode("utf-8")
@@ -145,6 +164,62 @@ class FakeWeChatAPI:
         if stall:
             await asyncio.sleep(stall)
         return 200, answer
+
+    async def _authorize(self, scope: Scope, send: Send) -> None:
+        """WeChat's authorize page for `snsapi_base`: silent, straight back to redirect_uri with code and state
+        (redirect_uri must be on the account's 网页授权域名; an unknown appid or scope is an error page)."""
+        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+        target = query.get("redirect_uri", [""])[0]
+        with self._lock:
+            self.calls.append(Call("connect/oauth2/authorize", None, {k: v[0] for k, v in query.items()}))
+            good = (query.get("appid", [""])[0] == self.app_id and query.get("response_type", [""])[0] == "code"
+                    and query.get("scope", [""])[0] in ("snsapi_base", "snsapi_userinfo")
+                    and target.startswith(("http://", "https://")))
+            code = f"FAKE_CODE_{next(self._serial)}"
+            if good:
+                self._codes[code] = self.web_user
+        if not good:
+            body = "redirect_uri 参数错误".encode()
+            await send({"type": "http.response.start", "status": 200,
+                        "headers": [(b"content-type", b"text/html; charset=utf-8")]})
+            await send({"type": "http.response.body", "body": body})
+            return
+        location = target + ("&" if "?" in target else "?") + urlencode(
+            {"code": code, "state": query.get("state", [""])[0]})
+        await send({"type": "http.response.start", "status": 302,
+                    "headers": [(b"location", location.encode("latin-1")), (b"content-length", b"0")]})
+        await send({"type": "http.response.body", "body": b""})
+
+    def _exchange(self, query: dict[str, list[str]]) -> dict[str, Any]:
+        """`sns/oauth2/access_token`: a code is good once, for ten minutes in WeChat (here: until used)."""
+        args = {k: v[0] for k, v in query.items()}
+        with self._lock:
+            scripted = self._scripts["sns/oauth2/access_token"].popleft() \
+                if self._scripts["sns/oauth2/access_token"] else 0
+            if scripted:
+                answer: dict[str, Any] = {"errcode": scripted,
+                                          "errmsg": f"scripted error rid: fake-{next(self._serial)}"}
+            elif args.get("appid") != self.app_id:
+                answer = {"errcode": 40013, "errmsg": "invalid appid"}
+            elif args.get("secret") != self.app_secret:
+                answer = {"errcode": 40125, "errmsg": "invalid appsecret"}
+            elif args.get("grant_type") != "authorization_code":
+                answer = {"errcode": 40002, "errmsg": "invalid grant_type"}
+            elif args.get("code", "") not in self._codes:
+                answer = {"errcode": 40029, "errmsg": "invalid code"}
+            elif self._codes[args["code"]] is None:
+                answer = {"errcode": 40163, "errmsg": "code been used"}
+            else:
+                openid = self._codes[args["code"]]
+                self._codes[args["code"]] = None
+                answer = {"access_token": f"FAKE_WEB_TOKEN_{next(self._serial)}", "expires_in": 7200,
+                          "refresh_token": f"FAKE_REFRESH_{next(self._serial)}", "openid": openid,
+                          "scope": "snsapi_base"}
+                if self.snapshot:
+                    answer["is_snapshotuser"] = 1
+            self.calls.append(Call("sns/oauth2/access_token", None, {k: v for k, v in args.items()
+                                                                      if k != "secret"}, answer))
+        return answer
 
     def _answer(self, endpoint: str, token: str | None, body: dict[str, Any], client_ip: str) -> dict[str, Any]:
         scripted = self._scripts[endpoint].popleft() if self._scripts[endpoint] else 0
@@ -253,6 +328,13 @@ def _bad_data(body: dict[str, Any]) -> str | None:
 
 
 # --- signing helpers for tests and benches ----------------------------------------------------
+
+async def signed_in(links: PageLinks, openid: str, *, now_ms: int) -> dict[str, str]:
+    """The Cookie header of a browser WeChat's web OAuth has named `openid` (the page's owner when it is theirs):
+    what the silent sign-in leaves behind, for tests that are about something else."""
+    value = seal(await links.session_key(), openid, now_s=now_ms // 1000, ttl_s=SESSION_TTL_S)
+    return {"cookie": f"{SESSION_COOKIE}={value}"}
+
 
 def sign_request(token: str, *, timestamp: int | str, nonce: str) -> dict[str, str]:
     """Query parameters of a plaintext-mode callback."""

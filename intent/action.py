@@ -48,7 +48,19 @@ _QUERY_ASK = re.compile(
     r"|(?:安排|日程|行程)是(?:什么|啥)|(?:哪些|什么|啥)(?:还)?(?:没|未)(?:完成|做|办|搞定)"
     r"|空着(?:吗|呢|没|不|么|嘛)|(?:都|还)?安排(?:了|的)?(?:啥|什么|哪些)|(?:都|还)?有(?:啥|什么|哪些)(?:安排|事|活动)?(?:要做|要办|要忙|要干)?(?:的|呢|吗|么|嘛)*[?？]*$"
     r"|(?:还有|有)别的(?:事|安排|活动|会)(?:情|儿)?(?:不|吗|没|没有|么|嘛)?"
+    # 明天要做什么 / 有几个会 / 完成了几个 / 剩下的安排
+    r"|有(?:什么|啥|哪些)(?:事情?)?要(?:做|办|干|忙|交|准备)|要(?:做|干|办|忙)(?:些)?(?:什么|啥|嘛|哪些事)"
+    r"|(?:有|开|要开)几(?:个|场)(?:会|会议)|(?:完成|做完|办完)了?几(?:个|件|项)|剩(?:下|余)的(?:安排|日程|事|待办|任务)"
+    r"|还有几(?:件|个|项)(?:事|安排|待办|任务|会)?|剩(?:下)?(?:几|多少|哪些)(?:个|件|项)?(?:任务|待办|事)"
+    r"|(?:待办|任务|事情?)(?:还)?(?:没|没有)(?:做完|完成|办完|搞定)"
+    r"|^还有(?:别的|其他的?|其它的?)(?:吗|么|嘛|没|没有|不|呢)?[?？]*$"
 )
+# What is left of 这周末干啥 / 明天忙啥 once the time is out: a question about that time.
+# 我后天是不是有个面试: a yes-or-no about what a day holds (是不是要下雨了, with no day, and 是不是要调休上班, about
+# the calendar, are the agent's).
+_YES_NO = re.compile(r"是不是(?:有|要)(?:个|一个)?(?=[\u4e00-\u9fff])"
+                     r"(?!调休|上班|放假|休息|补班|下雨|下雪|降温|升温|刮风|停电|停水)")
+_WHAT_DOING = re.compile(r"^(?:我|都|要|在|得)*(?:干|做|忙)(?:些)?(?:啥|什么|嘛)(?:呢|呀|啊|哇)?[?？]*$")
 _QUESTION = re.compile(
     r"[吗嘛么呢]\??$|\?$|怎么|为什么|为啥|如何|是不是|是否|多少|哪|能不能|可不可以|要不要|什么意思|几点|几号|几月|"
     r"什么时候|星期几|周几|啥|建议|推荐|攻略|好不好"
@@ -167,11 +179,13 @@ def classify(text: str, slots: Slots, today: date | None = None) -> Decision:
         return Decision("create", "create.time")
     if slots.when is not None and (re.search(r"要|得|需要|去|约", text) or _starts_with_task_verb(text, slots)):
         return Decision("create", "create.weak")
-    if is_activity(text) and re.search(r"有个|开个|约个|定个|订个|要去|安排|预约|帮我", text):
+    if is_activity(text) and _ARRANGED.search(text):
         return Decision("create", "create.activity")
     return Decision("none", "none.default")
 
 
+# 有个会 / 帮我约个饭: an activity being arranged (帮我写一段生日祝福 is a request for the agent, not an activity).
+_ARRANGED = re.compile(r"有个|开个|约个|定个|订个|要去|安排|预约|帮我(?=约|订|定|安排|预约|预定|登记|报名)")
 _AGENDA_ONLY = re.compile(
     r"^[,.!? ]*(?:我的|的)?(?:所有)?(?:行程|安排|日程|待办|计划|会议|会|提醒|任务|事情?)"
     r"(?:计划|清单|列表|安排)?[?!. ]*$"
@@ -198,6 +212,8 @@ def _is_query(text: str, slots: Slots) -> bool:
     for b, e in sorted(slots.spans, reverse=True):
         rest = rest[:b] + rest[e:]
     if (slots.when is not None or slots.recur is not None) and _AGENDA_ONLY.match(rest):
+        return True
+    if slots.when is not None and (_WHAT_DOING.match(rest.strip(" ,.!?")) or _YES_NO.search(text)):
         return True
     looked = _QUERY_LOOK.search(rest)
     if slots.when is not None and looked and not re.sub(r"[我的吧呢啊,.!?~ ]", "", _QUERY_LOOK.sub("", rest)):

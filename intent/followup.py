@@ -58,6 +58,12 @@ _DONE = re.compile(
 _NOT_NEEDED = re.compile(r"^(?:那就|就|这个|那个)?(?:不用了|不需要了|不要了|不去了|不做了|不办了|取消了?吧?|取消掉|"
                          r"免了|甭去了|甭弄了|甭了|不用了,?取消掉?)(?:吧|哈|啊)?$")
 # 再加一个提前10分钟的提醒: a second reminder, the first one kept
+# 不用提醒我了 / 取消这个提醒 / 提醒就不用了: the item stays, only its reminders go.
+_NO_REMIND = re.compile(
+    r"^(?:那就|就|那|这个|那个)?(?:不用|不要|别|不需要|无需|甭|用不着)(?:再)?(?:提醒|通知)(?:我|你)?(?:了|啦|吧|啊|哈)*$"
+    r"|^(?:取消|关掉|关闭|去掉|删掉|删除)(?:这个|那个|它的|这条的?)?提醒(?:吧|了|啦)*$"
+    r"|^提醒(?:就|也)?(?:不用|不要|不需要|算了|取消|免了)(?:了|吧|啦)*$"
+)
 _ANOTHER = re.compile(r"^(?:再|还|另外|也)(?:帮我)?(?:加|添|设|定|来)(?:上)?(?:一个|一条|个|条)")
 _ALSO_REMIND = re.compile(r"^再.{0,8}?也(?=提醒|叫|喊|通知)|^另外")
 _ON_TIME = re.compile(r"^(?:到点|到时候?|准时|按时)(?:了)?(?:再)?(?:提醒|叫|喊|通知)(?:我)?(?:一下|一声)?$")
@@ -80,7 +86,7 @@ _SHIFT = re.compile(r"^(?:再)?(?P<way>早|提早|晚|推迟|延后|往后挪?|�
 _FROM_NOW = re.compile(r"^(?:以后|之后|往后|今后|从此|从今天起)")
 _FROM_NOW_WORDS = re.compile(r"以后|之后|往后|今后|从此|从今天起|都|也|这个点|这个时间|同一时间|提醒|叫|我|一下|吧|"
                              r"[去来要有的]|这样|照旧|一样|[,.!~ ]")
-_FILLER = re.compile(r"[吧啊呀哈哦了的呢嘛,.!~ ]|就|那就|好")
+_FILLER = re.compile(r"[吧啊呀哈哦了的呢嘛,.!~ ]|就行|就好|就可以|就|那就|好")
 # Verbs that restate what the item in focus is about (是三点开始的, 七点出发, 九点开赛, 三点到): no new activity.
 RESTATE = re.compile(r"(?:才|再)?(?:开始|开[赛场播打考踢唱讲演席饭课拍跑]|出发|动身|启程|起飞|到达|到场|集合|碰头|"
                      r"见面|碰面|报到|签到|开|到|见|走)(?:的|吧|哈|啊|呢|呀|了)*$")
@@ -124,6 +130,8 @@ def read(norm: str, mentions: list[TimeMention], focus: FocusHint | None) -> Int
                 or (_NOTE.match(norm) and not mentions and "备忘" not in norm):
             return _update(_bare(norm, mentions, FocusHint()), "followup.unfocused")
         return None
+    if _NO_REMIND.match(norm):
+        return _update(Changes(no_reminder=True), "followup.no_reminder")
     if _NOT_NEEDED.match(norm):
         return CancelIntent(needs_clarification=["target"], rule="followup.not_needed", confidence=0.7,
                             question=clarify.question(["target"]))
@@ -242,6 +250,8 @@ def _bare(text: str, mentions: list[TimeMention], focus: FocusHint) -> Changes |
     until = re.search(r"(?:开到|到|持续到|弄到|忙到|一直到|搞到|玩到|聊到|吃到)$", lead_in) is not None
     if _END_WORDS.match(lead_in) and (until or re.match(r"^\s*(?:结束|散会|完事|开完)", after)):
         return Changes(end_at=_after_start(_near(when, focus), focus)) if when.has_clock else None
+    if from_now:
+        rest = _FROM_NOW_WORDS.sub("", rest)  # 以后都八点吧: the series' time from now on
     if not _restates(rest, focus.title):
         return None  # other words: a request of its own, not a bare time
     if when.has_clock:

@@ -10,6 +10,7 @@ from zoneinfo import ZoneInfo
 from intent.model import CreateIntent, Intent
 from intent.pipeline import parse
 from intent.runon import entries
+from intent.timex import TimeMention
 
 # 明天要做的事：买菜、取快递、交电费 / 周五要办:续签合同,交社保 — a day, a colon, then several things to do.
 _LIST_HEAD = re.compile(r"^(?P<day>[^:,]{1,10}?)(?:的|要|需要|得)?"
@@ -104,3 +105,49 @@ def clock_list(norm: str) -> list[str] | None:
         return None
     times = re.findall(_CLOCK, m.group("times"))
     return [f"{m.group('head')}{clock}{m.group('rest')}" for clock in times] if 2 <= len(times) <= 6 else None
+
+
+# 周二周四下午五点半接孩子 / 明天和后天上午十点练车: two days said for one thing, one request per day.
+_DAY_JOIN = re.compile(r"^\s*(?:和|跟|与|及|还有|以及|、|,|/)?\s*$")
+_NOT_CREATE = re.compile(r"[?]|吗|有没有|有什么|有啥|安排了|空不空|有空|忙不忙|取消|不去|改到|改成|推迟|提前到|完成|每")
+_DAY_WORD = re.compile(r"^(?:大?后天|明天|今天|明日|今日|明儿"
+                       r"|(?:下下|下|这|本)?(?:个)?(?:周|星期|礼拜)[一二三四五六日天1-7]"
+                       r"|\d{1,2}月\d{1,2}[日号]|\d{1,2}[日号])")
+_WEEKDAYS = re.compile(r"^((?:(?:周|星期|礼拜)[一二三四五六日天1-7](?:和|跟|与|及|、|,|/)?){2,})")
+_ONE_WEEKDAY = re.compile(r"(?:周|星期|礼拜)[一二三四五六日天1-7]")
+
+
+def day_list(norm: str, mentions: list[TimeMention]) -> list[str] | None:
+    """The text once per day when two or more days are said side by side for one request (周二周四下午五点半接孩子
+    → 周二下午五点半接孩子, 周四下午五点半接孩子); None otherwise (a question, a change or a series names its days
+    itself)."""
+    if _NOT_CREATE.search(norm):
+        return None
+    days = [m for m in mentions if m.type in ("point", "range") and m.has_date and m.rrule is None]
+    for i, first in enumerate(days):
+        b, e = first.span
+        joined = _WEEKDAYS.match(first.text) if first.rule.startswith("weekday+weekday") else None
+        if joined is not None:  # 周二周四下午五点半: one mention holding both days
+            rest = first.text[joined.end():]
+            words = _ONE_WEEKDAY.findall(joined.group(1))
+            return _each_day(norm[:b], words, rest, norm[e:])
+        run = [first]
+        for later in days[i + 1:]:
+            if run[-1].has_clock or not _DAY_JOIN.match(norm[run[-1].span[1]:later.span[0]]):
+                break
+            run.append(later)
+        if len(run) < 2:
+            continue
+        last = run[-1]
+        said = _DAY_WORD.match(last.text)
+        if said is None:
+            return None
+        words = [m.text for m in run[:-1]] + [said.group(0)]
+        return _each_day(norm[:b], words, last.text[said.end():], norm[last.span[1]:])
+    return None
+
+
+def _each_day(head: str, words: list[str], rest: str, tail: str) -> list[str] | None:
+    if not tail.strip(" ,") or any(not _DAY_WORD.match(w) for w in words):
+        return None  # 周二和周四: nothing said for them
+    return list(dict.fromkeys(f"{head}{word}{rest}{tail}" for word in words))  # 明天明天下午三点: a stutter, once

@@ -39,10 +39,11 @@ from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 from intent.contact import pull
+from intent.course import read as read_course
 from intent.followup import RESTATE, FocusHint, corrects, with_that_day
-from intent.lists import clock_list, todo_list
+from intent.lists import clock_list, day_list, todo_list
 from intent.model import CreateIntent, Intent, NoneIntent
-from intent.normalise import ascii_forms, normalise
+from intent.normalise import ascii_forms, normalise, with_clock_now
 from intent.pipeline import analyse, parse, parse_prepared
 from intent.slots import DAY_BEFORE
 
@@ -155,7 +156,11 @@ def _parse_all(
     try:
         zone = tz if isinstance(tz, ZoneInfo) else ZoneInfo(tz)
         local = now.astimezone(zone)
-        norm = with_that_day(normalise(text), focus)
+        norm = with_that_day(with_clock_now(normalise(text), local), focus)
+        course = read_course(norm, now=local, tz=zone, pending=pending, meeting_offset=meeting_offset_minutes,
+                             focus=focus)
+        if course is not None:  # 每天两次… / 还12期 / 每隔两小时 / 早上那次改到八点: one series
+            return [course]
         things = todo_list(norm, now, tz, meeting_offset_minutes) if pending is None else None
         if things is not None:
             return things
@@ -163,6 +168,11 @@ def _parse_all(
         if listed is not None:
             return [parse(line, now=now, tz=tz, meeting_offset_minutes=meeting_offset_minutes) for line in listed]
         mentions, degraded = analyse(norm, local, zone, None) if norm else ([], False)
+        days = day_list(norm, mentions) if pending is None and focus is None and not degraded else None
+        each = [i for line in days for i in _parse_all(line, now, tz, None, meeting_offset_minutes, None)] \
+            if days is not None else []
+        if each and not any(i.needs_clarification for i in each):  # 周二周四下午五点半接孩子: one request per day
+            return each
         parts = _cut_at_times(norm, _split(norm), mentions)
         if corrects(norm):  # 不是后天,是大后天: one correction, however many time words it holds
             return [parse_prepared(norm, mentions, degraded, now=local, tz=zone, pending=pending,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from datetime import datetime
 
 MAX_CHARS = 200  # utterances are short; longer text is cut so work stays bounded
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ud800-\udfff]")
@@ -80,3 +81,26 @@ def normalise(text: str) -> str:
     from intent.filler import strip
 
     return _CLOSING.sub("", strip(_SPACES.sub(" ", head).strip()))[:MAX_CHARS]
+
+
+# 明天这个时候提醒我 / 后天同一时间 / 下周这个时候: a day said with "this time of day" means the clock it is now, on
+# that day (下周 alone: the same weekday next week).
+_SAME_TIME_OF_DAY = re.compile(
+    r"(?P<day>大?后天|明天|明日|(?P<week>(?:下下|下)(?:个)?(?:周|星期|礼拜))(?P<wd>[一二三四五六日天1-7])?)"
+    r"的?(?:这个时候|这时候|这个点|这个时间|同一时间|同一个时间|同样的时间|现在这个时间)")
+_CHANGE_VERB = re.compile(r"改|挪|换|推|调")
+_WEEKDAY_WORDS = "一二三四五六日"
+
+
+def with_clock_now(norm: str, now: datetime) -> str:
+    """明天这个时候 → 明天10点05分 (the clock it is now); a change (改到后天同一时间) keeps the item's own time."""
+    if _CHANGE_VERB.search(norm):
+        return norm
+
+    def clock(m: re.Match[str]) -> str:
+        day = m.group("day")
+        if m.group("week") and not m.group("wd"):
+            day += _WEEKDAY_WORDS[now.weekday()]
+        return f"{day}{now.hour}点{now.minute:02d}分"
+
+    return _SAME_TIME_OF_DAY.sub(clock, norm)

@@ -13,7 +13,7 @@ from intent import question, said
 from intent.action import classify
 from intent.followup import FocusHint, read, with_that_day
 from intent.model import Intent, NoneIntent, SubscribeDigestIntent
-from intent.normalise import normalise
+from intent.normalise import normalise, with_clock_now
 from intent.slots import Slots, collect, refine
 
 if TYPE_CHECKING:
@@ -39,6 +39,7 @@ def _extract(text: str, now: datetime, tz: ZoneInfo, engine: Extract | None) -> 
 def parse(
     text: str, *, now: datetime, tz: ZoneInfo | str = "Asia/Shanghai", pending: Intent | None = None,
     meeting_offset_minutes: int = 60, extract: Extract | None = None, focus: FocusHint | None = None,
+    courses: bool = True,
 ) -> Intent:
     """Text → Intent. Any internal error yields a low-confidence `none` (the agent takes over).
 
@@ -47,6 +48,13 @@ def parse(
     """
     try:
         zone = tz if isinstance(tz, ZoneInfo) else ZoneInfo(tz)
+        if courses and extract is None:  # 每天两次… / 还12期 / 每隔两小时: one series (`intent.course`)
+            from intent.course import read as read_course
+
+            course = read_course(normalise(str(text)), now=now.astimezone(zone), tz=zone, pending=pending,
+                                 meeting_offset=meeting_offset_minutes, focus=focus)
+            if course is not None:
+                return course
         return _parse(text if isinstance(text, str) else str(text), now.astimezone(zone), zone, pending,
                       meeting_offset_minutes, extract, focus=focus)
     except Exception as exc:  # the contract is: never raise
@@ -76,7 +84,8 @@ def _parse(
     text: str, now: datetime, tz: ZoneInfo, pending: Intent | None, offset: int, engine: Extract | None,
     analysed: tuple[str, list[TimeMention], bool] | None = None, *, focus: FocusHint | None = None,
 ) -> Intent:
-    norm = with_that_day(normalise(text), focus) if analysed is None else analysed[0]
+    norm = with_that_day(with_clock_now(normalise(text), now), focus) if analysed is None \
+        else analysed[0]
     if not norm:
         return NoneIntent(rule="none.empty", confidence=0.9)
     mentions, degraded = analyse(norm, now, tz, engine) if analysed is None else analysed[1:]
@@ -107,7 +116,7 @@ def _read(
     alarm = alarms.read(norm, slots, now=now, tz=tz)  # 闹钟 / 叫我起床 / 倒计时: reminder words
     if alarm is not None:
         return alarm
-    asked = question.read(norm, slots)  # 跟王总吃饭是哪天 / 周会在哪开: one item's time or place
+    asked = question.read(norm, slots, focus=focus is not None)  # 跟王总吃饭是哪天 / 周会在哪开 / 几点来着
     if asked is not None:
         return asked
     follow = read(norm, mentions, focus)

@@ -21,10 +21,13 @@ _NOT_AN_ITEM = re.compile(r"^(?:你|您|我|他|她|它|这|那|现在|今天|�
                           r"|^(?:下一个|第一个|最早|最后一个|最近)")  # 下一个会是几点: the query rules
 
 
-def read(text: str, slots: Slots) -> QueryIntent | None:
-    """The question about one item's time or place, or None."""
+def read(text: str, slots: Slots, *, focus: bool = False) -> QueryIntent | None:
+    """The question about one item's time or place, or None. With an item in focus, the question word alone
+    (几点来着 / 在哪) asks about that item (`about` is empty)."""
     for asked, marker in (("when", _WHEN), ("where", _WHERE)):
         m = marker.search(text)
+        if m is not None and m.start() == 0 and focus and not slots.spans:
+            return QueryIntent(about="", asked=asked, rule=f"question.focus_{asked}", confidence=0.8)
         if m is None or m.start() == 0:
             continue
         if any(b < m.start() for b, _e in slots.spans):

@@ -72,14 +72,13 @@ def plan(
         if has_clock:
             return ReminderPlan(Reminder(remind_at=minus(start, lead), offset_minutes=lead), (), "rule5.lead")
         return ReminderPlan(None, ("reminder_time",), "rule1.lead_needs_clock")
-    if asked and has_clock and (kind == "task" or remind_at_time(text, slots)):
+    if asked and has_clock and (kind == "task" or not meeting or remind_at_time(text, slots)):
+        # 提醒我下午四点去拿报告 / 明天提醒我 早上7点 吃早饭: a time and 提醒 is a reminder at that time
         return ReminderPlan(Reminder(remind_at=start, offset_minutes=None), (), "rule5.at_time")
     if meeting and has_clock:
         return ReminderPlan(
             Reminder(remind_at=minus(start, meeting_offset), offset_minutes=meeting_offset), (), "rule3.meeting"
         )
-    if asked and has_clock:
-        return ReminderPlan(None, ("reminder_offset",), "rule1.ask_offset")
     if asked:
         return ReminderPlan(None, ("reminder_time",), "rule1.no_clock")
     return ReminderPlan(None, (), "rule4.no_auto_reminder")

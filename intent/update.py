@@ -12,6 +12,7 @@ from intent.alarm import ALARM
 from intent.followup import RESTATE
 from intent.model import CancelIntent, Changes, CompleteIntent, Intent, Missing, UpdateIntent
 from intent.slots import collect
+from intent.timex.resolve import AM, PM
 from intent.title import target_of
 
 if TYPE_CHECKING:
@@ -122,10 +123,11 @@ def _combine(new: TimeMention, old: TimeMention | None) -> datetime:
         return at
     base = old.start
     hour = at.hour
-    if new.period is None and hour < 12 and base.hour >= 12:
+    morning = (old.has_clock and base.hour < 12) or (not old.has_clock and old.period in AM)
+    if new.period is None and hour < 12 and (base.hour >= 12 or old.period in PM):
         hour += 12
-    elif new.period is None and 18 <= hour <= 23 and base.hour < 12 and old.has_clock:
-        hour -= 12  # 上午9点的会改到10点: the engine's "next 10 o'clock" may be 22:00; keep the morning
+    elif new.period is None and 13 <= hour <= 23 and morning:
+        hour -= 12  # 上午9点的会改到10点 / 明天早上改成八点: the engine's "next 8 o'clock" may be 20:00
     return base.replace(hour=hour, minute=at.minute, second=0, microsecond=0)
 
 

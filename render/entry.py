@@ -9,13 +9,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import date, datetime
+from urllib.parse import quote
 from zoneinfo import ZoneInfo
 
 from render.timefmt import clock_label, local
+from schedule.course import several_a_day
 from schedule.domain import Item, Reminder
 
 MARKS = {"task": "待办", "event": "日程", "reminder": "提醒"}
 _URL = re.compile(r"https?://[^\s<>\"'，。、；！？）】》]+")
+MAX_NOTE = 500  # a note's characters on a card (the rest is in chat and the API)
+MAP_SEARCH = "https://uri.amap.com/search?keyword={}&src=schedbot&callnative=0"  # 高德: opens inside WeChat
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +57,9 @@ class Entry:
     can_cancel: bool
     can_snooze: bool
     anchor_at: int | None
+    note_parts: tuple[TitlePart, ...] = ()  # the item's note, its http(s) links tappable
+    map_href: str = ""  # the location on a map
+    due_label: str = ""  # an overdue card's deadline: 6月15日 18:00 到期
     day_note: str = ""  # 第 2/3 天 on the days of a multi-day event
     again: bool = False  # a later day's copy of a multi-day event (counted and acted on once, on its first)
     dom_id: str = ""  # unique on the page: item-12, item-12-2026-06-18 (a series' day), …-d2 (a later day)
@@ -76,6 +83,7 @@ def date_label(day: date, *, with_year: bool = False) -> str:
 
 
 def title_parts(title: str) -> tuple[TitlePart, ...]:
+    """Text with its http(s) URLs as links (any other scheme stays text; the template escapes all of it)."""
     parts: list[TitlePart] = []
     at = 0
     for found in _URL.finditer(title):
@@ -110,18 +118,25 @@ def build_entry(item: Item, view: View) -> tuple[Entry, date | None]:
         tone = "today" if on == view.today else "upcoming"
     if active and any(c.state == "未送达" for c in chips):
         states.append("未送达")
-    fired = any(r.status in ("locked", "sent", "failed", "expired") or r.id in view.undelivered
-                for r in item.reminders)
+    fired = any(r.status in ("locked", "sent", "failed", "expired") or (r.id in view.undelivered and not r.planned)
+                for r in item.reminders)  # a planned one carries the id of the stored reminder it is made from
     series = item.recurrence is not None
     occurrence_on = on.isoformat() if series and on is not None else None
+    note = (item.description or "").strip()
     entry = Entry(
+        note_parts=title_parts(note if len(note) <= MAX_NOTE else note[:MAX_NOTE - 1] + "…") if note else (),
+        map_href=MAP_SEARCH.format(quote(item.location.strip())) if item.location and item.location.strip() else "",
+        due_label=f"{date_label(on)}{'' if item.all_day else ' ' + clock_label(start)} 到期"
+        if tone == "overdue" and start is not None and on is not None else "",
         item_id=item.id, ref=f"{item.id}:{occurrence_on}" if occurrence_on else str(item.id), kind=kind,
         mark=MARKS[kind], title=item.title, title_parts=title_parts(item.title),
         time=_time_label(item, kind, start, view), datetime_attr=_datetime_attr(item, start),
         states=tuple(states), tone=tone, done=done, recurring=series, occurrence_on=occurrence_on,
         location=item.location, reminders=chips, can_complete=active and item.kind == "task",
         can_cancel=active and tone != "past", can_snooze=active and fired and tone != "past", anchor_at=anchor,
-        dom_id=f"item-{item.id}-{occurrence_on}" if occurrence_on else f"item-{item.id}",
+        dom_id=(f"item-{item.id}-{occurrence_on}" + (start.strftime("-%H%M") if start is not None and
+                                                      several_a_day(item.recurrence) else ""))
+        if occurrence_on else f"item-{item.id}",
     )
     return entry, on
 
@@ -188,11 +203,11 @@ def _datetime_attr(item: Item, start: datetime | None) -> str:
 def _chip(reminder: Reminder, view: View) -> ReminderChip:
     at = view.local(reminder.remind_at)
     when = clock_label(at) if at.date() == view.today else f"{date_label(at.date())} {clock_label(at)}"
-    if reminder.id in view.undelivered or reminder.status in ("failed", "expired"):
+    if (reminder.id in view.undelivered and not reminder.planned) or reminder.status in ("failed", "expired"):
         state = "未送达"
     elif reminder.status in ("sent", "locked"):
         state = "已提醒"
     else:
         state = "待提醒"
     return ReminderChip(reminder_id=reminder.id, time=when, state=state,
-                        open=reminder.status == "pending" and reminder.id > 0)
+                        open=reminder.status == "pending" and reminder.id > 0 and not reminder.planned)

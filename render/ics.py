@@ -2,8 +2,8 @@
 
 Every dated item is a VEVENT (Google, Apple and Outlook subscriptions ignore VTODO): a task at its deadline,
 marked ☐/✓ in its title; only undated tasks stay VTODOs. A series is one VEVENT with its RRULE; 每个工作日
-follows the official calendar (Mon–Fri, holidays as EXDATE, 调休 working days as RDATE over the years
-chinese-calendar knows); a cancelled day is an EXDATE, a done day stays, overridden with ✓ (RECURRENCE-ID).
+follows the official calendar (Mon–Fri, holidays as EXDATE, 调休 working days as RDATE, as `schedule.holidays`
+knows them); a cancelled day is an EXDATE, a done day stays, overridden with ✓ (RECURRENCE-ID).
 Alarms come only from pending reminders and never after the start. UIDs depend only on the item id and
 the site; SEQUENCE and LAST-MODIFIED follow each edit, so a subscriber updates entries in place.
 """
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, date, datetime, time, timedelta
 from functools import lru_cache
 from zoneinfo import ZoneInfo
@@ -20,8 +21,10 @@ from dateutil.rrule import rrulestr
 from icalendar import Alarm, Calendar, Event, Timezone, Todo, vRecur
 
 from render.timefmt import local
-from schedule.domain import Item
-from schedule.recurrence import cn_calendar_known, is_cn_workday, localize, next_occurrence
+from schedule import holidays
+from schedule.domain import Item, key_moment
+from schedule.holidays import is_cn_workday
+from schedule.recurrence import localize, next_occurrence, occurrences, occurs_on
 
 LUNAR_YEARS = 10  # lunar dates have no RRULE: the next occurrences are listed as RDATEs
 WEEKDAYS = "FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR"
@@ -52,12 +55,13 @@ def calendar_feed(items: Sequence[Item], *, uid_domain: str, name: str = "我的
     head = cal.to_ical().removesuffix(b"END:VCALENDAR\r\n")
     timezones = [_vtimezone(zone, min(years) - 1, max(years) + LUNAR_YEARS + 1)
                  for zone, years in sorted(zones.items())]
-    body = [_component_ical(item, uid_domain) for item in shown]
+    body = [_component_ical(item, uid_domain, holidays.version()) for item in shown]
     return b"".join([head, *timezones, *body, b"END:VCALENDAR\r\n"])
 
 
 @lru_cache(maxsize=20_000)
-def _component_ical(item: Item, uid_domain: str) -> bytes:
+def _component_ical(item: Item, uid_domain: str, _calendar: int) -> bytes:
+    """`_calendar`: the holiday schedules' version (a newly loaded year changes a working-day series' days)."""
     return b"".join(c.to_ical() for c in _components(item, uid_domain))
 
 
@@ -84,13 +88,49 @@ def _components(item: Item, uid_domain: str) -> list[Event | Todo]:
     if end is not None:
         event.add("dtend", end)
     found: list[Event | Todo] = [event]
+    leads = _alarm_leads(item, anchor) if item.status == "active" else []
     if item.recurrence is not None:
         _add_recurrence(event, item, anchor)
-        found += [_done_day(item, uid_domain, day, anchor) for day in item.recurrence.done]
-    if item.status == "active":
-        for lead in _alarm_leads(item, anchor):
-            event.add_component(_alarm(item, lead))
+        # an override only ever names a day the series occurs on (a day done before the rule changed is not one)
+        found += [_done_day(item, uid_domain, at, anchor) for key in item.recurrence.done
+                  if _occurs(item, anchor, key_moment(key)[0].isoformat())
+                  for at in _key_occurrences(item, key, anchor)]
+        if item.status == "active":
+            found += [_snoozed_day(item, uid_domain, day, anchor, sorted({*leads, *extra}))
+                      for day, extra in _snoozes(item, anchor).items()]
+    for lead in leads:
+        event.add_component(_alarm(item, lead))
     return found
+
+
+def _occurs(item: Item, anchor: int, day: str) -> bool:
+    assert item.recurrence is not None
+    return occurs_on(item.recurrence, anchor_ms=anchor, tz=ZoneInfo(item.timezone), day=date.fromisoformat(day))
+
+
+def _snoozes(item: Item, anchor: int) -> dict[str, list[int]]:
+    """The open occurrences that hold a pending snooze (a reminder of that occurrence only) still before their
+    start: local day → the snoozes' leads."""
+    assert item.recurrence is not None
+    closed = set(item.recurrence.skipped)
+    found: dict[str, list[int]] = {}
+    for rem in item.reminders:
+        if not rem.once or rem.status != "pending" or rem.offset_minutes is None or rem.offset_minutes < 0:
+            continue
+        day = local(rem.remind_at + rem.offset_minutes * 60_000, item.timezone).date().isoformat()
+        if day not in closed and _occurs(item, anchor, day):
+            found.setdefault(day, []).append(rem.offset_minutes * 60_000)
+    return found
+
+
+def _snoozed_day(item: Item, uid_domain: str, day: str, anchor: int, leads: list[int]) -> Event:
+    """One occurrence with a snooze of its own: the same occurrence (RECURRENCE-ID override) with the series'
+    alarms and the snooze's; the other occurrences keep the series' alarms only."""
+    override = _override(item, uid_domain, _occurrence(item, date.fromisoformat(day), anchor), anchor, done=False)
+    override.add("transp", "OPAQUE" if item.kind == "event" else "TRANSPARENT")
+    for lead in leads:
+        override.add_component(_alarm(item, lead))
+    return override
 
 
 def _common(component: Event | Todo, item: Item, uid_domain: str, summary: str) -> None:
@@ -99,7 +139,9 @@ def _common(component: Event | Todo, item: Item, uid_domain: str, summary: str) 
     if item.created_at:
         component.add("created", _utc(item.created_at))
     component.add("last-modified", _utc(item.updated_at or item.created_at))
-    component.add("sequence", max(0, (item.updated_at - item.created_at) // 1000) if item.created_at else 0)
+    # One more with every change of the item; a done day's override carries its series' count, which moved on
+    # when the day was marked, so no client keeps an older version of either.
+    component.add("sequence", item.sequence)
     component.add("summary", summary)
     if item.description:
         component.add("description", item.description)
@@ -123,11 +165,14 @@ def _undated_todo(item: Item, uid_domain: str) -> Todo:
     return todo
 
 
-def _done_day(item: Item, uid_domain: str, day: str, anchor: int) -> Event:
+def _done_day(item: Item, uid_domain: str, at: date | datetime, anchor: int) -> Event:
     """One done occurrence of a series: kept, its title marked ✓, no alarm (RECURRENCE-ID override)."""
-    at = _occurrence(item, date.fromisoformat(day), anchor)
+    return _override(item, uid_domain, at, anchor, done=True)
+
+
+def _override(item: Item, uid_domain: str, at: date | datetime, anchor: int, *, done: bool) -> Event:
     override = Event()
-    _common(override, item, uid_domain, _title(item, done=True))
+    _common(override, item, uid_domain, _title(item, done=done))
     override.add("recurrence-id", at)
     override.add("status", "CONFIRMED")
     override.add("dtstart", at)
@@ -142,10 +187,11 @@ def _done_day(item: Item, uid_domain: str, day: str, anchor: int) -> Event:
 
 def _alarm_leads(item: Item, anchor: int) -> list[int]:
     """Leads of the reminders still to come (pending), never after the start: a series' own plan (its
-    next reminder's lead applies to every occurrence); a snooze or a past reminder adds no alarm."""
+    next reminder's lead applies to every occurrence); a snooze (its occurrence's own) or a past reminder adds
+    no alarm here."""
     leads: set[int] = set()
     for rem in item.reminders:
-        if rem.status != "pending":
+        if rem.status != "pending" or rem.once:
             continue
         if item.recurrence is not None:
             lead = rem.offset_minutes * 60_000 if rem.offset_minutes is not None else anchor - rem.remind_at
@@ -159,7 +205,9 @@ def _alarm_leads(item: Item, anchor: int) -> list[int]:
 def _add_recurrence(event: Event, item: Item, anchor: int) -> None:
     recurrence = item.recurrence
     assert recurrence is not None
-    exdates = sorted(date.fromisoformat(day) for day in recurrence.cancelled)
+    closed = sorted({at for key in recurrence.cancelled for at in _key_occurrences(item, key, anchor)},
+                    key=_sort_key)
+    exdates: list[date] = []
     rdates: list[date] = []
     if recurrence.lunar is not None:
         zone = ZoneInfo(item.timezone)
@@ -178,23 +226,65 @@ def _add_recurrence(event: Event, item: Item, anchor: int) -> None:
             exdates = sorted({*exdates, *off})
         event.add("rrule", vRecur.from_ical(_until_for_ics(body, item).removeprefix("RRULE:")))
     if rdates:
-        event.add("rdate", [_occurrence(item, d, anchor) for d in rdates if d.isoformat() not in recurrence.cancelled])
-    if exdates:
-        event.add("exdate", [_occurrence(item, d, anchor) for d in exdates])
+        event.add("rdate", [at for d in rdates if d.isoformat() not in recurrence.cancelled
+                            for at in _at_times(item, d, anchor)])
+    shown = sorted({*closed, *(at for d in exdates for at in _at_times(item, d, anchor))}, key=_sort_key)
+    if shown:
+        event.add("exdate", shown)
+
+
+def _at_times(item: Item, day: date, anchor: int) -> list[date | datetime]:
+    """Every time of day of a series several times a day on `day` (its BYHOUR × BYMINUTE, or its expansion
+    there), else its one time: an added or removed working day adds or removes all of them."""
+    parts = dict(p.split("=", 1) for p in (item.recurrence.rrule or "").upper().split(";") if "=" in p) \
+        if item.recurrence is not None else {}
+    if item.all_day or not ("," in parts.get("BYHOUR", "") or "," in parts.get("BYMINUTE", "")):
+        return [_occurrence(item, day, anchor)]
+    if "BYSETPOS" in parts:
+        return _key_occurrences(item, day.isoformat(), anchor)
+    zone = ZoneInfo(item.timezone)
+    clock = local(anchor, item.timezone)
+    hours = [int(h) for h in parts.get("BYHOUR", str(clock.hour)).split(",")]
+    minutes = [int(m) for m in parts.get("BYMINUTE", str(clock.minute)).split(",")]
+    return [localize(datetime.combine(day, time(h, m)), zone) for h in sorted(hours) for m in sorted(minutes)]
+
+
+def _sort_key(at: date | datetime) -> tuple[date, str]:
+    return (at.date() if isinstance(at, datetime) else at), at.isoformat()
+
+
+def _key_occurrences(item: Item, key: str, anchor: int) -> list[date | datetime]:
+    """The occurrences a closed key stands for: one start, or every occurrence of its day (a series several
+    times a day has more than one; a day the rule does not fall on keeps the series' own time of day)."""
+    day, clock = key_moment(key)
+    if item.all_day:
+        return [day]
+    zone = ZoneInfo(item.timezone)
+    if clock is not None:
+        return [localize(datetime.combine(day, time(*clock)), zone)]
+    recurrence = item.recurrence
+    if recurrence is not None and recurrence.lunar is None:
+        begin = localize(datetime.combine(day, time()), zone)
+        end = localize(datetime.combine(day + timedelta(days=1), time()), zone)
+        free = replace(recurrence, skipped=(), workdays=None)  # a day off still names the rule's times
+        found: list[date | datetime] = [at.astimezone(zone) for at in occurrences(
+            free, dtstart=local(anchor, item.timezone), after=begin - timedelta(seconds=1), before=end, tz=zone)]
+        if found:
+            return found
+    return [_occurrence(item, day, anchor)]
 
 
 def _workday_rule(body: str, start: datetime) -> tuple[str, list[date], list[date]]:
     """每个工作日 in RFC 5545: the rule's days restricted to working days. A daily rule becomes Mon–Fri with the
     weekday holidays as EXDATEs and the 调休 weekend days as RDATEs; any other rule keeps its days and loses
-    the non-working ones (EXDATEs). Over the years chinese-calendar knows; after them Mon–Fri, as the bot
-    assumes. `body` keeps its UNTIL in local wall time (as stored)."""
+    the non-working ones (EXDATEs). Over CN_YEARS_AHEAD years, as the bot counts them (a year whose 调休 is
+    not published yet loses its statutory holidays only). `body` keeps its UNTIL in local wall time (as stored)."""
     parts = dict(p.split("=", 1) for p in body.upper().split(";") if "=" in p)
+    clock_parts = ("BYHOUR", "BYMINUTE")  # several times a day on working days: each day's times, the same way
     daily = parts.get("FREQ") == "DAILY" and parts.get("INTERVAL", "1") == "1" and "COUNT" not in parts \
-        and not any(k.startswith("BY") for k in parts)
+        and not any(k.startswith("BY") and k not in clock_parts for k in parts)
     first = start.date()
-    last = date(min(first.year + CN_YEARS_AHEAD, 2099), 12, 31)
-    while last >= first and not cn_calendar_known(last.year):
-        last = date(last.year - 1, 12, 31)
+    last = date(min(first.year + CN_YEARS_AHEAD, holidays.LAST_YEAR), 12, 31)
     if daily:
         days = (first + timedelta(days=n) for n in range((last - first).days + 1))
     else:
@@ -212,7 +302,8 @@ def _workday_rule(body: str, start: datetime) -> tuple[str, list[date], list[dat
             off.append(day)
     if daily:
         until = parts.get("UNTIL")
-        body = WEEKDAYS + (f";UNTIL={until}" if until else "")
+        times = "".join(f";{k}={parts[k]}" for k in clock_parts if k in parts)
+        body = WEEKDAYS + times + (f";UNTIL={until}" if until else "")
         if until:
             stop = _until_date(until)
             extra = [d for d in extra if stop is None or d <= stop]

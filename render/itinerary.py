@@ -10,6 +10,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, timedelta
 
+from render.daymarks import lunar_label, off_mark, zone_label
 from render.entry import MARKS, Entry, ReminderChip, View, build_entry, date_label, last_day_of
 from render.timefmt import weekday
 from schedule.domain import Item
@@ -45,6 +46,8 @@ class Day:
     is_today: bool
     is_past: bool
     entries: tuple[Entry, ...]
+    off: str = ""  # 休 | 班 (official calendar) | ""
+    lunar: str = ""  # 农历五月初四
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +67,11 @@ class Itinerary:
     shared: bool = False  # a public share: no reminder states, no owner's notes
     flash: Flash | None = None
     truncated: bool = False  # the range held more entries than a page shows: the earliest ones are listed
+    zone: str = ""  # the time zone in words: 北京时间
+
+    @property
+    def span_days(self) -> int:
+        return (self.end_on - self.start_on).days
 
     @property
     def empty(self) -> bool:
@@ -91,12 +99,13 @@ def build_itinerary(
     items: Sequence[Item], *, now_ms: int, tz: str, start_on: date, end_on: date,
     overdue: Sequence[Item] = (), undated: Sequence[Item] = (), notices: Sequence[Notice] = (),
     undelivered: Collection[int] = (), overdue_count: int | None = None, shared: bool = False,
-    flash: Flash | None = None, truncated: bool = False,
+    flash: Flash | None = None, truncated: bool = False, share_notes: bool = False,
 ) -> Itinerary:
     """The page's content: `items` as ScheduleService.list_items(expand=True) returns them for [start_on, end_on)
     (a series once per occurrence). A multi-day event is on each of its days in the range.
 
-    `undelivered` holds reminder ids whose push sits in the in-app queue (shown as 未送达).
+    `undelivered` holds reminder ids whose push sits in the in-app queue (shown as 未送达). A public share
+    (`shared`) shows the plan only: no done or overdue states, no reminders, notes only with `share_notes`.
     """
     view = View(now_ms, tz, frozenset(undelivered))
     today = view.today
@@ -104,6 +113,8 @@ def build_itinerary(
     by_day: dict[date, list[Entry]] = {}
     for item in items:
         entry, on = build_entry(item, view)
+        if shared:
+            entry = _plan_only(entry, on, today, share_notes)
         first = min(max(on, start_on), last_shown) if on is not None else start_on
         end = last_day_of(item, on, view) if on is not None else first
         if on is None or end == on:
@@ -120,7 +131,8 @@ def build_itinerary(
     shown = [start_on + timedelta(days=n) for n in range(span)] if span <= MAX_LISTED_DAYS else sorted(by_day)
     days = tuple(
         Day(on=on, label=date_label(on), weekday=weekday(on), relative=_relative(on, today), is_today=on == today,
-            is_past=on < today, entries=tuple(sorted(by_day.get(on, []), key=_order)))
+            is_past=on < today, entries=tuple(sorted(by_day.get(on, []), key=_order)), off=off_mark(on),
+            lunar=lunar_label(on))
         for on in shown
     )
     label = range_label(start_on, end_on, today)
@@ -131,7 +143,7 @@ def build_itinerary(
         count=sum(1 for d in days for e in d.entries if not e.again),
         overdue=overdue_entries, overdue_count=len(overdue_entries) if overdue_count is None else overdue_count,
         undated=tuple(build_entry(i, view)[0] for i in undated), notices=tuple(notices), shared=shared, flash=flash,
-        truncated=truncated,
+        truncated=truncated, zone=zone_label(tz, view.local(now_ms)),
     )
 
 
@@ -162,6 +174,13 @@ def summary(view: Itinerary) -> str:
         day = next(d for d in view.days if upcoming in d.entries)
         facts.append(f"下一项：{day.relative or day.label} {upcoming.time} {title}".replace("  ", " "))
     return first + "\n" + ("，".join(facts) + "。" if facts else "接下来没有待办。")
+
+
+def _plan_only(entry: Entry, on: date | None, today: date, notes: bool) -> Entry:
+    """A card as a share shows it: what is planned, not how it went (no 已过期 on someone's 吃药)."""
+    tone = "past" if on is not None and on < today else "today" if on == today else "upcoming"
+    return replace(entry, states=(), tone=tone, done=False, reminders=(), due_label="", can_complete=False,
+                   can_cancel=False, can_snooze=False, note_parts=entry.note_parts if notes else ())
 
 
 def _tone_on(entry: Entry, day: date, today: date) -> str:

@@ -48,7 +48,8 @@ class Changed:
     verb: Verb
     item: Item
     before: Item | None = None  # the item as it was (update)
-    occurrence_on: str | None = None  # one occurrence of a series was cancelled (local ISO date)
+    occurrence_on: str | None = None  # one occurrence of a series was cancelled (its local day, or its start)
+    text: str | None = None  # the reply, when the change said exactly what it did (a series' time, its end)
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,14 +6,17 @@ WeChat's 2048-byte text limit ("还有 N 条" plus the page link when there is o
 
 from __future__ import annotations
 
-from datetime import date
+import itertools
+from datetime import date, timedelta
 
 from render import outcome as o
 from render.agenda import entry_line, listing
 from render.answer import answered
 from render.timefmt import clock_label, day_label, local, moment_label
 from render.wording import lead_label, recurrence_label, recurrence_until, verb_word
-from schedule.domain import Item, Recurrence, Reminder
+from schedule.course import last_occurrence, several_a_day, times_of_day
+from schedule.domain import Item, Recurrence, Reminder, key_moment
+from schedule.holidays import unpublished_years
 
 MAX_BYTES = 2048
 _UNSENT = "你有 {n} 条未送达的{what}："
@@ -115,14 +118,33 @@ def word(x: o.Outcome) -> str:
 
 
 def created(x: o.Created) -> str:
+    return _created(x) + _unpublished_note(x.item)
+
+
+UNPUBLISHED_NOTICE_DAYS = 90  # a working-day series whose next three months reach an unpublished year says so
+
+
+def _unpublished_note(item: Item) -> str:
+    """A working-day series reaching a year whose 调休 is not published yet says so, once, when it is made."""
+    if item.recurrence is None or item.recurrence.workdays != "cn" or item.anchor_at is None:
+        return ""
+    first = local(item.anchor_at, item.timezone).date()
+    last = first + timedelta(days=UNPUBLISHED_NOTICE_DAYS)
+    until = recurrence_until(item.recurrence)
+    years = unpublished_years(first, min(last, until) if until is not None else last)
+    if not years:
+        return ""
+    return (f"（{'、'.join(map(str, years))}年的调休安排还没公布：先按法定节假日放假、周末休息算，"
+            "公布后按官方安排。）")
+
+
+def _created(x: o.Created) -> str:
     item = x.item
     reminder = _open_reminder(item)
     when = _when(item, rolled=x.rolled)
     label = f"{when}{'' if item.all_day else ' '}{item.title}" if when else item.title
     if item.recurrence is not None and item.anchor_at is not None:
-        label += f"，首次是{day_label(local(item.anchor_at, item.timezone).date())}"
-        until = recurrence_until(item.recurrence)
-        label += f"，到{day_label(until)}为止" if until is not None else ""
+        label += _course_span(item)
     if item.location:
         label += f"，地点：{item.location}"
     if item.description:
@@ -151,8 +173,47 @@ def _reminder_sentence(item: Item, reminder: Reminder, *, due_now: bool) -> str:
     return f"我会在 {at_text} 提醒你。"
 
 
+def _course_span(item: Item) -> str:
+    """，首次是…，最后一次是…，共 N 次 (a series with an end) / ，首次是… (one that goes on)."""
+    assert item.anchor_at is not None
+    assert item.recurrence is not None
+    first = local(item.anchor_at, item.timezone)
+    ended = last_occurrence(item)
+    timed = not item.all_day and (ended is not None or several_a_day(item.recurrence))
+    text = f"，首次是{day_label(first.date())}{clock_label(first) if timed else ''}"
+    if ended is not None:
+        last, count = ended
+        at = last.astimezone(first.tzinfo)
+        year = f"{at.year}年" if at.year != first.year else ""  # 还12期: the last one is next year
+        return text + f"，最后一次是{year}{day_label(at.date())}{clock_label(at) if timed else ''}，共 {count} 次"
+    until = recurrence_until(item.recurrence)
+    return text + (f"，到{day_label(until)}为止" if until is not None else "")
+
+
+def _times_label(item: Item) -> str:
+    """07:30、21:00 — or, for a step inside a window, 09:00–21:00 每 2 小时（一天 7 次）."""
+    times = times_of_day(item)
+    clocks = [f"{t.hour:02d}:{t.minute:02d}" for t in times]
+    steps = {(b.hour * 60 + b.minute) - (a.hour * 60 + a.minute) for a, b in itertools.pairwise(times)}
+    if len(times) >= 4 and len(steps) == 1:
+        step = steps.pop()
+        every = "每小时" if step == 60 else f"每 {lead_label(step)}"
+        return f"{clocks[0]}–{clocks[-1]} {every}（一天 {len(times)} 次）"
+    return "、".join(clocks)
+
+
+def _occurrence_label(key: str) -> str:
+    day, clock = key_moment(key)
+    return day_label(day) + (f"{clock[0]:02d}:{clock[1]:02d} " if clock is not None else "")
+
+
 def changed(x: o.Changed) -> str:
     item = x.item
+    if x.text is not None:
+        return x.text
+    if x.occurrence_on is not None and len(x.occurrence_on) > 10:
+        done = "好的，已完成" if x.verb == "complete" else "已取消"
+        return f"{done}{_occurrence_label(x.occurrence_on)}这一次的“{item.title}”，其余的照常。"
     if x.occurrence_on is not None and x.verb == "update":
         day = date.fromisoformat(x.occurrence_on)
         text = f"已改好：{day_label(day)}这一次的“{item.title}”改到 " \
@@ -204,7 +265,7 @@ def changed_all(x: o.ChangedAll) -> str:
     done = "已完成" if x.verb == "complete" else "已取消"
     lines = [f"{'好的，' if x.verb == 'complete' else ''}{done} {len(x.changes)} 条："]
     for i, c in enumerate(x.changes, 1):
-        day = date.fromisoformat(c.occurrence_on) if c.occurrence_on else None
+        day = key_moment(c.occurrence_on)[0] if c.occurrence_on else None
         once = f"（只{'完成' if x.verb == 'complete' else '取消'}{day_label(day)}这一次，以后的照常）" \
             if day is not None else ""
         series = "（整个系列）" if c.item.recurrence is not None and not once and x.verb == "cancel" else ""
@@ -273,6 +334,9 @@ def _when(item: Item, *, rolled: bool = False) -> str:
     if item.recurrence is not None:
         every = recurrence_label(item.recurrence)
         first = local(anchor, item.timezone)
+        if several_a_day(item.recurrence) and not item.all_day:
+            every = "每个工作日" if item.recurrence.workdays == "cn" else every.replace("重复", "每天")
+            return f"{every} {_times_label(item)}"
         clock = "" if item.all_day else clock_label(first)
         return f"{every}{clock}"
     if item.kind == "event" and item.end_at is not None and not item.all_day:

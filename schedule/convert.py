@@ -17,7 +17,7 @@ REMINDERS = cast(Table, ReminderRow.__table__)
 ITEM_COLUMNS = [c for c in ITEMS.c if c.name not in ("source_text", "source_message_id", "deleted_at")]
 # What `reminder_of` reads.
 REMINDER_COLUMNS = [REMINDERS.c[name] for name in
-                    ("id", "item_id", "remind_at", "offset_minutes", "channel", "status", "sent_at")]
+                    ("id", "item_id", "remind_at", "offset_minutes", "channel", "status", "sent_at", "once")]
 
 
 def user_of(row: UserRow) -> User:
@@ -26,7 +26,7 @@ def user_of(row: UserRow) -> User:
 
 def reminder_of(row: ReminderRow) -> Reminder:
     return Reminder(id=row.id, item_id=row.item_id, remind_at=row.remind_at, offset_minutes=row.offset_minutes,
-                    channel=row.channel, status=row.status, sent_at=row.sent_at)
+                    channel=row.channel, status=row.status, sent_at=row.sent_at, once=bool(row.once))
 
 
 def recurrence_of(row: ScheduleItemRow) -> Recurrence | None:
@@ -51,7 +51,7 @@ def item_of(row: ScheduleItemRow, reminders: list[ReminderRow] | None = None) ->
         timezone=row.timezone, start_at=row.start_at, end_at=row.end_at, due_at=row.due_at,
         all_day=row.all_day, local_date=row.local_date, description=row.description, location=row.location,
         recurrence=recurrence_of(row), source_channel=row.source_channel,
-        created_at=row.created_at, updated_at=row.updated_at,
+        created_at=row.created_at, updated_at=row.updated_at, sequence=row.sequence or 0,
         reminders=tuple(reminder_of(r) for r in sorted(reminders or [], key=lambda r: (r.remind_at, r.id))),
     )
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import date, datetime
 from typing import Any, Literal
 
 ItemKind = Literal["task", "event"]
@@ -23,13 +24,37 @@ class Recurrence:
     rrule: str | None = None
     workdays: str | None = None  # "cn": official Chinese workdays with 调休
     lunar: Lunar | None = None  # yearly on a lunar month/day
-    skipped: tuple[str, ...] = ()  # local ISO dates of closed occurrences: no reminder, not due any more
+    # Closed occurrences, as local keys: a day ("2026-12-04": every occurrence that day) or one occurrence by its
+    # local start ("2026-12-04T07:30", for a series several times a day): no reminder, not due any more.
+    skipped: tuple[str, ...] = ()
     done: tuple[str, ...] = ()  # those of `skipped` that were done rather than cancelled (still listed, as done)
 
     @property
     def cancelled(self) -> tuple[str, ...]:
         """The occurrences that are gone from the series (RFC 5545 EXDATE): skipped and not done."""
         return tuple(day for day in self.skipped if day not in self.done)
+
+
+def occurrence_key(on: date | datetime) -> str:
+    """The key of a closed occurrence: its local day, or for one of several a day its local start (minutes)."""
+    if isinstance(on, datetime):
+        return on.strftime("%Y-%m-%dT%H:%M")
+    return on.isoformat()
+
+
+def key_closes(keys: tuple[str, ...] | set[str] | frozenset[str], local_start: datetime) -> bool:
+    """Whether an occurrence starting at `local_start` (local wall clock) is among `keys` (its day or itself)."""
+    if not keys:
+        return False
+    return local_start.date().isoformat() in keys or local_start.strftime("%Y-%m-%dT%H:%M") in keys
+
+
+def key_moment(key: str) -> tuple[date, tuple[int, int] | None]:
+    """A key's local day and, for one occurrence's key, its local (hour, minute)."""
+    day = date.fromisoformat(key[:10])
+    if len(key) > 10 and key[10] == "T":
+        return day, (int(key[11:13]), int(key[14:16]))
+    return day, None
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +74,8 @@ class Reminder:
     channel: str
     status: str
     sent_at: int | None = None
+    once: bool = False  # about one occurrence of a series only (a snooze): never carried to the next one
+    planned: bool = False  # a later occurrence's reminder, not stored yet: `id` is the stored one it is made from
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +97,7 @@ class Item:
     source_channel: str = "api"
     created_at: int = 0
     updated_at: int = 0
+    sequence: int = 0  # how many times the item was changed since it was created
     reminders: tuple[Reminder, ...] = field(default=())
 
     @property
@@ -83,6 +111,7 @@ class NewReminder:
     remind_at: int
     offset_minutes: int | None = None
     channel: str = "wechat"
+    once: bool = False  # a series' reminder of one occurrence only (its lead counts back from that occurrence)
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,3 +21,12 @@ class QuotaExceeded(InvalidChange):
     def __init__(self, limit: int) -> None:
         super().__init__(f"too many active items (at most {limit}): complete or cancel some first")
         self.limit = limit
+
+
+class NotAnOccurrence(InvalidChange):
+    """An action on one occurrence of a series names a day the series does not occur on (a stale page after
+    the series changed, or a hand-made request): refused, nothing stored."""
+
+    def __init__(self, item_id: int, day: str) -> None:
+        super().__init__(f"item {item_id} has no occurrence on {day}")
+        self.item_id, self.day = item_id, day

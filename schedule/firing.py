@@ -19,7 +19,7 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import ColumnElement, and_, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from schedule import budget, inbound, outbox
+from schedule import budget, holiday_store, inbound, outbox
 from schedule.budget import Firing, PushBudget
 from schedule.clock import Clock, from_ms, to_ms
 from schedule.convert import ITEM_COLUMNS, ITEMS, REMINDERS, item_of, recurrence_of
@@ -49,6 +49,7 @@ class _Fired:
     remind_at: int
     offset_minutes: int | None
     channel: str
+    once: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,8 +88,9 @@ class Scheduler:
                           inbound_recovered=recovered, full=fired >= self._batch or seen >= self._batch)
 
     async def housekeeping(self, now: datetime) -> int:
-        """Close inbound messages a crashed process left unfinished (their senders get a notice), and
-        forget dedupe keys older than WeChat's retry horizon. Each runs at most once a minute / hour."""
+        """Close inbound messages a crashed process left unfinished (their senders get a notice), forget
+        dedupe keys older than WeChat's retry horizon, and read the holiday schedules the operator loaded.
+        Each runs at most once a minute / hour."""
         stamp = to_ms(now)
         recovered = 0
         if stamp - self._last_recovery >= 60_000:
@@ -100,6 +102,7 @@ class Scheduler:
             await in_transaction(self._sessions,
                                  lambda session: inbound.purge(session, received_before_ms=stamp - DEDUPE_KEEP_MS))
             await in_transaction(self._sessions, lambda session: budget.purge(session, now_ms=stamp))
+            await holiday_store.refresh(self._sessions)  # a year's official schedule the operator loaded
         return recovered
 
     async def fire_reminders(self, now: datetime) -> tuple[int, int, int]:
@@ -112,7 +115,8 @@ class Scheduler:
         r = REMINDERS.c
         rows = (await session.execute(
             select(r.id.label("r_id"), r.user_id.label("r_user_id"), r.remind_at.label("r_remind_at"),
-                   r.offset_minutes.label("r_offset_minutes"), r.channel.label("r_channel"), *ITEM_COLUMNS)
+                   r.offset_minutes.label("r_offset_minutes"), r.channel.label("r_channel"),
+                   r.once.label("r_once"), *ITEM_COLUMNS)
             .join_from(REMINDERS, ITEMS, ITEMS.c.id == r.item_id)
             .where(r.status == "pending", r.remind_at <= now_ms)
             .order_by(r.remind_at, r.id)
@@ -123,7 +127,8 @@ class Scheduler:
         following: list[dict[str, Any]] = []
         firings: list[Firing] = []
         for row in rows:
-            reminder = _Fired(row.r_id, row.r_user_id, row.r_remind_at, row.r_offset_minutes, row.r_channel)
+            reminder = _Fired(row.r_id, row.r_user_id, row.r_remind_at, row.r_offset_minutes, row.r_channel,
+                              bool(row.r_once))
             item_row = cast(ScheduleItemRow, row)  # the items columns, by the same names
             if item_row.status != "active":
                 status["cancelled"].append(reminder.id)
@@ -153,9 +158,14 @@ class Scheduler:
                 self._reminder_text, item, item.anchor_at or reminder.remind_at)))
         await budget.hold_pushes(session, firings, self._budget, now_ms=now_ms)  # over a budget: in-app queue
         await outbox.enqueue_many(session, messages, now_ms=now_ms)
-        if following:  # one row per (item, instant, channel), as the per-row existence check keeps it
+        if following:  # one row per (item, instant, channel): those already there (one query a batch) are left out
             unique = {(f["item_id"], f["remind_at"], f["channel"]): f for f in following}
-            await session.execute(insert(REMINDERS), list(unique.values()))
+            held = {tuple(found) for found in (await session.execute(
+                select(r.item_id, r.remind_at, r.channel).where(r.item_id.in_({k[0] for k in unique}),
+                                                                r.remind_at.in_({k[1] for k in unique})))).all()}
+            fresh = [f for key, f in unique.items() if tuple(key) not in held]
+            if fresh:
+                await session.execute(insert(REMINDERS), fresh)
         for new_status, ids in status.items():
             if ids:
                 await session.execute(update(ReminderRow).where(ReminderRow.id.in_(ids))
@@ -176,7 +186,7 @@ class Scheduler:
         """A recurring item's next occurrence gets its reminder, with the same lead time (the row to add)."""
         recurrence = recurrence_of(row)
         anchor = row.start_at if row.kind == "event" else row.due_at
-        if recurrence is None or anchor is None:
+        if recurrence is None or anchor is None or reminder.once:  # a snooze stays on its occurrence
             return []
         lead = reminder.offset_minutes * 60_000 if reminder.offset_minutes is not None else anchor - reminder.remind_at
         if lead < 0:  # after its occurrence began: a snooze of that occurrence (the page's), not the series' plan
@@ -185,11 +195,7 @@ class Scheduler:
         nxt = next_occurrence(recurrence, dtstart=from_ms(anchor), after=occurrence, tz=ZoneInfo(row.timezone))
         if nxt is None:
             return []
-        remind_at = to_ms(nxt) - lead
-        exists = await session.scalar(select(ReminderRow.id).where(
-            ReminderRow.item_id == row.id, ReminderRow.remind_at == remind_at, ReminderRow.channel == reminder.channel))
-        if exists is not None:
-            return []
+        remind_at = to_ms(nxt) - lead  # (one already there is left out for the whole batch at once)
         return [{"user_id": row.user_id, "item_id": row.id, "remind_at": remind_at, "offset_minutes": lead // 60_000,
                  "channel": reminder.channel, "status": "pending", "attempts": 0, "next_attempt_at": remind_at,
                  "created_at": now_ms, "updated_at": now_ms}]

@@ -42,9 +42,9 @@ _REMINDERS_OF_OWN_ITEM = Fast(select(*REMINDER_COLUMNS).where(REMINDERS.c.item_i
                                                               REMINDERS.c.user_id == bindparam("p_uid")))
 _ITEM_FIELDS = ("user_id", "kind", "title", "description", "status", "start_at", "end_at", "due_at", "all_day",
                 "local_date", "timezone", "location", "rrule", "workdays", "lunar", "source_channel",
-                "source_message_id", "source_text", "metadata_json", "created_at", "updated_at")
+                "source_message_id", "source_text", "metadata_json", "created_at", "updated_at", "sequence")
 _REMINDER_FIELDS = ("user_id", "item_id", "remind_at", "offset_minutes", "channel", "status", "attempts",
-                    "next_attempt_at", "created_at", "updated_at")
+                    "next_attempt_at", "created_at", "updated_at", "once")
 _INSERT_ITEM = Fast(insert(ITEMS).values(
     {ITEMS.c[f]: bindparam(f"v_{f}", type_=ITEMS.c[f].type) for f in _ITEM_FIELDS}))
 _INSERT_REMINDER = Fast(insert(REMINDERS).values(
@@ -59,7 +59,8 @@ _INSERT_ITS_REMINDER = Fast({
 # carries the ownership guard itself (user, not deleted), so an item that is not the user's changes nothing.
 _CLOSE_ITEM = Fast(update(ITEMS).where(ITEMS.c.id == bindparam("p_id"), ITEMS.c.user_id == bindparam("p_uid"),
                                        ITEMS.c.status != "deleted").values(
-    status=bindparam("p_status"), updated_at=bindparam("p_at"), deleted_at=bindparam("p_deleted")))
+    status=bindparam("p_status"), updated_at=bindparam("p_at"), deleted_at=bindparam("p_deleted"),
+    sequence=ITEMS.c.sequence + 1))
 _CLOSE_REMINDERS = Fast(update(REMINDERS)  # the open statuses spelled out: no IN list to expand
                         .where(REMINDERS.c.item_id == bindparam("p_id"), REMINDERS.c.user_id == bindparam("p_uid"),
                                or_(*(REMINDERS.c.status == status for status in OPEN_REMINDER)))
@@ -72,7 +73,7 @@ async def create(session: Executor, user_id: int, new: NewItem, *, now_ms: int, 
     # A new item has no reminders yet: plain inserts (duplicates in the request collapse to one).
     wanted = [{"user_id": user_id, "remind_at": r.remind_at, "offset_minutes": r.offset_minutes,
                "channel": r.channel, "status": "pending", "attempts": 0, "next_attempt_at": r.remind_at,
-               "created_at": now_ms, "updated_at": now_ms}
+               "created_at": now_ms, "updated_at": now_ms, "once": r.once}
               for r in {(r.remind_at, r.channel): r for r in new.reminders}.values()]
     item_params = _prefixed(values)
     counted: list[tuple[Fast, Mapping[str, Any] | None]] = [(_ACTIVE_COUNT, {"p_uid": user_id})]
@@ -118,7 +119,7 @@ def _row_values(user_id: int, new: NewItem, stamp: int) -> dict[str, Any]:
         **_rule_columns(recurrence),
         "source_channel": new.source_channel, "source_message_id": new.source_message_id,
         "source_text": new.source_text, "metadata_json": new.metadata,
-        "created_at": stamp, "updated_at": stamp,
+        "created_at": stamp, "updated_at": stamp, "sequence": 0,
     }
 
 
@@ -152,7 +153,7 @@ async def change(session: AsyncSession, user_id: int, item_id: int, changes: Ite
     new_anchor = row.start_at if row.kind == "event" else row.due_at
     if row.all_day and new_anchor is not None:
         row.local_date = local_date_of(new_anchor, row.timezone)
-    row.updated_at = now_ms
+    row.updated_at, row.sequence = now_ms, row.sequence + 1
     reminders = await reminders_of(session, [row.id])
     if old_anchor is not None and new_anchor is not None and new_anchor != old_anchor:
         def moved(rem: ReminderRow) -> int:
@@ -185,7 +186,7 @@ async def close(session: Executor, user_id: int, item_id: int, status: str, *, n
     row = found.first()
     if row is None:  # not the user's, or deleted: the guarded updates changed nothing
         raise NotFound(f"item {item_id}")
-    shown = SimpleNamespace(**{**row._asdict(), "status": status, "updated_at": now_ms})
+    shown = SimpleNamespace(**{**row._asdict(), "status": status, "updated_at": now_ms, "sequence": row.sequence + 1})
     return item_of(shown, reminders.all())  # type: ignore[arg-type]
 
 
@@ -207,7 +208,7 @@ async def reopen(session: AsyncSession, user_id: int, item_id: int, *, now_ms: i
     if row.status in ("completed", "cancelled"):
         await _check_room(session, user_id, 1, max_active)
         closed_at = row.updated_at
-        row.status, row.updated_at = "active", now_ms
+        row.status, row.updated_at, row.sequence = "active", now_ms, row.sequence + 1
         for rem in await reminders_of(session, [row.id]):
             if rem.status == "cancelled" and rem.updated_at == closed_at and rem.remind_at > now_ms:
                 rem.status, rem.updated_at, rem.attempts = "pending", now_ms, 0
@@ -240,7 +241,7 @@ async def restore_recent(session: AsyncSession, user_id: int, *, since_ms: int, 
     for rem in reminders:
         rem.status, rem.updated_at = "pending", now_ms
     for row in rows:
-        row.status, row.updated_at = "active", now_ms
+        row.status, row.updated_at, row.sequence = "active", now_ms, row.sequence + 1
     await session.flush()
     found = await reminders_of(session, ids)
     items = [item_of(row, [r for r in found if r.item_id == row.id]) for row in rows]

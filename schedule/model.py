@@ -19,6 +19,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -85,6 +86,8 @@ class ScheduleItemRow(Base):
     created_at: Mapped[int] = mapped_column(BigInteger)
     updated_at: Mapped[int] = mapped_column(BigInteger)
     deleted_at: Mapped[int | None] = mapped_column(BigInteger)
+    # How many times the row was changed since it was created (a calendar's SEQUENCE): one per write.
+    sequence: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
 
 class ReminderRow(Base):
@@ -108,6 +111,8 @@ class ReminderRow(Base):
     sent_at: Mapped[int | None] = mapped_column(BigInteger)
     created_at: Mapped[int] = mapped_column(BigInteger)
     updated_at: Mapped[int] = mapped_column(BigInteger)
+    # about one occurrence of a series only (a snooze): firing never carries it to the next occurrence
+    once: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
 
 class DeliveryLogRow(Base):
@@ -236,6 +241,9 @@ class CalendarFeedRow(Base):
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), primary_key=True)
     epoch: Mapped[int] = mapped_column(Integer, default=0)
     revoked_at: Mapped[int | None] = mapped_column(BigInteger)
+    # The feed's validator as last served, and when it was first served: the feed's Last-Modified.
+    etag: Mapped[str | None] = mapped_column(String(64))
+    modified_at: Mapped[int | None] = mapped_column(BigInteger)
 
 
 class AppSecretRow(Base):
@@ -334,3 +342,17 @@ class PushCounterRow(Base):
     used: Mapped[int] = mapped_column(Integer, default=0)
     last_at: Mapped[int | None] = mapped_column(BigInteger)
     updated_at: Mapped[int] = mapped_column(BigInteger)
+
+
+class HolidayYearRow(Base):
+    """The official holiday schedule of one year as the State Council published it (`schedbot holidays load`):
+    the days off and the 调休 working days (weekend days worked), ISO dates. A year with no row falls back to
+    the library's data, then to the statutory holidays alone."""
+
+    __tablename__ = "holiday_years"
+
+    year: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    holidays: Mapped[list[str]] = mapped_column(JSON)
+    workdays: Mapped[list[str]] = mapped_column(JSON)
+    source: Mapped[str | None] = mapped_column(String(200))
+    loaded_at: Mapped[int] = mapped_column(BigInteger)

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from itertools import chain, islice
 from zoneinfo import ZoneInfo
 
 from schedule.clock import from_ms, to_ms
 from schedule.convert import recurrence_of
-from schedule.domain import Item, Reminder
+from schedule.domain import Item, Reminder, key_closes
 from schedule.model import ScheduleItemRow
 from schedule.recurrence import occurrences as occurrences_of
+from schedule.recurrence import occurs_on as series_occurs_on
 
 MAX_EXPANDED = 400  # occurrences of one series in one listing (a daily series over the page's longest range: 92)
 MAX_PER_REQUEST = 6000  # occurrences one request may expand over all its series (the item quota and then some)
@@ -68,8 +69,8 @@ def occurrence_in_range(row: ScheduleItemRow, anchor: int, lo: int, hi: int, bud
     tz = ZoneInfo(row.timezone)
     dtstart = from_ms(anchor)
     recurrence = recurrence_of(row)
-    if lo <= anchor < hi and (recurrence is None or dtstart.astimezone(tz).date().isoformat()
-                              not in recurrence.skipped):
+    if lo <= anchor < hi and (recurrence is None or not key_closes(recurrence.skipped,
+                                                                   dtstart.astimezone(tz).replace(tzinfo=None))):
         return row, None
     if recurrence is None or anchor >= hi or not budget.spend():
         return None  # (a series never occurs before its first day)
@@ -87,6 +88,14 @@ def occurrences(item: Item, end_ms: int, *, limit: int = 62) -> list[Item]:
     later = occurrences_of(item.recurrence, dtstart=from_ms(anchor), after=from_ms(anchor), before=_moment(end_ms),
                            tz=ZoneInfo(item.timezone))
     return [item, *(at_occurrence(item, to_ms(found)) for found in islice(later, limit - 1))]
+
+
+def occurs_on(item: Item, day: date) -> bool:
+    """Whether a series has an occurrence on that local day, closed (skipped or done) or not (`recurrence.occurs_on`);
+    False for an item that does not repeat."""
+    if item.recurrence is None or item.anchor_at is None:
+        return False
+    return series_occurs_on(item.recurrence, anchor_ms=item.anchor_at, tz=ZoneInfo(item.timezone), day=day)
 
 
 def reminder_occurrence(reminder: Reminder, series_anchor: int) -> int:
@@ -141,11 +150,11 @@ def occurrence_plan(item: Item, start_ms: int | None, end_ms: int | None, budget
     for rem in item.reminders:
         occurs = reminder_occurrence(rem, anchor)
         by_occurrence.setdefault(occurs, []).append(rem)
-        if rem.status in ("pending", "locked") and occurs >= rem.remind_at:
-            plan.append((occurs, rem))
+        if rem.status in ("pending", "locked") and occurs >= rem.remind_at and not rem.once:
+            plan.append((occurs, rem))  # a snooze (once) stays on its occurrence
     first: list[int] = []
     if anchor < hi and (anchor + span > lo if span else anchor >= lo) and \
-            from_ms(anchor).astimezone(tz).date().isoformat() not in kept.skipped:
+            not key_closes(kept.skipped, from_ms(anchor).astimezone(tz).replace(tzinfo=None)):
         first.append(anchor)
     after = max(anchor, lo - span if span else lo - 1)
     later = (to_ms(found) for found in occurrences_of(kept, dtstart=from_ms(anchor), after=from_ms(after),
@@ -164,14 +173,15 @@ def _spending(times: Iterator[int], budget: Budget) -> Iterator[int]:
 
 def _at(item: Item, occ: int, anchor: int, tz: ZoneInfo, done: set[str], own: list[Reminder],
         plan: list[tuple[int, Reminder]]) -> Item:
-    is_done = from_ms(occ).astimezone(tz).date().isoformat() in done
+    is_done = key_closes(done, from_ms(occ).astimezone(tz).replace(tzinfo=None))
     if not is_done and item.status == "active":
         # A series holds a row for its next reminder only; a later occurrence is reminded the same way
-        # when its turn comes (firing adds the row): shown as planned, id 0 (nothing to cancel yet).
+        # when its turn comes (firing adds the row): shown as planned, with the id of the stored reminder
+        # it will be made from.
         held = {(r.remind_at, r.channel) for r in own}
-        own = own + [Reminder(id=0, item_id=item.id, remind_at=occ - (first - rem.remind_at),
+        own = own + [Reminder(id=rem.id, item_id=item.id, remind_at=occ - (first - rem.remind_at),
                               offset_minutes=(first - rem.remind_at) // 60_000, channel=rem.channel,
-                              status="pending") for first, rem in plan
+                              status="pending", planned=True) for first, rem in plan
                      if occ > first and (occ - (first - rem.remind_at), rem.channel) not in held]
     times = {"due_at": occ} if item.kind == "task" else \
         {"start_at": occ, "end_at": item.end_at + occ - anchor if item.end_at is not None else None}

@@ -1,34 +1,26 @@
 """Next occurrence of a recurring item: pure calendar math in the user's timezone.
 
 RRULE expansion runs on local wall-clock times (so a weekly 09:00 stays 09:00 across
-DST changes); `workdays: cn` filters days through chinese-calendar (调休 included),
-falling back to Mon–Fri for years it has no data for; lunar rules go through lunardate.
+DST changes); `workdays: cn` filters days through the official calendar (`schedule.holidays`: 调休 included
+where published, the statutory holidays in any year); lunar rules go through lunardate.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import UTC, date, datetime, timedelta
-from functools import lru_cache
+from dataclasses import replace
+from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 from lunardate import LunarDate
 
-from schedule.domain import Lunar, Recurrence
+from schedule.domain import Lunar, Recurrence, key_closes
+from schedule.holidays import is_cn_workday as is_cn_workday  # where the calendar used to live
 from schedule.rrule import HORIZON_YEARS, WINDOW_YEARS, never_occurs, refusal
 from schedule.scan import window
 
 LUNAR_LAST_YEAR = 2099  # lunardate converts lunar years up to here
 MAX_NON_WORKING = 200  # a working-day series' days skipped in a row before the scan gives up (2 a week: 2 years)
-
-
-def is_cn_workday(day: date) -> bool:
-    """Official Chinese working day (调休 Saturdays count, holidays don't); Mon–Fri when unknown."""
-    import chinese_calendar
-
-    if not cn_calendar_known(day.year):  # no exception raised and caught per day of an unknown year
-        return day.weekday() < 5
-    return bool(chinese_calendar.is_workday(day))
 
 
 def localize(naive: datetime, tz: ZoneInfo) -> datetime:
@@ -75,7 +67,7 @@ def occurrences(recurrence: Recurrence, *, dtstart: datetime, after: datetime, b
             if passed > MAX_NON_WORKING:
                 return  # a rule whose days are hardly ever working days: bounded like any other scan
             continue
-        if candidate.date().isoformat() in recurrence.skipped:
+        if key_closes(recurrence.skipped, candidate):
             continue
         aware = localize(candidate, tz)
         if after < aware < before:
@@ -92,6 +84,22 @@ def next_occurrence(recurrence: Recurrence, *, dtstart: datetime, after: datetim
     except OverflowError:  # asked about the last years a datetime holds: the horizon is the end of time
         horizon = datetime.max.replace(tzinfo=UTC)
     return next(occurrences(recurrence, dtstart=dtstart, after=after, before=horizon, tz=tz), None)
+
+
+def occurs_on(recurrence: Recurrence, *, anchor_ms: int, tz: ZoneInfo, day: date) -> bool:
+    """Whether the series (first instant `anchor_ms`) has an occurrence on that local day, closed (skipped or
+    done) or not: its first one, or one its rule makes (working days, lunar dates and UNTIL included)."""
+    dtstart = datetime.fromtimestamp(anchor_ms / 1000, UTC)
+    if dtstart.astimezone(tz).date() == day:
+        return True
+    try:
+        start = localize(datetime.combine(day, time()), tz)
+        end = localize(datetime.combine(day + timedelta(days=1), time()), tz)
+    except OverflowError:
+        return False
+    rule = replace(recurrence, skipped=())
+    return next(occurrences(rule, dtstart=dtstart, after=start - timedelta(microseconds=1), before=end, tz=tz),
+                None) is not None
 
 
 def first_occurrence(recurrence: Recurrence, *, dtstart: datetime, tz: ZoneInfo) -> datetime | None:
@@ -160,15 +168,3 @@ def _lunar_window(lunar: Lunar, start_local: datetime, after_local: datetime, be
             return
         if moment > after_local and moment >= start_local:
             yield moment
-
-
-@lru_cache(maxsize=256)
-def cn_calendar_known(year: int) -> bool:
-    """Whether chinese-calendar has that year's official holidays and 调休 days (else Mon–Fri is assumed)."""
-    import chinese_calendar
-
-    try:
-        chinese_calendar.is_workday(date(year, 6, 1))
-    except NotImplementedError:
-        return False
-    return True

@@ -18,6 +18,8 @@ async def create(session: AsyncSession, user_id: int, item_id: int, new: NewRemi
     row = await owned_item(session, user_id, item_id, include_deleted=False)
     if row.status != "active":
         raise InvalidChange(f"item {item_id} is {row.status}")
+    if new.once:  # an occurrence of the series changes (the feed's override): the item's version moves on
+        row.updated_at, row.sequence = max(row.updated_at, now_ms), row.sequence + 1
     return reminder_of(await insert_reminder(session, row, new, now_ms))
 
 
@@ -30,6 +32,9 @@ async def cancel(session: AsyncSession, user_id: int, reminder_id: int, *, now_m
     if rem.status in OPEN_REMINDER:
         rem.status = "cancelled"
         rem.updated_at = now_ms
+        if rem.once:  # the snoozed occurrence is back to the series' own reminders
+            row = await owned_item(session, user_id, rem.item_id, include_deleted=True)
+            row.updated_at, row.sequence = max(row.updated_at, now_ms), row.sequence + 1
     return reminder_of(rem)
 
 
@@ -44,6 +49,16 @@ async def set_lead(session: AsyncSession, user_id: int, item_id: int, minutes: i
             rem.status, rem.updated_at, rem.locked_until = "cancelled", now_ms, None
     await insert_reminder(session, row, NewReminder(remind_at=anchor - minutes * 60_000, offset_minutes=minutes),
                           now_ms)
+    await session.flush()
+    return item_of(row, await reminders_of(session, [row.id]))
+
+
+async def drop_open(session: AsyncSession, user_id: int, item_id: int, *, now_ms: int) -> Item:
+    """The item stays and its open reminders are cancelled (不用提醒我了)."""
+    row = await owned_item(session, user_id, item_id, include_deleted=False)
+    for rem in await reminders_of(session, [row.id]):
+        if rem.status in OPEN_REMINDER:
+            rem.status, rem.updated_at, rem.locked_until = "cancelled", now_ms, None
     await session.flush()
     return item_of(row, await reminders_of(session, [row.id]))
 

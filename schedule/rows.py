@@ -36,7 +36,7 @@ async def reminders_of(session: AsyncSession, item_ids: Iterable[int]) -> list[R
 def _new_reminder(item: ScheduleItemRow, new: NewReminder, stamp: int) -> ReminderRow:
     return ReminderRow(user_id=item.user_id, item_id=item.id, remind_at=new.remind_at,
                        offset_minutes=new.offset_minutes, channel=new.channel, status="pending", attempts=0,
-                       next_attempt_at=new.remind_at, created_at=stamp, updated_at=stamp)
+                       next_attempt_at=new.remind_at, created_at=stamp, updated_at=stamp, once=new.once)
 
 
 async def insert_reminder(session: AsyncSession, item: ScheduleItemRow, new: NewReminder, stamp: int) -> ReminderRow:
@@ -55,4 +55,5 @@ async def insert_reminder(session: AsyncSession, item: ScheduleItemRow, new: New
                 raise
     elif existing.status == "cancelled":  # asking again re-arms a cancelled reminder
         existing.status, existing.updated_at, existing.attempts = "pending", stamp, 0
+        existing.once = new.once
     return existing

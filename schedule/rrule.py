@@ -64,6 +64,9 @@ def too_frequent(body: str) -> str | None:
         per_day = min((hours or 24) * (minutes or 60) * (seconds or -(-60 // interval)), -(-86_400 // interval))
     else:
         per_day = max(hours, 1) * max(minutes, 1) * max(seconds, 1)
+    picked = len({v for v in parts.get("BYSETPOS", "").split(",") if v})
+    if picked and freq == "DAILY":  # BYSETPOS picks that many of each day's BYHOUR × BYMINUTE
+        per_day = min(per_day, picked)
     if per_day > MAX_PER_DAY:
         return f"rrule fires {per_day} times a day (at most {MAX_PER_DAY}: BYHOUR × BYMINUTE × BYSECOND)"
     return None

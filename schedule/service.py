@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from contextvars import ContextVar
-from datetime import date
+from datetime import date, datetime
 from typing import Concatenate, ParamSpec, TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
@@ -201,17 +201,18 @@ class ScheduleService:
                                max_active=self._max_active_items)
 
     # ------------------------------------------------------------ occurrences
-    async def complete_occurrence(self, user_id: int, item_id: int, on: date) -> Item:
+    async def complete_occurrence(self, user_id: int, item_id: int, on: date | datetime) -> Item:
         """One occurrence of a series is done (吃药那个完成了): closed like a skipped one (its reminder moves on
         to the next occurrence) but still listed, as done; the series goes on."""
         return await self.skip_occurrence(user_id, item_id, on, done=True)
 
-    async def skip_occurrence(self, user_id: int, item_id: int, on: date, *, done: bool = False) -> Item:
+    async def skip_occurrence(self, user_id: int, item_id: int, on: date | datetime, *, done: bool = False
+                              ) -> Item:
         """Cancel one occurrence of a series (an EXDATE): the series itself goes on, and a reminder
         planned for that day moves on to the next occurrence with the same lead time."""
         return await self._orm(series.skip_occurrence, user_id, item_id, on, done=done, now_ms=self._now_ms())
 
-    async def reopen_occurrence(self, user_id: int, item_id: int, on: date) -> Item:
+    async def reopen_occurrence(self, user_id: int, item_id: int, on: date | datetime) -> Item:
         """Undo a done or skipped occurrence (the page's 撤销)."""
         return await self._orm(series.reopen_occurrence, user_id, item_id, on, now_ms=self._now_ms())
 
@@ -219,6 +220,10 @@ class ScheduleService:
     async def set_reminder_lead(self, user_id: int, item_id: int, minutes: int) -> Item:
         """Replace the item's open reminders by one `minutes` before its time (周会提醒改成提前15分钟)."""
         return await self._orm(reminders.set_lead, user_id, item_id, minutes, now_ms=self._now_ms())
+
+    async def drop_reminders(self, user_id: int, item_id: int) -> Item:
+        """Cancel the item's open reminders and keep the item (不用提醒我了)."""
+        return await self._orm(reminders.drop_open, user_id, item_id, now_ms=self._now_ms())
 
     async def last_delivered_reminder(self, user_id: int, *, since_ms: int) -> tuple[Reminder, Item] | None:
         """The reminder most recently delivered to the user (sent since `since_ms`), with its item."""

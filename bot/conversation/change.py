@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import date, datetime, time, timedelta
 
-from bot.conversation import snooze
+from bot.conversation import course, snooze
 from bot.conversation.context import Context
 from bot.conversation.focus import TTL_MS as FOCUS_TTL_MS
 from bot.conversation.snooze import RECENT_MS
@@ -246,6 +246,10 @@ def _candidate(item: Item, ctx: Context) -> Candidate:
 
 async def _apply(intent: Targeted, item: Item, ctx: Context) -> Outcome:
     service, uid = ctx.service, ctx.user.id
+    if isinstance(intent, CompleteIntent) and item.recurrence is not None:
+        dose = await course.dose_done(item, intent.target_date, ctx)  # several a day: the dose that is due
+        if dose is not None:
+            return dose
     if isinstance(intent, CompleteIntent):
         day = (intent.target_date or await _occurrence_due(item, ctx)) if item.recurrence is not None else None
         if day is not None:  # 吃药那个完成了: today's pill, not the whole daily series
@@ -258,6 +262,10 @@ async def _apply(intent: Targeted, item: Item, ctx: Context) -> Outcome:
             return Changed("cancel", item, before=item, occurrence_on=intent.target_date.isoformat())
         return Changed("cancel", await service.cancel_item(uid, item.id), before=item)
     changes = intent.changes or Changes()
+    if changes.no_reminder:
+        return await _without_reminders(item, ctx)
+    if changes.dose_to is not None or changes.end_series:  # 早上那次改到八点 / 停药
+        return await course.apply(changes, item, ctx)
     updated = item
     stored = await service.get_item(uid, item.id)  # the series as stored, not the occurrence shown
     if stored.recurrence is not None and intent.target_date is not None and stored.anchor_at is not None \
@@ -292,6 +300,18 @@ async def _apply(intent: Targeted, item: Item, ctx: Context) -> Outcome:
     if updated is item:
         return Failed("没听出要改成什么，没有做任何改动。可以说“改到明天下午四点”或“提前15分钟提醒”。")
     return Changed("update", updated, before=item)
+
+
+async def _without_reminders(item: Item, ctx: Context) -> Outcome:
+    """不用提醒我了: the item stays and its open reminders go; an alarm, which is nothing but its reminder, goes."""
+    service, uid = ctx.service, ctx.user.id
+    stored = await service.get_item(uid, item.id)
+    if stored.kind == "task" and stored.title in _ALARM_TITLES:
+        return Changed("cancel", await service.cancel_item(uid, item.id), before=item)
+    return Changed("update", await service.drop_reminders(uid, item.id), before=item)
+
+
+_ALARM_TITLES = frozenset({"闹钟", "起床", "倒计时", "提醒"})
 
 
 async def _move_one_occurrence(series: Item, on: date, changes: Changes, ctx: Context) -> Outcome | None:

@@ -14,12 +14,15 @@ from schedule.domain import Item, Lunar, NewItem, NewReminder, Recurrence
 from schedule.errors import InvalidChange, QuotaExceeded
 
 _SUB_DAILY = re.compile(r"(?:^|;)FREQ=(?:HOURLY|MINUTELY|SECONDLY)(?:;|$)")
+# A step inside a daily window (`intent.course`): minutes that divide a day, 30 or more, inside listed hours.
+_IN_WINDOW = re.compile(r"^FREQ=MINUTELY;INTERVAL=(?:3\d|[4-9]\d|\d{3,});BYHOUR=")
 
 
 async def run(intent: CreateIntent, ctx: Context) -> Outcome:
-    if intent.recurrence is not None and _SUB_DAILY.search(intent.recurrence.rrule or ""):
-        return Failed("按小时或分钟重复的提醒暂时不支持，没有记录。可以说具体几点，比如"
-                      "“每天上午10点、下午3点提醒我喝水”。")
+    if intent.recurrence is not None and _SUB_DAILY.search(intent.recurrence.rrule or "") \
+            and not _IN_WINDOW.search(intent.recurrence.rrule or ""):
+        return Failed("没有记录：提醒间隔最短 30 分钟，一天最多 24 次。可以说“每隔半小时提醒我喝水”"
+                      "或“上午9点到下午5点每小时提醒我喝水”。")
     nonexistent = missing_day(intent.title or "") or missing_day(intent.pending.label if intent.pending else "")
     if nonexistent is not None:  # 每年2月30号…: the time words could not read it, so it stayed in the title
         return Failed(nonexistent.reply())

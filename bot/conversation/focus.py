@@ -157,7 +157,7 @@ def _on(focus: Focus, items: tuple[Item, ...], op: str, day: str | None, now_ms:
     at = from_ms(first.anchor_at).astimezone(_zone(first.timezone or tz)) if first.anchor_at is not None else None
     clock = at.strftime("%H:%M") if at is not None and not first.all_day else None
     return replace(focus, ids=tuple(i.id for i in items), op=op, at=now_ms, clock=clock, title=first.title[:60],
-                   on=day or (at.date().isoformat() if at is not None else None))
+                   on=day[:10] if day else (at.date().isoformat() if at is not None else None))
 
 
 def _zone(tz: str) -> ZoneInfo:

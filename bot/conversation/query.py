@@ -23,7 +23,11 @@ CHAT_ENTRIES = 200
 
 
 async def run(intent: QueryIntent, ctx: Context) -> Outcome:
-    if intent.about is not None and intent.asked is not None:  # 跟王总吃饭是哪天: one item's row answers
+    if intent.about == "" and intent.asked is not None:  # 几点来着: the item in focus answers
+        focused = await ctx.active_items(ctx.focus_ids) if ctx.focus_ids else []
+        if len(focused) == 1:
+            return Answered(focused[0].title, intent.asked, focused[0])
+    if intent.about and intent.asked is not None:  # 跟王总吃饭是哪天: one item's row answers
         found = await named(intent.about, ctx)
         return Answered(intent.about, intent.asked, found[0] if found else None, others=max(len(found) - 1, 0))
     today = ctx.now.date()

@@ -8,6 +8,7 @@ from render.outcome import Asked, Failed, NothingToSnooze, Outcome, Snoozed
 from schedule.clock import to_ms
 from schedule.domain import NewReminder
 from schedule.errors import InvalidChange
+from schedule.occurrence import reminder_occurrence
 
 RECENT_MS = 12 * 3_600_000  # "right after a reminder": one delivered within the last 12 hours
 
@@ -20,10 +21,14 @@ async def run(intent: SnoozeIntent, ctx: Context) -> Outcome:
     last = await ctx.service.last_delivered_reminder(ctx.user.id, since_ms=now_ms - RECENT_MS)
     if last is None:
         return NothingToSnooze()
-    _reminder, item = last
+    delivered, item = last
     remind_at = max(to_ms(intent.reminder.remind_at), now_ms)
+    again = NewReminder(remind_at=remind_at)
+    if item.recurrence is not None and item.anchor_at is not None:  # about that occurrence only, never the series
+        occurs = reminder_occurrence(delivered, item.anchor_at)
+        again = NewReminder(remind_at=remind_at, offset_minutes=(occurs - remind_at) // 60_000, once=True)
     try:
-        reminder = await ctx.service.create_reminder(ctx.user.id, item.id, NewReminder(remind_at=remind_at))
+        reminder = await ctx.service.create_reminder(ctx.user.id, item.id, again)
     except InvalidChange:
         return Failed(f"“{item.title}”已经完成或取消了，不再提醒。")
     return Snoozed(item=item, reminder=reminder)

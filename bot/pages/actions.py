@@ -19,14 +19,18 @@ from render.timefmt import clock_label, day_label, local
 from schedule.clock import from_ms, to_ms
 from schedule.domain import Item, ItemChanges, NewReminder, Reminder
 from schedule.errors import InvalidChange, NotFound, QuotaExceeded
+from schedule.occurrence import occurs_on
 from schedule.recurrence import localize
 from schedule.service import ScheduleService
 
 SNOOZE_CHOICES = ("10m", "1h", "morning")
 MORNING = time(8, 0)
 VERBS = frozenset({"complete", "cancel", "snooze", "dismiss", "end", "postpone",
-                   "undo-complete", "undo-cancel", "undo-snooze", "undo-end"})
-REFUSED = frozenset({"full"})  # what a tap can come back as (`did`) without being one: an undo over the quota
+                   "undo-complete", "undo-cancel", "undo-snooze", "undo-end", "undo-dismiss"})
+# what a tap can come back as (`did`) without being one: an undo over the quota, a day the series does not
+# occur on (a stale page after the series changed, or a hand-made form)
+REFUSED = frozenset({"full", "gone"})
+_ON_ONE_DAY = frozenset({"complete", "cancel", "snooze"})
 _TAP = re.compile(r"^([a-z-]{3,16}):([0-9]{1,18})(?::(10m|1h|morning))?(?::([0-9]{4}-[0-9]{2}-[0-9]{2}))?$")
 MAX_POSTPONED = 200
 
@@ -87,12 +91,23 @@ class PageActions:
         if verb in ("dismiss", "undo-snooze"):
             await service.cancel_reminder(user_id, tap.target)
             return tap
+        if verb == "undo-dismiss":  # 不用提醒, taken back: the same reminder again, while it is still ahead
+            rem = await service.get_reminder(user_id, tap.target)
+            if rem.status != "cancelled" or rem.remind_at <= now_ms:
+                return None
+            with suppress(InvalidChange):
+                made = await service.create_reminder(user_id, rem.item_id, NewReminder(
+                    remind_at=rem.remind_at, offset_minutes=rem.offset_minutes, channel=rem.channel))
+                return Tap("undo-dismiss", made.id)
+            return None
         if verb == "postpone":
             moved = await self.postpone_overdue(user_id, now_ms=now_ms, tz=tz)
             return Tap("postpone", moved)
         item = await service.get_item(user_id, tap.target)
         if tap.on is not None and item.recurrence is None:
             raise NotFound(f"item {item.id} has no occurrences")
+        if tap.on is not None and verb in _ON_ONE_DAY and not occurs_on(item, tap.on):
+            return Tap("gone", item.id, None, tap.on)  # refused: nothing is stored for a day it does not occur on
         try:
             if verb == "snooze":
                 assert tap.choice is not None
@@ -134,8 +149,8 @@ class PageActions:
             occurs = to_ms(localize(datetime.combine(tap.on, clock), ZoneInfo(item.timezone)))
             offset = (occurs - remind_at) // 60_000
         with suppress(InvalidChange):  # the item was closed meanwhile: nothing to remind of
-            made = await self._service.create_reminder(user_id, item.id,
-                                                       NewReminder(remind_at=remind_at, offset_minutes=offset))
+            made = await self._service.create_reminder(user_id, item.id, NewReminder(
+                remind_at=remind_at, offset_minutes=offset, once=offset is not None))  # that occurrence only
             return Tap("snooze", made.id, tap.choice)  # names the new reminder (its 撤销 cancels it)
         return None
 
@@ -169,6 +184,13 @@ class PageActions:
         if tap.verb == "postpone":
             return Flash(f"已把 {tap.target} 项过期待办顺延到今天。")
         try:
+            if tap.verb in ("dismiss", "undo-dismiss"):
+                rem, item = await self._reminder(user_id, tap.target)
+                when = local(rem.remind_at, tz)
+                if tap.verb == "undo-dismiss":
+                    return Flash(f"已撤销：{day_label(when.date())}{clock_label(when)} 照常提醒“{item.title}”。")
+                return Flash(f"好的，{day_label(when.date())}{clock_label(when)} 不再提醒“{item.title}”。",
+                             undo=f"undo-dismiss:{rem.id}")
             if tap.verb in ("snooze", "undo-snooze"):
                 rem, item = await self._reminder(user_id, tap.target)
                 if tap.verb == "undo-snooze":
@@ -180,6 +202,9 @@ class PageActions:
         except NotFound:
             return None
         name = f"{day_label(tap.on)}的“{item.title}”" if tap.on else f"“{item.title}”"
+        if tap.verb == "gone":
+            return Flash(f"{day_label(tap.on) if tap.on else '那天'}没有“{item.title}”（这个系列可能已经改过），"
+                         "没有做任何改动；下面是最新的安排。")
         if tap.verb == "full":
             return Flash(f"没能撤销：进行中的事项已达上限 {self._service.max_active_items} 条，"
                          f"先完成或取消一些，再恢复{name}。")

@@ -1,7 +1,9 @@
-"""The in-app queue as the page shows it (schedule.inbox.take: marked shown in the same transaction)."""
+"""The in-app queue as the page shows it: listed by a GET (read only, so a link preview consumes nothing) and
+marked seen only by the owner's 知道了 (schedule.inbox.take, in one transaction)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import select
@@ -19,12 +21,20 @@ class Shown:
     reminder_ids: frozenset[int]  # reminders whose push waited in the queue (未送达 on this view)
 
 
+async def peek_notices(sessions: async_sessionmaker[AsyncSession], user_id: int) -> Shown:
+    """What waits in the queue, changing nothing."""
+    async with sessions.begin() as session:
+        return await _shown(session, await inbox.pending(session, user_id))
+
+
 async def take_notices(sessions: async_sessionmaker[AsyncSession], user_id: int, *, now_ms: int) -> Shown:
-    return await in_transaction(sessions, lambda session: _take(session, user_id, now_ms))
+    """知道了: the waiting notices, marked delivered (their reminders sent) in the same transaction."""
+    async def take(session: AsyncSession) -> Shown:
+        return await _shown(session, await inbox.take(session, user_id, now_ms=now_ms))
+    return await in_transaction(sessions, take)
 
 
-async def _take(session: AsyncSession, user_id: int, now_ms: int) -> Shown:
-    taken = await inbox.take(session, user_id, now_ms=now_ms)
+async def _shown(session: AsyncSession, taken: Sequence[inbox.Notice]) -> Shown:
     if not taken:
         return Shown((), frozenset())
     linked = await session.scalars(select(OutboundMessageRow.reminder_id).where(

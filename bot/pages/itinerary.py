@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.pages.inbox import take_notices
+from bot.pages.inbox import peek_notices, take_notices
 from render.itinerary import Flash, Itinerary, Notice, build_itinerary
 from render.timefmt import local
 from schedule.clock import Clock, now_ms, to_ms
@@ -37,7 +37,10 @@ class DayRange:
 
 
 def parse_range(raw_from: str | None, raw_to: str | None, *, today: date) -> DayRange:
-    """?from=YYYY-MM-DD&to=YYYY-MM-DD (both inclusive, either optional); the default is the next 7 days."""
+    """?from=YYYY-MM-DD&to=YYYY-MM-DD (both inclusive, either optional); the default is the next 7 days.
+    A value that does not start with a digit is not ours: WeChat appends ?from=singlemessage (timeline,
+    groupmessage) to every forwarded link, and that leaves the range as if no date were given."""
+    raw_from, raw_to = (raw if raw and raw[:1].isdigit() else None for raw in (raw_from, raw_to))
     try:
         start = date.fromisoformat(raw_from) if raw_from else None
         last = date.fromisoformat(raw_to) if raw_to else None
@@ -64,14 +67,24 @@ class ItineraryLoader:
     async def timezone(self, user_id: int) -> str:
         return (await self._service.get_user(user_id)).timezone
 
+    async def item(self, user_id: int, item_id: int) -> Item:
+        return await self._service.get_item(user_id, item_id)
+
+    async def openid(self, user_id: int) -> str:
+        return (await self._service.get_user(user_id)).wechat_openid
+
+    async def mark_seen(self, user_id: int) -> int:
+        """知道了: the notices the page lists are marked seen; how many."""
+        return len((await take_notices(self._sessions, user_id, now_ms=now_ms(self._clock))).notices)
+
     def today(self, tz: str) -> date:
         return local(now_ms(self._clock), tz).date()
 
-    async def itinerary(self, user_id: int, tz: str, span: DayRange, *, private: bool,
-                        flash: Flash | None = None) -> Itinerary:
+    async def itinerary(self, user_id: int, tz: str, span: DayRange, *, private: bool, owner: bool = True,
+                        flash: Flash | None = None, share_notes: bool = False) -> Itinerary:
         """The view of [span): every occurrence in it (the service's one expansion, as chat and the API list);
-        the owner also sees overdue tasks, undated tasks and the in-app queue (which this view marks as
-        shown); a public share sees the days only."""
+        a private page also lists overdue and undated tasks, and its owner the in-app queue (read only: a GET
+        changes nothing); a public share sees the days only, as a plan."""
         stamp = now_ms(self._clock)
         start_ms, end_ms = midnight_ms(span.start_on, tz), midnight_ms(span.end_on, tz)
         listed = await self._service.list_window(user_id, start_ms=start_ms, end_ms=end_ms, first=MAX_ENTRIES + 1,
@@ -89,12 +102,13 @@ class ItineraryLoader:
             loose = await self._service.list_items(user_id, start_ms=0, end_ms=1, kind="task",
                                                    include_undated_tasks=True)
             undated = [i for i in loose if i.anchor_at is None]
-            shown = await take_notices(self._sessions, user_id, now_ms=stamp)
-            notices, undelivered = shown.notices, shown.reminder_ids
+            if owner:
+                shown = await peek_notices(self._sessions, user_id)
+                notices, undelivered = shown.notices, shown.reminder_ids
         build = partial(build_itinerary, items, now_ms=stamp, tz=tz, start_on=span.start_on, end_on=span.end_on,
                         overdue=overdue, undated=undated, notices=notices, undelivered=undelivered,
                         overdue_count=overdue_count, shared=not private, flash=flash,
-                        truncated=not listed.complete or len(listed.items) > MAX_ENTRIES)
+                        truncated=not listed.complete or len(listed.items) > MAX_ENTRIES, share_notes=share_notes)
         # a long page is built on a worker thread, so the event loop goes on serving other users meanwhile
         return await asyncio.to_thread(build) if len(items) > INLINE_CARDS else build()
 

@@ -24,6 +24,7 @@ from bot.pages import tokens
 from bot.pages.tokens import Claims, LinkError
 from bot.settings import Settings
 from render.timefmt import local
+from schedule import feed
 from schedule.clock import Clock, now_ms
 from schedule.model import AppSecretRow, CalendarFeedRow, PageShareRow, UserRow
 
@@ -31,7 +32,7 @@ log = logging.getLogger("schedbot.pages")
 DAY_MS = 86_400_000
 PAGE_TTL_MS = 7 * DAY_MS
 SHARE_TTL_MS = 30 * DAY_MS
-FEED_TTL_MS = 400 * DAY_MS
+FEED_NO_END_MS = 0xFFFF_FFFF * 1000  # what a feed link carries as its expiry: none (tokens.LASTING)
 CSRF_MAX_AGE_MS = DAY_MS
 SECRET_NAME = "secret_key"
 EPOCH_CACHE_MS = 60_000  # how long a link made without the database may use an epoch read before
@@ -46,6 +47,7 @@ class PageLinks:
         self.base_url = settings.PUBLIC_BASE_URL.rstrip("/")
         self.uid_domain = urlsplit(self.base_url).hostname or "schedbot"
         self._keys: tuple[bytes, bytes] | None = None
+        self._session_key = b""  # signs the visitor's session cookie (bot.pages.visitor)
         self._lock = asyncio.Lock()
         self._epochs: dict[int, tuple[int, int]] = {}  # user id → (link epoch, when read): for links made now
 
@@ -69,13 +71,14 @@ class PageLinks:
         token = tokens.sign(self._keys[0], Claims("p", user_id, self._expiry(PAGE_TTL_MS), _nonce(cached[0])))
         return f"{self.base_url}/p/{token}{_range_query(start_ms, end_ms, tz)}"
 
-    async def share_url(self, user_id: int) -> str:
-        """The live public share link, created when there is none."""
+    async def share_url(self, user_id: int, *, notes: bool = False) -> str:
+        """The live public share link, created when there is none. A share shows the plan only; with `notes`
+        (the owner chose so) it shows the items' notes too, which its nonce says (signed, so unforgeable)."""
         stamp = now_ms(self._clock)
         async with self._sessions.begin() as session:
-            row = await _live_share(session, user_id, stamp)
+            row = await _live_share(session, user_id, stamp, notes=notes)
             if row is None:
-                row = PageShareRow(user_id=user_id, nonce=secrets.token_urlsafe(12), created_at=stamp,
+                row = PageShareRow(user_id=user_id, nonce=_share_nonce(notes), created_at=stamp,
                                    expires_at=stamp + SHARE_TTL_MS)
                 session.add(row)
                 await session.flush()
@@ -94,12 +97,12 @@ class PageLinks:
             return bool(getattr(result, "rowcount", 0))
 
     async def feed_url(self, user_id: int) -> str:
-        """The calendar feed; the expiry is rounded to a day so the URL is stable for a day. The token carries
-        the link epoch and the user's feed generation: 重置链接 or "关闭日历订阅" (`revoke_feed`) moves one on and
-        older links answer 410."""
-        expires = (now_ms(self._clock) + FEED_TTL_MS) // DAY_MS * DAY_MS + DAY_MS
+        """The calendar feed. It has no end date: a subscribed calendar goes on updating for as long as the user
+        follows the account, and the URL stays the same. The token carries the link epoch and the user's feed
+        generation: 重置链接, unfollowing, `user forget` or "关闭日历订阅" (`revoke_feed`) moves one on and older
+        links answer 410."""
         nonce = f"{_nonce(await self._epoch(user_id))}-{await self._feed_generation(user_id)}"
-        claims = Claims("c", user_id, expires, nonce)
+        claims = Claims("c", user_id, FEED_NO_END_MS, nonce)
         return f"{self.base_url}/ics/{await self._sign(claims)}.ics"
 
     async def reset_links(self, user_id: int) -> bool:
@@ -117,13 +120,8 @@ class PageLinks:
 
     async def revoke_feed(self, user_id: int) -> bool:
         """关闭日历订阅: every feed link issued so far stops working (410); a new one can be asked for."""
-        stamp = now_ms(self._clock)
         async with self._sessions.begin() as session:
-            row = await session.get(CalendarFeedRow, user_id, with_for_update=True)
-            if row is None:
-                session.add(CalendarFeedRow(user_id=user_id, epoch=1, revoked_at=stamp))
-            else:
-                row.epoch, row.revoked_at = row.epoch + 1, stamp
+            await feed.revoke(session, user_id, now_ms=now_ms(self._clock))
         return True
 
     # ------------------------------------------------------------ checks for the routes
@@ -142,13 +140,16 @@ class PageLinks:
             if row.revoked_at is not None or row.expires_at <= stamp:
                 raise LinkError(410, "revoked")
             return claims
-        epoch = await self._epoch(claims.user_id)
+        if claims.scope == "c":  # a phone polls the feed: its two generations in one read
+            epoch, generation = await self._feed_epochs(claims.user_id)
+        else:
+            epoch, generation = await self._epoch(claims.user_id), None
         if epoch is None:
             raise LinkError(404, "unknown user")
         link_part, _, feed_part = claims.nonce.partition("-")
         if link_part != _nonce(epoch):
             raise LinkError(410, "revoked")
-        if claims.scope == "c" and (feed_part or "0") != str(await self._feed_generation(claims.user_id)):
+        if claims.scope == "c" and (feed_part or "0") != str(generation):
             raise LinkError(410, "feed revoked")  # 关闭日历订阅
         return claims
 
@@ -185,6 +186,15 @@ class PageLinks:
             self._epochs[user_id] = (epoch, now_ms(self._clock))
         return epoch
 
+    async def _feed_epochs(self, user_id: int) -> tuple[int | None, int]:
+        """The user's link epoch (None: no such user) and feed generation, read together."""
+        async with self._sessions.begin() as session:
+            row = (await session.execute(
+                select(UserRow.link_epoch, CalendarFeedRow.epoch)
+                .outerjoin(CalendarFeedRow, CalendarFeedRow.user_id == UserRow.id)
+                .where(UserRow.id == user_id))).first()
+        return (None, 0) if row is None else (row[0], int(row[1] or 0))
+
     async def _feed_generation(self, user_id: int) -> int:
         """How many times the user closed the calendar subscription (关闭日历订阅); feed links carry it."""
         async with self._sessions.begin() as session:
@@ -202,8 +212,14 @@ class PageLinks:
                 if self._keys is None:
                     secret = self._settings.SECRET_KEY or await self._stored_secret()
                     raw = secret.encode("utf-8")
+                    self._session_key = tokens.derive(raw, "page-session")
                     self._keys = (tokens.derive(raw, "page-token"), tokens.derive(raw, "csrf"))
         return self._keys
+
+    async def session_key(self) -> bytes:
+        """The key of the visitor's session cookie (its own purpose: no page token or CSRF MAC passes as one)."""
+        await self._load_keys()
+        return self._session_key
 
     async def _stored_secret(self) -> str:
         """The generated secret, created by whichever process asks first (others read that row)."""
@@ -225,12 +241,29 @@ class PageLinks:
         return stored
 
 
-async def _live_share(session: AsyncSession, user_id: int, stamp: int) -> PageShareRow | None:
-    return await session.scalar(
+async def _live_share(session: AsyncSession, user_id: int, stamp: int, *, notes: bool = False) -> PageShareRow | None:
+    rows = await session.scalars(
         select(PageShareRow)
         .where(PageShareRow.user_id == user_id, PageShareRow.revoked_at.is_(None), PageShareRow.expires_at > stamp)
         .order_by(PageShareRow.id.desc())
-        .limit(1))
+        .limit(10))
+    return next((row for row in rows if shares_notes(row.nonce) == notes), None)
+
+
+NOTES_SHARE = "n_"  # the nonce of a share that shows notes starts so; no other share's does
+
+
+def shares_notes(nonce: str) -> bool:
+    return nonce.startswith(NOTES_SHARE)
+
+
+def _share_nonce(notes: bool) -> str:
+    while True:
+        nonce = secrets.token_urlsafe(12)
+        if notes:
+            return NOTES_SHARE + nonce[:14]
+        if not shares_notes(nonce):
+            return nonce
 
 
 def _nonce(epoch: int | None) -> str:

@@ -13,6 +13,9 @@ import re
 from dataclasses import dataclass
 
 SCOPES = frozenset({"p", "s", "c"})
+# Feed links live while the user's link epoch and feed generation do (checked on every resolve), whatever the
+# expiry they carry: a subscribed calendar never silently stops updating (links once issued for 400 days too).
+LASTING = frozenset({"c"})
 MAX_TOKEN_LENGTH = 160
 _NONCE = re.compile(r"^[A-Za-z0-9_-]{0,32}$")
 _HEX = re.compile(r"^[0-9a-f]{1,16}$")
@@ -64,7 +67,7 @@ def verify(key: bytes, token: str, *, scopes: frozenset[str], now_ms: int) -> Cl
     if scope not in scopes or not _HEX.match(user_hex) or not _HEX.match(expiry_hex) or not _NONCE.match(nonce):
         raise LinkError(404, "wrong scope")
     claims = Claims(scope=scope, user_id=int(user_hex, 16), expires_at=int(expiry_hex, 16) * 1000, nonce=nonce)
-    if claims.expires_at <= now_ms:
+    if claims.expires_at <= now_ms and claims.scope not in LASTING:
         raise LinkError(410, "expired")
     return claims
 

@@ -187,6 +187,10 @@ def _alt(words: object) -> str:
 
 
 WD = "(?:[一二三四五六日天末]|[1-7](?!\\d))"
+# 本周日程 / 下周日历: 日 starts a noun there (the week's agenda), not Sunday.
+_DAY_NOUN = "程|历|记|志|报|常"
+_NOT_A_DAY = rf"(?!(?<=日)(?:{_DAY_NOUN}))"
+
 RULES: list[tuple[str, str, Handler]] = [
     ("date_ymd", rf"(?:{YEAR})?(?:的)?(?:{MONTH})"
                  rf"(?:的? ?{DAYN} ?(?P<ds>日|号)?(?(ds)|(?![\d点时:.个天年月分秒小周{CN}]))|{EDGE})?",
@@ -195,9 +199,11 @@ RULES: list[tuple[str, str, Handler]] = [
     ("date_day_bare", rf"(?<=[到至~\-])(?:{DAYN})(?![\d点时:.分号日月个天年周小半刻{CN}])",
      lambda m, c: _bare_day(m, c)),
     ("day_relative", _alt([*REL_DAY, *DAY_PERIOD, *TWO_DAYS]), rel_day),
-    ("weekday", rf"(?:(?P<pre>上上|下下|上|下|这|本|今)(?:个|一)?{WEEKWORD}的?{WEEKWORD}?|{WEEKWORD})(?P<wd>{WD})",
+    ("weekday",
+     rf"(?:(?P<pre>上上|下下|上|下|这|本|今)(?:个|一)?{WEEKWORD}的?{WEEKWORD}?|{WEEKWORD})(?P<wd>{WD}){_NOT_A_DAY}",
      weekday),
-    ("week", rf"(?P<pre>上上|下下|上|下|这|本)(?:个|一)?{WEEKWORD}(?![一二三四五六日天末1-7])", week_span),
+    ("week", rf"(?P<pre>上上|下下|上|下|这|本)(?:个|一)?{WEEKWORD}(?![一二三四五六天末1-7]|日(?!{_DAY_NOUN}))",
+     week_span),
     ("year", rf"(?:{YEAR})(?P<edge>年?底|年?末|年?终|年?初|伊始)?|(?P<edge2>年底|年末|年初)",
      lambda m, c: _year_edge(m, c)),
     ("date_iso", r"(?<![\d.])(?P<y>\d{4})[-/.年](?P<m>1[0-2]|0?[1-9])[-/.月](?P<d>3[01]|[12]\d|0?[1-9])"

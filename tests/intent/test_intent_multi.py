@@ -146,7 +146,7 @@ def test_bad_timezone_is_a_none_intent_not_an_exception() -> None:
     assert [g.action for g in got] == ["none"]
 
 
-@pytest.mark.parametrize(("text", "title"), [("明早8点叫我起床，8点半再叫一次", "起床"), ("明早8点叫我，8点半再叫一次", "闹钟")])
+@pytest.mark.parametrize(("text", "title"), [("明早8点叫我起床，8点半再叫一次", "起床"), ("明早8点叫我，8点半再叫一次", "起床")])
 def test_call_me_again_is_a_second_reminder_for_the_same_thing(text: str, title: str) -> None:
     first, second = parse_all(text, now=NOW, tz=TZ)
     assert isinstance(first, CreateIntent) and isinstance(second, CreateIntent)

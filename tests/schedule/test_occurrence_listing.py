@@ -57,7 +57,10 @@ async def test_a_daily_series_is_every_day_of_the_week_each_with_its_own_reminde
     week = await service.list_items(user.id, start_ms=ms(6, 18), end_ms=ms(6, 25), expand=True)
     assert [day_of(i.due_at) for i in week] == [date(2026, 6, 18) + timedelta(days=n) for n in range(7)]
     assert all(len(i.reminders) == 1 and i.reminders[0].remind_at == i.due_at for i in week)
-    assert week[0].reminders[0].id > 0 and {i.reminders[0].id for i in week[1:]} == {0}  # planned, not rows yet
+    # the later ones are planned (no rows yet): each carries the id of the stored reminder it will be made from
+    first = week[0].reminders[0]
+    assert first.id > 0 and not first.planned
+    assert all(i.reminders[0].id == first.id and i.reminders[0].planned for i in week[1:])
     plain = await service.list_items(user.id, start_ms=ms(6, 18), end_ms=ms(6, 25))
     assert len(plain) == 1  # without expand: the series once, at its first occurrence in the range
 

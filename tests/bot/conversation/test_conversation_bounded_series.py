@@ -13,7 +13,8 @@ from schedule.model import OutboundMessageRow
 async def test_a_series_for_next_week_only(bot: Bot) -> None:
     chat = bot.chat()
     reply = await chat.say("下周一到周五每天早上8点提醒我打卡")
-    assert reply == "已记录：每周一到周五08:00 打卡，首次是6月22日（周一），到6月26日（周五）为止。到时提醒你。"
+    assert reply == ("已记录：每周一到周五08:00 打卡，首次是6月22日（周一）08:00，最后一次是6月26日（周五）08:00，共 5 次。"
+                     "到时提醒你。")
     pushed_on: list[str] = []
     day = datetime(2026, 6, 19, 8, 1, tzinfo=SH)
     for _ in range(14):  # 6/19 to 7/2, a minute after 08:00 each day

@@ -11,6 +11,8 @@ from urllib.parse import urlsplit
 import pytest
 from conftest import Bot, at
 
+from bot.testing import signed_in
+from schedule.clock import now_ms
 from schedule.model import ReminderRow, ScheduleItemRow
 
 DAYS = [date(2026, 6, 18) + timedelta(days=n) for n in range(7)]
@@ -46,6 +48,7 @@ async def page_html(bot: Bot, start: date, days: int = 7) -> tuple[str, str]:
                                                        end_ms=at(start.month, start.day) + days * 86_400_000)
     parts = urlsplit(url)
     path = parts.path + "?" + parts.query
+    bot.client.headers.update(await signed_in(bot.app.state.page_links, "o-alice", now_ms=now_ms(bot.clock)))  # the owner
     return path, (await bot.client.get(path)).text
 
 

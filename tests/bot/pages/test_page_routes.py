@@ -109,7 +109,8 @@ async def test_one_users_link_never_shows_or_touches_anothers_data(world: World)
     assert (await world.service.get_item(bob.id, bobs["meeting"].id)).reminders[0].status == "pending"
 
 
-async def test_in_app_queue_is_shown_once_and_marked_sent(world: World) -> None:
+async def test_in_app_queue_stays_until_the_owner_says_seen(world: World) -> None:
+    """A GET (a link preview, a reload) never consumes the notices; the owner's 知道了 (a POST) does."""
     meeting = world.items["meeting"]
     reminder_id = meeting.reminders[0].id
     async with world.app.state.sessions.begin() as session:
@@ -127,7 +128,16 @@ async def test_in_app_queue_is_shown_once_and_marked_sent(world: World) -> None:
     first = (await world.client.get(url)).text
     assert "你有 2 条未送达的提醒" in first and "给妈妈打电话" in first and "项目会议 15:00" in first
     second = (await world.client.get(url)).text
-    assert "未送达的提醒" not in second
+    assert "你有 2 条未送达的提醒" in second  # the first view changed nothing
+    async with world.app.state.sessions.begin() as session:
+        assert set((await session.scalars(select(OutboundMessageRow.status).where(
+            OutboundMessageRow.channel == "inapp"))).all()) == {"pending"}
+        assert (await session.get(ReminderRow, reminder_id)).status == "locked"
+    csrf = second.split('name="csrf" value="')[1].split('"')[0]
+    seen = await world.client.post(url, data={"do": "seen:0", "csrf": csrf})
+    assert seen.status_code == 303 and "did=seen" in seen.headers["location"]
+    after = (await world.client.get(seen.headers["location"])).text
+    assert "未送达的提醒" not in after.split('class="flash"')[0] and "已标为已读" in after
     async with world.app.state.sessions.begin() as session:
         statuses = set((await session.scalars(select(OutboundMessageRow.status).where(
             OutboundMessageRow.channel == "inapp"))).all())

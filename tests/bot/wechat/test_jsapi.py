@@ -15,9 +15,10 @@ from asgi_lifespan import LifespanManager
 
 from bot.app import create_app
 from bot.settings import Settings
-from bot.testing import FakeWeChatAPI
+from bot.testing import FakeWeChatAPI, signed_in
 from bot.wechat.client import WeChatClient
 from bot.wechat.jsapi import JsApiTickets, signature
+from schedule.clock import now_ms
 from schedule.db import create_engine, session_factory
 from schedule.testing import FrozenClock
 
@@ -78,7 +79,8 @@ async def test_the_private_page_carries_the_subscribe_button_with_a_signed_wx_co
                                                            base_url="http://t") as client:
             user = await app.state.service.get_or_create_user("o-page")
             url = await app.state.page_links.itinerary_url(user.id)
-            response = await client.get(url.removeprefix("https://bot.example.com"))
+            owner = await signed_in(app.state.page_links, "o-page", now_ms=now_ms(clock))  # the button is the owner's
+            response = await client.get(url.removeprefix("https://bot.example.com"), headers=owner)
     assert response.status_code == 200
     html = response.text
     assert '<wx-open-subscribe template="tmpl-sub"' in html and "接收提醒通知" in html
@@ -104,10 +106,11 @@ async def test_while_the_ticket_is_unavailable_requests_make_no_call_for_a_minut
                                                            base_url="http://t") as client:
             user = await app.state.service.get_or_create_user("o-page")
             page = (await app.state.page_links.itinerary_url(user.id)).removeprefix("https://bot.example.com")
+            owner = await signed_in(app.state.page_links, "o-page", now_ms=now_ms(clock))
 
             async def burst() -> list[int]:
                 asked = [client.get("/wechat/jssdk", params={"url": PAGE}) for _ in range(8)]
-                answers = await asyncio.gather(*asked, client.get(page), client.get(page))
+                answers = await asyncio.gather(*asked, client.get(page, headers=owner), client.get(page, headers=owner))
                 return [a.status_code for a in answers]
 
             first = await burst()
@@ -118,7 +121,7 @@ async def test_while_the_ticket_is_unavailable_requests_make_no_call_for_a_minut
             retried = await burst()
             clock.advance(timedelta(seconds=61))
             recovered = await burst()
-            pages = [await client.get(page) for _ in range(3)]
+            pages = [await client.get(page, headers=owner) for _ in range(3)]
     assert first == still == retried == [503] * 8 + [200, 200]  # the page shows, without its 订阅通知 button
     assert calls_in_the_first_minute == 1
     assert [c.answer["errcode"] for c in api.calls_to("ticket/getticket")] == [40164, 40164, 0]

@@ -39,7 +39,7 @@ _FILLER = re.compile(r"[啊哎嗯哦噢呃哈吧呗啦呢呀嘛喔咯了的个�
                      r"[,.!?~ 、。，！？；;：:]|[\u2300-\u23ff\u2600-\u27bf\u2b00-\u2bff\U0001F000-\U0001FAFF\ufe0f]")
 _ALARM_TITLE = "闹钟"
 _ACTIVITY = re.compile(r"[\u4e00-\u9fff]+")
-_MORNING_ENDS = 10  # 明天九点叫我: before ten in the morning a call is a wake-up
+MORNING_ENDS = 10  # 明天九点叫我: before ten in the morning a call is a wake-up
 
 
 def read(text: str, slots: Slots, *, now: datetime, tz: ZoneInfo) -> Intent | None:
@@ -115,7 +115,7 @@ def _set(text: str, slots: Slots, markers: list[re.Match[str]], *, now: datetime
         return None  # 七点叫我起床去跑步: an activity said with it, for the general rules
     if activity:
         title = activity
-    elif wake or (call and at.hour < _MORNING_ENDS):
+    elif wake or (call and at.hour < MORNING_ENDS):
         title = "起床"
     else:
         title = "倒计时" if COUNTDOWN.search(text) and not ALARM.search(text) else _ALARM_TITLE

@@ -7,6 +7,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 
 from intent import clarify, reminder
+from intent.alarm import CALL, MORNING_ENDS
 from intent.lexicon import ALL_DAY_ACTIVITY, DEADLINE, NO_REMINDER, RECORD_WORD, REMIND_WORD, is_activity, is_meeting
 from intent.model import CreateIntent, Lunar, Missing, Pending, Recurrence
 from intent.place import place_after_zai, place_of, venue_in
@@ -39,7 +40,11 @@ def build(text: str, slots: Slots, *, rule: str, meeting_offset: int, confidence
     if kind == "event" and not meeting and asked and reminder.remind_at_time(text, slots):
         kind = "task"  # 明早8点提醒我跑步: a bare "提醒我 X" is a task (SPEC §4)
     raw_title = clean(rest)
-    title = title_of(text, slots.spans) or ("闹钟" if "闹钟" in text else ("提醒" if asked else ""))
+    # 每天早上7点叫我: a call with nothing else said is an alarm (a wake-up in the morning), never titled 提醒
+    call = CALL.search(text) is not None
+    woken = call and start is not None and has_clock and start.hour < MORNING_ENDS
+    alarm = "闹钟" in text or call
+    title = title_of(text, slots.spans) or ("起床" if woken else "闹钟" if alarm else ("提醒" if asked else ""))
     venue = venue_in(title) if place is None else None
     if venue is not None:  # 星巴克见客户: the place goes to location, the title keeps the activity
         title, place = venue[0], (venue[1], (0, 0))

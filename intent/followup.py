@@ -31,10 +31,12 @@ class FocusHint:
     on: date | None = None
     at: datetime | None = None
     digest: bool = False  # the conversation is about the digest subscription (rule 22), not an item
+    title: str | None = None  # its title: words of it said again name it, not a new activity
 
 
 _CORRECTION = re.compile(
-    r"^(?:不对+|不是的?|(?:我)?(?:搞|弄|说|打|写|记)?错(?=了|啦|咯|喽)|更正(?:一下)?|纠正(?:一下)?|"
+    r"^(?:不对+|不是的?|(?:我)?(?:搞|弄|说|打|写|记)?错(?=了|啦|咯|喽)|(?:我)?(?:搞|弄|说|记|听|看)(?:岔|混|反)(?=了|啦|咯|喽)|"
+    r"口误|更正(?:一下)?|纠正(?:一下)?|"
     r"应该是|准确地?说是|哦不|不不+|还是(?=那天|当天|[0-9零一二两三四五六七八九十]|[上下]午|晚上|早上|中午|明天|后天|周|星期|下周|改))"
     r"(?:了|啦|呀|哦)?(?:[,.!~ ]|(?=[^,.!~ ]))*"
 )
@@ -42,7 +44,7 @@ _IS = re.compile(r"(?:其实|应该|实际上|准确地?说)(?:是|在|改成|�
 _IS_INSIDE = re.compile(r"(?:而是|应该是|其实是|是|改成|改到|换成)")
 # 在3楼 / 地点在国贸 / 地址是… : the place of the focus
 _PLACE = re.compile(r"^(?P<who>[^\d,!?]{0,4}?)(?:地点|地址|位置|地方|集合点|碰头点|见面点|会合点)(?:就)?"
-                    r"(?:在|是|为|:|改成|改为|换成|改到|换到)?[: ]*(?P<a>[^,!?]{1,30})$"
+                    r"(?:在|是|为|:|改成|改为|换成|改到|换到|改在|换在|挪到|定在|放在)?[: ]*(?P<a>[^,!?]{1,30})$"
                     r"|^(?:就|改|换)?在(?P<b>[^,!?吗呢嘛]{1,20}?)(?:吧|哈|哦|啊)?$")
 _PLACE_NOT = re.compile(
     r"^(?:地点|地址|位置|地方)(?:不是|不在)[^,!?]{1,20}?[, ]*(?:而)?(?:是|在|改成)(?P<a>[^,!?]{1,30})$")
@@ -86,8 +88,10 @@ _FROM_NOW_WORDS = re.compile(r"以后|之后|往后|今后|从此|从今天起|�
                              r"[去来要有的]|这样|照旧|一样|[,.!~ ]")
 _FILLER = re.compile(r"[吧啊呀哈哦了的呢嘛,.!~ ]|就行|就好|就可以|就|那就|好")
 # Verbs that restate what the item in focus is about (是三点开始的, 七点出发, 九点开赛, 三点到): no new activity.
-RESTATE = re.compile(r"(?:才|再)?(?:开始|开赛|开场|开播|开打|开考|出发|动身|启程|起飞|到达|到场|集合|碰头|见面|碰面|"
-                     r"报到|签到|开|到|见|走)(?:的|吧|哈|啊|呢|呀|了)*$")
+RESTATE = re.compile(r"(?:才|再)?(?:开始|开[赛场播打考踢唱讲演席饭课拍跑]|出发|动身|启程|起飞|到达|到场|集合|碰头|"
+                     r"见面|碰面|报到|签到|开|到|见|走)(?:的|吧|哈|啊|呢|呀|了)*$")
+# 是四点开打 / 其实是五点: the copula before the time says what the focus's time is, no activity of its own.
+_COPULA = re.compile(r"^[\s,]*(?:其实|应该|就|那就)?是")
 _THAT_DAY = re.compile(r"那天|当天|那一天|同一天|同一天的")
 
 
@@ -178,6 +182,25 @@ def _changes(rest: str, own: list[TimeMention], focus: FocusHint | None, offset:
     return Changes(title=title[:60]) if words and 1 <= len(title) <= 20 else None
 
 
+def _restates(rest: str, title: str | None) -> bool:
+    """What is left besides the time says nothing new: particles, a copula, a verb restating the item (出发 /
+    开始的), maybe with words of its own title before that verb (话剧是两点半开演). The title's words alone are
+    another item of the same kind (明天下午五点开会 after 开会), not a correction."""
+    plain = _FILLER.sub("", _COPULA.sub("", rest))
+    if not _FILLER.sub("", RESTATE.sub("", plain)):
+        return True
+    bare = _FILLER.sub("", _COPULA.sub("", _without_title(rest, title)))
+    return bare != plain and RESTATE.search(bare) is not None and not _FILLER.sub("", RESTATE.sub("", bare))
+
+
+def _without_title(rest: str, title: str | None) -> str:
+    """`rest` without its runs of two or more characters all found in the focus's title (话剧 of 看话剧, 爬山 of
+    去爬香山): words of the item said again name it."""
+    if not title:
+        return rest
+    return re.sub(f"[{re.escape(title)}]{{2,}}", "", rest)
+
+
 def _shifted(m: TimeMention, offset: int) -> TimeMention:
     from dataclasses import replace
 
@@ -229,7 +252,7 @@ def _bare(text: str, mentions: list[TimeMention], focus: FocusHint) -> Changes |
         return Changes(end_at=_after_start(_near(when, focus), focus)) if when.has_clock else None
     if from_now:
         rest = _FROM_NOW_WORDS.sub("", rest)  # 以后都八点吧: the series' time from now on
-    if _FILLER.sub("", RESTATE.sub("", _FILLER.sub("", rest))):
+    if not _restates(rest, focus.title):
         return None  # other words: a request of its own, not a bare time
     if when.has_clock:
         return Changes(start_at=_near(when, focus))

@@ -9,6 +9,7 @@ from zoneinfo import ZoneInfo
 
 from intent.model import CreateIntent, Intent
 from intent.pipeline import parse
+from intent.runon import entries
 from intent.timex import TimeMention
 
 # 明天要做的事：买菜、取快递、交电费 / 周五要办:续签合同,交社保 — a day, a colon, then several things to do.
@@ -27,6 +28,10 @@ _LIST_ITEM = re.compile(r"\s*(?:\d{1,2}[.)、]|[①-⑩])?\s*")  # 1. / 2) / ①
 _LIST_CUT = re.compile(r"[,;]|(?<=[^\x00-\x7f])\s+(?=[^\x00-\x7f])|\s+(?=[A-Za-z\d])")
 # The verb of the lead-in that names what is done with each thing (要买的：牛奶 → 买牛奶).
 _THING_VERB = frozenset({"买", "带", "准备", "拿", "交", "寄", "还", "取"})
+_SHOPPING = re.compile(r"购物|采购|要带|要买")  # a list of things to buy or take, not of errands
+# A run with time words is requests said together, not a list to cut (周报 / 点奶茶 are no time words).
+_TIME_WORD = re.compile(r"\d|[零一二两三四五六七八九十][点时号]|[今明后]天|[今明][早晚]|"
+                        r"(?:周|星期|礼拜)[一二三四五六日天]|凌晨|早上|上午|中午|下午|傍晚|晚上")
 _NOT_A_THING = re.compile(r"提醒|叫我|提前|地点|结束|顺便|另外|然后")  # a clause of a request, not a list entry
 
 
@@ -36,23 +41,27 @@ def todo_list(norm: str, now: datetime, tz: ZoneInfo | str, offset: int) -> list
     lead = _LEAD_IN.match(norm)
     if lead is not None:
         day = _LIST_DAY.match(lead.group("head"))
-        items = _list_items(lead.group("items"), least=1)
+        verb = lead.group("verb") if lead.group("verb") in _THING_VERB else ""
+        items = _list_items(lead.group("items"), least=1, things=bool(verb) or _SHOPPING.search(lead.group(0)[:16])
+                            is not None)
         if items is None:
             return None
-        verb = lead.group("verb") if lead.group("verb") in _THING_VERB else ""
         return [_thing(day.group(0) if day else "", item, verb, now, tz, offset) for item in items]
     m = _LIST_HEAD.match(norm)
     if m is None or not _DAY_ONLY.fullmatch(m.group("day")):
         return None
-    items = _list_items(m.group("items"), least=2)
+    items = _list_items(m.group("items"), least=2, things=False)
     if items is None:
         return None
     return [_thing(m.group("day"), item, "", now, tz, offset) for item in items]
 
 
-def _list_items(text: str, *, least: int) -> list[str] | None:
+def _list_items(text: str, *, least: int, things: bool) -> list[str] | None:
     items = [_LIST_ITEM.sub("", part, count=1).strip() for part in _LIST_CUT.split(text)]
     items = [item for item in items if item]
+    if len(items) == 1 and not _NOT_A_THING.search(items[0]) and not _TIME_WORD.search(items[0]):
+        # 换灯泡取快递剪头发: said with no separator at all
+        items = entries(items[0], things=things) or items
     if not least <= len(items) <= 10 or any(len(item) > 20 or _NOT_A_THING.search(item) for item in items):
         return None
     return items

@@ -64,6 +64,8 @@ class Changes(_Value):
     note: str | None = None
     recurrence: Recurrence | None = None
     another_reminder: bool = False  # 再加一个提前10分钟的提醒: offset_minutes is an extra reminder, the others kept
+    day_said: bool = False  # the new time names a day (改到明天四点); without one the item keeps its day
+    bare_hour: int | None = None  # 改到九点: the new clock's hour (1–11) said without its half of the day
     no_reminder: bool = False  # 不用提醒我了 / 取消提醒: the item stays, its open reminders go
     # A series several times a day (not in §5): 早上那次改到八点 moves one of its times; 停药 ends the series
     dose_from: str | None = None  # which time: a part of the day (早上) or a clock "HH:MM"
@@ -124,6 +126,7 @@ class CreateIntent(Intent):
     recurrence: Recurrence | None = None
     location: str | None = None  # 地点在望京SOHO (not in §5; null otherwise)
     note: str | None = None  # links and phone numbers said with the request (not in §5; null otherwise)
+    day_said: bool = False  # a day was said (this message or an earlier answer): a past clock today is not rolled
 
 
 class QueryIntent(Intent):
@@ -143,6 +146,11 @@ class _Targeted(Intent):
     choice: int | None = None  # 1-based pick among candidates ("第二个")
     every: bool = False  # 都/全部/所有: every match, not one (cancel and complete only)
     reminders: bool = False  # 关掉闹钟 / 清空提醒: among reminders (a task reminded at its own time), not any item
+    # The clock said about the target (下午三点的会改到四点 → 15:00), the day it falls on, and whether that day
+    # was said (else it is today's or the next one's).
+    target_minute: int | None = None
+    target_on: dt.date | None = None
+    target_on_said: bool = False
 
 
 class UpdateIntent(_Targeted):

@@ -212,6 +212,9 @@ _JOINS_TIMES = re.compile(r"(?:到|至|-|~|和|或|或者|、|提前|前|之前|
                           r"改成|改到|改为|改在|挪到|换到|换成|调到|推迟到|推到|提前到|延后到)$")
 
 
+_THEN_LOOK = re.compile(r"(?:再|然后|顺便|顺带|另外|还有)(?:帮我)?(?:看看|看下|看一下|查查|查一下|查下)$")
+
+
 def _cut_at_times(norm: str, parts: list[tuple[int, int]], mentions: list[TimeMention]) -> list[tuple[int, int]]:
     """Clauses said without punctuation (明天9点提醒我交物业费下午4点提醒我拿衣服): a clause is also cut before a
     time that follows words said after an earlier time of that clause; the grouping then decides what belongs
@@ -222,10 +225,19 @@ def _cut_at_times(norm: str, parts: list[tuple[int, int]], mentions: list[TimeMe
         inside = [m for m in mentions if b <= m.span[0] < e]
         for before, m in pairwise(inside):
             words = norm[before.span[1]:m.span[0]]
-            if (m.has_clock or m.has_date) and not m.relative and not m.lead and len(_CJK.findall(words)) >= 2 \
+            # 周日上午十点去洗车下午陪爸爸钓鱼: a part of the day after a clock and words opens a request too
+            new_part = m.has_clock or m.has_date or (m.period is not None and before.has_clock)
+            if new_part and not m.relative and not m.lead and len(_CJK.findall(words)) >= 2 \
                     and not _JOINS_TIMES.search(words) and m.span[0] > at:
                 out.append((at, m.span[0]))
                 at = m.span[0]
+                continue
+            look = _THEN_LOOK.search(words)  # 后天下午2点开会再看下后天都有什么: a look after the request's words
+            if look is not None and m.has_date and len(_CJK.findall(words[:look.start()])) >= 2:
+                cut = before.span[1] + look.start()
+                if cut > at:
+                    out.append((at, cut))
+                    at = cut
         out.append((at, e))
     return out
 

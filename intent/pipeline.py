@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 from intent import alarm as alarms
-from intent import question
+from intent import question, said
 from intent.action import classify
 from intent.followup import FocusHint, read, with_that_day
 from intent.model import Intent, NoneIntent, SubscribeDigestIntent
@@ -89,6 +89,13 @@ def _parse(
     if not norm:
         return NoneIntent(rule="none.empty", confidence=0.9)
     mentions, degraded = analyse(norm, now, tz, engine) if analysed is None else analysed[1:]
+    return said.fill(_read(norm, mentions, degraded, now, tz, pending, offset, focus), norm, mentions)
+
+
+def _read(
+    norm: str, mentions: list[TimeMention], degraded: bool, now: datetime, tz: ZoneInfo, pending: Intent | None,
+    offset: int, focus: FocusHint | None,
+) -> Intent:
     slots = collect(mentions, norm)
     if pending is not None and pending.needs_clarification:
         from intent.dialogue import merge
@@ -127,6 +134,11 @@ NOT_AN_ACTIVITY = re.compile(r"(?:这天|那天|当天|这一天|那一天|都|�
                              r"(?:设置|设定|设|定|订|添加|增加)(?:一)?个?|吧|的|了|啊|呀|这样|如此|一样|照旧|每次)+")
 
 
+# Words of setting something up, with what is set (设一个提醒 / 建个待办 / 弄一个): never an activity themselves.
+SETTING = re.compile(r"^(?:(?:帮我|给我|我想|我要|请)?(?:设置|设定|设|定|订|添加|增加|加|新建|建|创建|弄|安排)"
+                     r"(?:一)?[个条](?:的)?(?:提醒|待办|日程|事项|行程)?|(?:提醒|待办|日程|事项|行程)(?=[\s,]))[\s,]*")
+
+
 def _fresh(text: str, slots: Slots, mentions: list[TimeMention], now: datetime, tz: ZoneInfo, offset: int) -> Intent:
     from intent import request  # issue 30: requests the bot runs later
 
@@ -146,6 +158,20 @@ def _fresh(text: str, slots: Slots, mentions: list[TimeMention], now: datetime, 
                      confidence=0.6 if decision.rule == "create.weak" else 0.9)
         if made.title and NOT_AN_ACTIVITY.fullmatch(made.title):
             return NoneIntent(rule="none.no_activity", confidence=0.5)  # 这天都要去 / 设成: never a title
+        setting = SETTING.match(made.title)
+        if setting is not None and made.title[setting.end():].strip():  # 设一个提醒 去游泳: the activity is the rest
+            title = made.title[setting.end():].strip()
+            pending = made.pending
+            if pending is not None and made.question is not None and made.title in pending.label:
+                label = pending.label.replace(made.title, title)
+                pending = pending.model_copy(update={"label": label})
+                question = made.question.replace(f"“{made.pending.label}”" if made.pending else "", f"“{label}”")
+                return made.model_copy(update={"title": title, "pending": pending, "question": question})
+            return made.model_copy(update={"title": title})
+        if setting is not None and made.reminder is not None:
+            return made.model_copy(update={"title": "提醒"})  # 弄一个明天下午3点的提醒: a reminder at that time
+        if setting is not None:
+            return NoneIntent(rule="none.no_activity", confidence=0.5)  # 安排一个 / 建个待办: what is to be done?
         return made
     if action == "query":
         from intent import query

@@ -79,6 +79,11 @@ class _Segmenter:
     def ready(self) -> bool:
         return self._tokenizer is not None
 
+    @property
+    def tokenizer(self) -> Any:
+        """jieba's tokenizer, to read its dictionary (never to change it); None until loaded."""
+        return self._tokenizer
+
     def load(self) -> None:
         """Import jieba and build its prefix dictionary (seconds, the first time: from its cache after)."""
         if self.ready:
@@ -145,6 +150,28 @@ def warm_up() -> None:
 
 def ready() -> bool:
     return _SEGMENTER.ready
+
+
+def ensure_loaded() -> bool:
+    """jieba's dictionary, loaded now if it was not (see `_ensure_loaded`); False when it cannot load."""
+    return _ensure_loaded()
+
+
+def is_word(text: str) -> bool:
+    """Whether jieba's dictionary holds `text` as a word (the dictionary must be loaded)."""
+    return bool(_SEGMENTER.tokenizer.FREQ.get(text))
+
+
+def dictionary() -> tuple[dict[str, int], int]:
+    """jieba's word counts and their total, read only (the dictionary must be loaded)."""
+    tokenizer = _SEGMENTER.tokenizer
+    return tokenizer.FREQ, tokenizer.total
+
+
+def word_graph(text: str) -> dict[int, list[int]]:
+    """For each position of `text`, the last positions of the dictionary words starting there (jieba's DAG)."""
+    graph: dict[int, list[int]] = _SEGMENTER.tokenizer.get_DAG(text)
+    return graph
 
 
 def rank(

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from intent import clarify
 from intent.action import CANCEL, COMPLETE, UPDATE
+from intent.alarm import ALARM
 from intent.followup import RESTATE
 from intent.model import CancelIntent, Changes, CompleteIntent, Intent, Missing, UpdateIntent
 from intent.slots import collect
@@ -41,7 +42,9 @@ def build(text: str, action: str, mentions: list[TimeMention], *, rule: str) -> 
     if dated is None and action != "update":
         dated = next((m for m in mentions if m.has_date and m.start is not None and m.type != "set"), None)
     target_date = dated.start.date() if dated is not None and dated.start is not None else None
-    missing: list[Missing] = [] if target or dated is not None else ["target"]
+    # 六点半的闹钟改成六点五十: no other words, the alarm is among the reminders set (narrowed by its clock)
+    alarm = action == "update" and not target and ALARM.search(head) is not None
+    missing: list[Missing] = [] if target or dated is not None or alarm else ["target"]
     if action in ("cancel", "complete"):
         kind = CancelIntent if action == "cancel" else CompleteIntent
         return kind(target_text=target or None, target_date=target_date, needs_clarification=missing,
@@ -62,7 +65,7 @@ def build(text: str, action: str, mentions: list[TimeMention], *, rule: str) -> 
     return UpdateIntent(
         target_text=target or None, target_date=target_date, changes=changes, needs_clarification=missing,
         question=clarify.question(missing, target=target, period=part) if missing else None,
-        rule=rule, confidence=0.85 if not missing else 0.7,
+        rule=rule, confidence=0.85 if not missing else 0.7, reminders=alarm,
         or_focus=bool(target) and RESTATE.fullmatch(target) is not None,  # 出发改成8点: the trip in focus
         new_period=part[1] if part is not None and changes is None else None,
         new_day=said.start.date() if said is not None and said.start is not None and said.has_date and changes is None

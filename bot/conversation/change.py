@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 from datetime import date, datetime, time, timedelta
 
@@ -12,9 +11,7 @@ from bot.conversation.focus import TTL_MS as FOCUS_TTL_MS
 from bot.conversation.snooze import RECENT_MS
 from intent.dialogue import EVERY_PICKED, LEAD_CLOCK
 from intent.model import CancelIntent, Changes, CompleteIntent, Pending, Reminder, SnoozeIntent, UpdateIntent
-from intent.slots import hour_said
 from intent.target import Candidate, rank
-from intent.timex import extract
 from render.outcome import Ambiguous, Asked, Changed, ChangedAll, Failed, NoMatch, Outcome
 from schedule.clock import from_ms, to_ms
 from schedule.domain import Item, ItemChanges, NewItem, NewReminder, Recurrence
@@ -25,9 +22,6 @@ from schedule.recurrence import localize, next_occurrence
 
 Targeted = UpdateIntent | CancelIntent | CompleteIntent
 MAX_CHOICES = 9
-_CHANGE_VERB = re.compile(r"改到|改成|改为|改在|挪到|挪成|换到|换成|推迟|推到|延后|延期|提前|调到|调成|调整")
-_DATE_WORDS = re.compile(
-    r"[今明后]天|明早|今晚|明晚|周|星期|礼拜|号|[0-9一二三四五六七八九十]+月|[0-9]+[./-][0-9]+|下个?月")
 
 
 async def run(intent: Targeted, ctx: Context) -> Outcome:
@@ -146,9 +140,9 @@ async def _matches(intent: Targeted, ctx: Context) -> list[Item]:
         return _alarms(intent, items, ctx)
     by_id = {i.id: i for i in items}
     candidates = [_candidate(i, ctx) for i in items]
-    minute, said_day, explicit = _target_moment(intent, ctx)
+    minute = intent.target_minute
     # A clock with no words and no day (下午三点那个) may mean any day's: the implied day would rule out all but today.
-    implied = said_day if intent.target_text or explicit else None
+    implied = intent.target_on if intent.target_text or intent.target_on_said else None
     ranked = rank(intent.target_text, candidates, target_date=day or implied, target_minute=minute)
     found = [by_id[c.id] for c in ranked]
     if len(found) > 1:  # prefer what is still ahead over what is past
@@ -163,7 +157,7 @@ def _alarms(intent: Targeted, items: list[Item], ctx: Context) -> list[Item]:
     now_ms = to_ms(ctx.now)
     alarms = [i for i in items if i.kind == "task" and any(r.status == "pending" and r.remind_at >= now_ms
                                                            for r in i.reminders)]
-    minute = _target_moment(intent, ctx)[0]
+    minute = intent.target_minute
     if minute is not None:
         alarms = [i for i in alarms if (_candidate(i, ctx).at_minute or 0) % 720 == minute % 720]
     return sorted(alarms, key=lambda i: i.anchor_at or 0)
@@ -230,17 +224,6 @@ async def _occurrence_due(item: Item, ctx: Context) -> date | None:
     found = next_occurrence(stored.recurrence, dtstart=from_ms(stored.anchor_at), after=today - timedelta(seconds=1),
                             tz=ctx.tz)
     return found.astimezone(ctx.tz).date() if found is not None else None
-
-
-def _target_moment(intent: Targeted, ctx: Context) -> tuple[int | None, date | None, bool]:
-    """The clock time (minute of day) and date said about the target: "下午三点的会改到四点" → 15:00, and
-    whether the date was said. For an update only the words before 改/挪/推 describe the target."""
-    text = _CHANGE_VERB.split(ctx.text, maxsplit=1)[0] if isinstance(intent, UpdateIntent) else ctx.text
-    for mention in extract(text, now=ctx.now, tz=ctx.tz):
-        if mention.start is not None and mention.has_clock and not mention.relative and not mention.lead:
-            at = mention.start.astimezone(ctx.tz)
-            return at.hour * 60 + at.minute, at.date(), mention.has_date  # no date said: today's (or rolled) leads
-    return None, None, False
 
 
 async def named(words: str, ctx: Context) -> list[Item]:
@@ -387,9 +370,9 @@ def _moved_anchor(changes: Changes, item: Item, ctx: Context) -> int | None:
     new = changes.start_at or changes.due_at
     if new is not None:
         new = new.astimezone(ctx.tz)
-        if current is not None and not _DATE_WORDS.search(ctx.text) and changes.date is None:  # 改到四点: same day
+        if current is not None and not changes.day_said and changes.date is None:  # 改到四点: same day
             clock = new.time().replace(tzinfo=None)
-            hour = _bare_hour(ctx)
+            hour = changes.bare_hour  # 跑步改到九点: the item's own time picks morning or evening
             if hour is not None:
                 clock = clock.replace(hour=_nearest_reading(hour, clock.minute, current.time()))
             return to_ms(localize(datetime.combine(current.date(), clock), ctx.tz))
@@ -397,23 +380,6 @@ def _moved_anchor(changes: Changes, item: Item, ctx: Context) -> int | None:
     if changes.date is not None:
         clock = current.time().replace(tzinfo=None) if current is not None else time()
         return to_ms(localize(datetime.combine(changes.date, clock), ctx.tz))
-    return None
-
-
-def _bare_hour(ctx: Context) -> int | None:
-    """The hour of a new clock time said with nothing fixing its half of the day ("跑步改到九点" → 9), 1–11.
-    The time engine reads such an hour as its next occurrence from now; for a change the item's own time is the
-    better guide, so `_nearest_reading` picks."""
-    parts = _CHANGE_VERB.split(ctx.text, maxsplit=1)
-    if len(parts) < 2:
-        return None
-    for mention in extract(parts[1], now=ctx.now, tz=ctx.tz):
-        if not mention.has_clock:
-            continue
-        if mention.has_date or mention.period is not None or mention.relative:
-            return None
-        hour = hour_said(mention.text)
-        return hour if hour is not None and 1 <= hour <= 11 else None
     return None
 
 

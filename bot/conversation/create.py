@@ -13,10 +13,6 @@ from schedule.clock import to_ms
 from schedule.domain import Item, Lunar, NewItem, NewReminder, Recurrence
 from schedule.errors import InvalidChange, QuotaExceeded
 
-# Any day word in the text: without one, a date of tomorrow means a past clock time rolled over.
-_DAY_WORDS = re.compile(r"[今明后昨前]|周|星期|礼拜|号|日|月|天|节|[0-9]+[./-][0-9]+|tomorrow|tmr", re.IGNORECASE)
-
-
 _SUB_DAILY = re.compile(r"(?:^|;)FREQ=(?:HOURLY|MINUTELY|SECONDLY)(?:;|$)")
 # A step inside a daily window (`intent.course`): minutes that divide a day, 30 or more, inside listed hours.
 _IN_WINDOW = re.compile(r"^FREQ=MINUTELY;INTERVAL=(?:3\d|[4-9]\d|\d{3,});BYHOUR=")
@@ -50,7 +46,7 @@ async def run(intent: CreateIntent, ctx: Context) -> Outcome:
     anchor = intent.start_at if intent.kind == "event" else intent.due_at
     rolled = (anchor is not None and not intent.all_day and intent.recurrence is None
               and anchor.astimezone(ctx.tz).date() == ctx.now.date() + timedelta(days=1)
-              and not _DAY_WORDS.search(ctx.text) and not intent.rule.startswith("merge"))  # an answer's day was said
+              and not intent.day_said)  # no day said: a clock time that had passed today
     return Created(item=item, reminder_due_now=due_now,
                    hint_lead=intent.kind == "event" and not reminders and not intent.explicit_no_reminder
                    and not intent.all_day,

@@ -44,6 +44,7 @@ class Focus:
     op: str = ""  # created | changed | completed | cancelled | snoozed | listed | restored | withdrawn
     on: str | None = None  # local ISO date of the item (the occurrence, for a series) or of a one-day query
     clock: str | None = None  # local HH:MM of the item in focus, when it has a time of day
+    title: str | None = None  # the title of the (first) item in focus: its words restate it (话剧是两点半开演)
     sent: tuple[Sent, ...] = ()
     again: str | None = None  # the text refused as a repeat, stored on "再记一条"
     turns: tuple[tuple[str, str], ...] = field(default=())  # (user, bot), oldest first
@@ -67,7 +68,7 @@ class Focus:
         if self.clock and self.live_ids(now_ms):
             hour, minute = (int(p) for p in self.clock.split(":"))
             at = datetime.combine(day, time(hour, minute), tzinfo=tz)
-        return FocusHint(on=day, at=at)
+        return FocusHint(on=day, at=at, title=self.title if self.live_ids(now_ms) else None)
 
     def created_just_now(self, now_ms: int) -> tuple[int, ...]:
         """The items the last create stored, while an undo of that create still makes sense (10 minutes)."""
@@ -80,6 +81,7 @@ class Focus:
 
     def to_json(self) -> dict[str, Any]:
         return {"ids": list(self.ids), "at": self.at, "op": self.op, "on": self.on, "clock": self.clock,
+                "title": self.title,
                 "sent": [[s.print, s.at, list(s.ids)] for s in self.sent], "again": self.again,
                 "turns": [list(t) for t in self.turns]}
 
@@ -91,6 +93,7 @@ class Focus:
         try:
             return cls(ids=tuple(int(i) for i in data.get("ids") or ()), at=int(data.get("at") or 0),
                        op=str(data.get("op") or ""), on=data.get("on") or None, clock=data.get("clock") or None,
+                       title=str(data["title"]) if data.get("title") else None,
                        sent=tuple(Sent(str(p), int(a), tuple(int(i) for i in ids))
                                   for p, a, ids in data.get("sent") or ()),
                        again=data.get("again") or None,
@@ -120,13 +123,13 @@ def after(focus: Focus, outcomes: list[o.Outcome], *, text: str, now_ms: int, tz
         elif isinstance(x, o.ChangedAll) and x.changes:
             new = _on(new, tuple(c.item for c in x.changes), _OPS[x.verb], None, now_ms, tz)
         elif isinstance(x, o.Subscribed):  # the conversation is about the digest now (rule 22)
-            new = replace(new, ids=(), op="digest", on=None, clock=None, at=now_ms)
+            new = replace(new, ids=(), op="digest", on=None, clock=None, title=None, at=now_ms)
         elif isinstance(x, o.Snoozed):
             new = _on(new, (x.item,), "snoozed", None, now_ms, tz)
         elif isinstance(x, o.Restored) and x.items:
             new = _on(new, x.items, "restored", None, now_ms, tz)
         elif isinstance(x, o.Withdrawn):
-            new = replace(new, ids=(), op="withdrawn", at=now_ms,
+            new = replace(new, ids=(), op="withdrawn", title=None, at=now_ms,
                           sent=tuple(s for s in new.sent if not set(s.ids) & {i.id for i in x.items}))
         elif isinstance(x, o.Answered) and x.item is not None:  # 周会在哪开 → 改到三楼 is about that meeting
             new = _on(new, (x.item,), "listed", None, now_ms, tz)
@@ -136,7 +139,7 @@ def after(focus: Focus, outcomes: list[o.Outcome], *, text: str, now_ms: int, tz
             if len(x.items) == 1:
                 new = _on(new, x.items, "listed", None, now_ms, tz)
             else:  # several (or none): a follow-up must say which; 那天 is the day asked about
-                new = replace(new, ids=(), op="listed", clock=None, on=day, at=now_ms)
+                new = replace(new, ids=(), op="listed", clock=None, title=None, on=day, at=now_ms)
     if created:
         kept = tuple(s for s in new.sent if now_ms - s.at < SAME_TEXT_MS)
         new = replace(new, sent=(*kept, Sent(fingerprint(text), now_ms, tuple(created)))[-5:], again=None)
@@ -153,7 +156,7 @@ def _on(focus: Focus, items: tuple[Item, ...], op: str, day: str | None, now_ms:
     first = items[0]
     at = from_ms(first.anchor_at).astimezone(_zone(first.timezone or tz)) if first.anchor_at is not None else None
     clock = at.strftime("%H:%M") if at is not None and not first.all_day else None
-    return replace(focus, ids=tuple(i.id for i in items), op=op, at=now_ms, clock=clock,
+    return replace(focus, ids=tuple(i.id for i in items), op=op, at=now_ms, clock=clock, title=first.title[:60],
                    on=day[:10] if day else (at.date().isoformat() if at is not None else None))
 
 

@@ -192,7 +192,9 @@ def scan(text: str) -> Spec:
         left = _cut(text, spans)
         daily = not _NOT_DAILY.search(left) and (spec.every_days or spec.days or spec.months or spec.until_words
                                                   or spec.count or _DAILY.search(left))
-        several = len(found) >= 2 and clock_list(text) is None  # 每天10点、3点提醒我喝水: one request per clock
+        ends = spec.days or spec.months or spec.count or spec.until_words or spec.every_days
+        # 每天10点、3点提醒我喝水: one request per clock; with an end or a count (…连续5天) one course, however said
+        several = len(found) >= 2 and (clock_list(text) is None or bool(ends))
         if (spec.doses and found) or (daily and found and (several or (spec.found and len(found) == 1))):
             spec.times = sorted({at for at, _ in found})
             spans.extend(span for _, span in found)

@@ -119,7 +119,7 @@ NOT_AN_ACTIVITY = re.compile(r"(?:这天|那天|当天|这一天|那一天|都|�
 
 
 def _fresh(text: str, slots: Slots, mentions: list[TimeMention], now: datetime, tz: ZoneInfo, offset: int) -> Intent:
-    from intent import request  # issue 30: requests the bot runs later
+    from intent import request  # requests the bot runs later
 
     changed = request.change(text, slots)  # 天气改成7点发: before the digest's 推送改到8点
     if changed is not None:

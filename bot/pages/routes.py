@@ -59,7 +59,7 @@ class Pages:
     def __init__(self, *, links: PageLinks, loader: ItineraryLoader, actions: PageActions, renderer: PageRenderer,
                  clock: Clock, subscribe: SubscribeFor | None = None) -> None:
         self.links, self.loader, self.actions, self.renderer, self.clock = links, loader, actions, renderer, clock
-        self.subscribe = subscribe  # issue 30: the 订阅通知 button (signed wx.config) on private pages
+        self.subscribe = subscribe  # the 订阅通知 button (signed wx.config) on private pages
 
     def error(self, status: int, *, back: str = "") -> HTMLResponse:
         """The friendly page; `back` (the page the form came from, freshly loaded) is offered as the way on."""
@@ -86,7 +86,7 @@ class Pages:
         view = await self.loader.itinerary(claims.user_id, tz, span, private=private, flash=flash)
         context = await self._form_context(token, claims.user_id, span) if private else None
         headers = SECURITY_HEADERS
-        if context is not None and self.subscribe is not None:  # issue 30: signed for the URL the browser shows
+        if context is not None and self.subscribe is not None:  # signed for the URL the browser shows
             button = await self.subscribe(f"{self.links.base_url}/p/{token}" + (f"?{query}" if query else ""))
             if button is not None:
                 context = replace(context, subscribe=button)

@@ -36,7 +36,7 @@ class Receipt:
 
 
 class DeliveryFailure(Exception):
-    """A send that did not complete, classified for the retry policy (SPEC §7)."""
+    """A send that did not complete, classified for the retry policy (docs/delivery.md#retries)."""
 
     def __init__(self, failure: Failure, message: str, *, code: str | None = None,
                  retry_after_s: float | None = None, until_tomorrow: bool = False,

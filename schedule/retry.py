@@ -1,4 +1,4 @@
-"""Retry policy as a small value object with a pure `decide()` (SPEC §7 failure classes)."""
+"""Retry policy as a small value object with a pure `decide()` (failure classes: docs/delivery.md#retries)."""
 
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ from functools import lru_cache
 MAXYEAR = 9999
 HORIZON_YEARS = 12  # an occurrence further than this after the point asked about is not looked for
 WINDOW_YEARS = 10  # a rule must occur within this many years of its first day to be accepted
-MAX_PER_DAY = 24  # occurrences a day a rule may have (hourly; SPEC: intervals under 30 minutes are refused)
+MAX_PER_DAY = 24  # occurrences a day a rule may have (hourly; intervals under 30 minutes are refused)
 
 
 def refusal(body: str, dtstart: datetime) -> str | None:

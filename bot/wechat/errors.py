@@ -1,4 +1,4 @@
-"""The one table from WeChat errcodes to failure classes (SPEC §7), and the typed errors built on it."""
+"""The one table from WeChat errcodes to failure classes (the retry policy), and the typed errors built on it."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ class FailureClass(StrEnum):
     WINDOW = "window"  # this rung cannot reach the user now (window closed, refused): next rung of the ladder
     GONE = "gone"  # the user is unreachable: fail, stop pushing to them
     INVALID_PAYLOAD = "invalid_payload"  # 45002 split and resend
-    CONFIG = "config"  # only the account owner can fix it: pause, alert, spend no attempts (SPEC §7)
+    CONFIG = "config"  # only the account owner can fix it: pause, alert, spend no attempts (docs/delivery.md#incidents)
     UNKNOWN = "unknown"  # retry, then fail
 
 

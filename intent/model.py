@@ -67,7 +67,7 @@ class Changes(_Value):
     day_said: bool = False  # the new time names a day (改到明天四点); without one the item keeps its day
     bare_hour: int | None = None  # 改到九点: the new clock's hour (1–11) said without its half of the day
     no_reminder: bool = False  # 不用提醒我了 / 取消提醒: the item stays, its open reminders go
-    # A series several times a day (added to the contract): 早上那次改到八点 moves one of its times; 停药 ends the series
+    # A series several times a day (added to the contract): 早上那次改到八点 moves one of its times; 停药 ends it
     dose_from: str | None = None  # which time: a part of the day (早上) or a clock "HH:MM"
     dose_to: dt.time | None = None
     end_series: bool = False  # the series ends now: past occurrences kept, no later one

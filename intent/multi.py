@@ -168,7 +168,7 @@ def _parse_all(
         if listed is not None:
             return [parse(line, now=now, tz=tz, meeting_offset_minutes=meeting_offset_minutes) for line in listed]
         mentions, degraded = analyse(norm, local, zone, None) if norm else ([], False)
-        days = day_list(norm, mentions) if pending is None and focus is None and not degraded else None
+        days = day_list(norm, mentions) if pending is None and not degraded else None
         each = [i for line in days for i in _parse_all(line, now, tz, None, meeting_offset_minutes, None)] \
             if days is not None else []
         if each and not any(i.needs_clarification for i in each):  # 周二周四下午五点半接孩子: one request per day

@@ -135,9 +135,7 @@ def scan(text: str) -> Spec:
     spec = Spec(rest=text)
     if (m := _DOSES.search(text)) is not None:
         spec.doses = cn_int(m.group("n"))
-        b = m.start() + (2 if text[m.start():m.start() + 1] in "每天" or text.startswith("天天", m.start()) else 0)
-        spans.append((m.start("n") - (m.start("n") - b if text[b:m.start("n")] in ("吃", "服", "用", "喝", "滴", "涂",
-                                                                                  "量", "打") else 0), m.end()))
+        spans.append((m.start("n"), m.end()))  # 每天吃两次降糖药: the verb stays with the title (吃降糖药)
         if text[m.start():m.start() + 1] == "一":  # 一天两次: the 每天 of it is said by the rule
             spans[-1] = (m.start(), m.end())
     if (m := _STEP.search(text)) is not None:
@@ -488,7 +486,7 @@ def _answer(norm: str, pending: CreateIntent, *, now: datetime, tz: ZoneInfo) ->
 
 
 _TITLE_TRAIL = re.compile(r"(?:吃|服|用|喝|还|交)$")
-_TITLE_WORDS = re.compile(r"^(?:从)?(?:开始|起)|(?:,|和|、| )+$|^(?:,|和|、| )+")
+_TITLE_WORDS = re.compile(r"^(?:从)?(?:开始|起(?!来|床|身))|(?:,|和|、| )+$|^(?:,|和|、| )+")
 
 
 def _title(title: str) -> str:

@@ -36,7 +36,7 @@ def _no_occurrence(body: str, dtstart: datetime) -> str | None:
     if reason is not None:
         return reason
     end = shift_years(dtstart, WINDOW_YEARS, clamp=True)
-    until = _until(parts_of(body).get("UNTIL"))
+    until = until_of(parts_of(body).get("UNTIL"))
     first = first_possible(explicit(body, dtstart), dtstart, min(end, until or end).date())
     never = f"rrule has no occurrence in the {WINDOW_YEARS} years from the item's first day"
     if first is None:
@@ -368,7 +368,8 @@ def _week_days(year: int, numbers: frozenset[int], wkst: int) -> frozenset[int]:
     return frozenset(i for i in chosen if i >= 0)
 
 
-def _until(value: str | None) -> datetime | None:
+def until_of(value: str | None) -> datetime | None:
+    """A rule's UNTIL as naive local wall time (a bare date is its midnight); None when absent or unreadable."""
     if not value or len(value) < 8 or not value[:8].isdigit():
         return None
     clock = value[9:15] if len(value) >= 15 and value[8] == "T" else "000000"

@@ -168,11 +168,12 @@ def _parse_all(
         if listed is not None:
             return [parse(line, now=now, tz=tz, meeting_offset_minutes=meeting_offset_minutes) for line in listed]
         mentions, degraded = analyse(norm, local, zone, None) if norm else ([], False)
-        days = day_list(norm, mentions) if pending is None and not degraded else None
+        days = day_list(norm, mentions) if pending is None and not degraded \
+            and not (focus is not None and focus.digest) else None
         each = [i for line in days for i in _parse_all(line, now, tz, None, meeting_offset_minutes, None)] \
             if days is not None else []
-        if each and not any(i.needs_clarification for i in each):  # 周二周四下午五点半接孩子: one request per day
-            return each
+        if each and all(isinstance(i, CreateIntent) and not i.needs_clarification for i in each):
+            return each  # 周二周四下午五点半接孩子: one item per day (周六周日就不用推了 is no such thing)
         parts = _cut_at_times(norm, _split(norm), mentions)
         if corrects(norm):  # 不是后天,是大后天: one correction, however many time words it holds
             return [parse_prepared(norm, mentions, degraded, now=local, tz=zone, pending=pending,

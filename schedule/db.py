@@ -15,7 +15,7 @@ from functools import partial
 from typing import Any, TypeVar
 
 from sqlalchemy import event
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import CursorResult, Result, make_url
 from sqlalchemy.exc import DisconnectionError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
@@ -202,6 +202,12 @@ async def session_transaction(sessions: async_sessionmaker[AsyncSession]) -> Asy
     except BaseException:
         await session.close()
         raise
+
+
+def rowcount(result: Result[Any]) -> int:
+    """The rows an UPDATE or DELETE matched. `execute` is typed as returning a `Result`; for those statements
+    it is a `CursorResult`, which carries the count (any other result matched nothing)."""
+    return int(result.rowcount) if isinstance(result, CursorResult) else 0
 
 
 # MySQL/MariaDB: 1213 deadlock (InnoDB rolled the transaction back), 1205 lock wait timeout.

@@ -88,7 +88,7 @@ async def test_errors_that_are_not_the_databases_pass_through_untouched() -> Non
     async def bug() -> None:
         raise ValueError("not a database error")
 
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="not a database error"):
         await retry_contention(bug, sleep=sleep)
     assert sleep.pauses == []
 

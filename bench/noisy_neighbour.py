@@ -3,6 +3,9 @@ opens their page, and an attacker who replays one attack at a time. For each att
 p50/p99 without and with the attacker; the budget is a p99 rise of at most 100 ms.
 
 Attacks are small classes in ATTACKS (seed once, then `hit` in a loop); add one for a new kind of abuse.
+The server runs its delivery worker and scheduled-request runner in-process (as `schedbot serve` does), with
+an LLM on loopback (FakeLLM, LLM_LATENCY_S per answer, LLM_PARALLEL at once); attacks that load the LLM also
+time a second victim whose chat the rules do not understand, so the agent answers it.
 
 Run: /work/main/.venv/bin/python bench/noisy_neighbour.py [--seconds 12] [--only NAME ...] [--mariadb]
 """
@@ -19,6 +22,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -33,6 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.machine import speed_line  # noqa: E402
+from bot.agent.testing import FakeLLM  # noqa: E402
 from bot.testing import FakeWeChatAPI, sign_request, text_message  # noqa: E402
 
 TOKEN, APP_ID, TZ = "benchtoken", "wxbench0000000000", "Asia/Shanghai"
@@ -41,24 +46,29 @@ BUDGET_MS = 100.0  # the victim's p99 may rise by at most this much under any at
 VICTIM_TEXTS = ["明天下午三点开会", "看看明天行程", "后天上午十点去取护照", "这周有什么安排"]
 RARE = "FREQ=DAILY;BYMONTH=2;BYMONTHDAY=29;BYDAY=MO"  # 29 Feb on a Monday: valid, once in 28 years
 PER_MINUTE = "FREQ=DAILY;BYHOUR=" + ",".join(map(str, range(24))) + ";BYMINUTE=" + ",".join(map(str, range(60)))
+AGENT_TEXT = "给我讲个笑话"  # no rule reads it: the agent answers
+LLM_LATENCY_S, LLM_PARALLEL = 3.0, 4  # a slow LLM that serves four answers at once
 
 
-def _settings(url: str, port: int, wechat_api: str) -> Any:
+def _settings(url: str, port: int, wechat_api: str, llm: str, *, worker: bool) -> Any:
     from bot.settings import load_settings
 
     return load_settings(DATABASE_URL=url, PUBLIC_BASE_URL=f"http://127.0.0.1:{port}", WECHAT_APP_ID=APP_ID,
                          WECHAT_APP_SECRET="s", WECHAT_TOKEN=TOKEN, WECHAT_API_BASE=wechat_api,
-                         SECRET_KEY=os.environ["BENCH_SECRET_KEY"], H5_REMINDER_WORKER_ENABLED=False,
-                         DATABASE_AUTO_MIGRATE=False)
+                         SECRET_KEY=os.environ["BENCH_SECRET_KEY"], H5_REMINDER_WORKER_ENABLED=worker,
+                         DATABASE_AUTO_MIGRATE=False, AGENT_BASE_URL=llm, AGENT_API_KEY="sk-bench",
+                         AGENT_MODEL="bench-model", WECHAT_TEMPLATE_ID_REMINDER="bench-template")
 
 
 def build_app() -> Any:
-    """The server: create_app as `schedbot serve` builds it, on the real clock."""
+    """The server: create_app as `schedbot serve` builds it, on the real clock, its worker and request runner
+    in-process."""
     from bot.app import create_app
     from schedule.clock import SystemClock
 
     return create_app(_settings(os.environ["BENCH_DATABASE_URL"], int(os.environ["BENCH_PORT"]),
-                                os.environ["BENCH_WECHAT_API"]), clock=SystemClock())
+                                os.environ["BENCH_WECHAT_API"], os.environ["BENCH_LLM"], worker=True),
+                      clock=SystemClock())
 
 
 @dataclass
@@ -67,6 +77,8 @@ class World:
     app: Any
     client: httpx.AsyncClient
     today: datetime
+    llm: FakeLLM
+    quiet_s: float
     seeded: dict[str, Any] = field(default_factory=dict)
     msg_ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
@@ -100,6 +112,8 @@ class World:
 class Attack:
     name = ""
     text = ""
+    loud_s = 0.0  # the victim's time under attack, when longer than --seconds (pushes counted per minute)
+    agent_victim = False  # also time a victim whom the agent answers
 
     def available(self) -> bool:
         return True
@@ -109,6 +123,10 @@ class Attack:
 
     async def hit(self, world: World) -> int:
         raise NotImplementedError
+
+    async def report(self, world: World, loud_from: float) -> list[str]:
+        """Lines on what the attack did (printed under its row); `loud_from`: when the attack began (epoch s)."""
+        return []
 
 
 class DailySeriesPage(Attack):
@@ -204,26 +222,146 @@ class NewWords(Attack):
         return (await world.chat("attacker-words", f"明天上午九点提醒我{word}")).status_code
 
 
+class ScheduledRequests(Attack):
+    name, text = "sched-requests", "1,000 daily LLM requests of one user, 80 due in one minute, a 3 s LLM"
+    agent_victim = True
+
+    async def seed(self, world: World) -> str:
+        from schedule import requests
+        from schedule.db import in_transaction
+        from schedule.domain import NewRequest, Recurrence
+
+        owners = [(await world.user(name))[0] for name in self.owners()]
+        start = time.time() + world.quiet_s + 1.0  # the burst begins as the attack does
+        wanted = [int((start + i * 0.75) * 1000) for i in range(80)]  # 80 in one minute
+        wanted += [int((start + 3600 + i * 82) * 1000) for i in range(920)]  # the rest later in the day
+        now = int(time.time() * 1000)
+
+        async def store(session: Any) -> None:
+            for i, first_at in enumerate(wanted):  # straight into the store: the chat path stops at the quota
+                await requests.add(session, owners[i % len(owners)], NewRequest(
+                    text=f"每天帮我写一句鼓励的话{i}", title=f"鼓励{i}", first_at=first_at, timezone=TZ,
+                    recurrence=Recurrence(rrule="FREQ=DAILY")), now_ms=now)
+
+        await in_transaction(world.app.state.sessions, store)
+        world.seeded[self.name] = _runs(world)  # the runs of an earlier attack are not this one's
+        return self.note
+
+    note = "(1,000 stored straight into the store, as if SCHEDULED_REQUESTS_PER_USER were its maximum)"
+
+    def owners(self) -> list[str]:
+        return ["attacker-requests"]
+
+    async def hit(self, world: World) -> int:
+        await asyncio.sleep(1.0)  # the attack is the runner's own work: the attacker only waits
+        return 200
+
+    async def report(self, world: World, loud_from: float) -> list[str]:
+        runs = _runs(world) - world.seeded[self.name]
+        return [f"scheduled runs sent to the LLM during the attack: {runs} (one at a time per user, "
+                f"SCHEDULED_REQUEST_CONCURRENCY in all; the LLM serves {LLM_PARALLEL} at once, "
+                f"{LLM_LATENCY_S:.0f} s each)"]
+
+
+class ScheduledRequestsOfMany(ScheduledRequests):
+    name, text = "sched-many", "50 users at the quota (20 daily LLM requests each), 80 due in one minute, a 3 s LLM"
+    note = "(50 × 20)"
+
+    def owners(self) -> list[str]:
+        return [f"attacker-requests-{k}" for k in range(50)]
+
+
+class SeriesPushes(Attack):
+    name, text = "push-flood", "50 series of 24 pushes a minute apart (the densest allowed), all due now"
+    loud_s = 150.0
+    victim_reminders = 5
+
+    async def seed(self, world: World) -> str:
+        from schedule.domain import NewItem, NewReminder, Recurrence
+
+        uid, _ = await world.user("attacker-push")
+        await world.chat("attacker-push", "看看明天行程")  # an open customer-service window: pushes go out
+        zone = ZoneInfo(TZ)
+        begin = datetime.fromtimestamp(time.time() + world.quiet_s + 60, zone).replace(second=0, microsecond=0)
+        # 24 minutes of one hour (wrapping past :59 to :00, so BYHOUR × BYMINUTE stays 24 a day), a minute apart
+        minutes = sorted((begin.minute + i) % 60 for i in range(24))
+        rule = f"FREQ=DAILY;BYHOUR={begin.hour};BYMINUTE=" + ",".join(map(str, minutes))
+        service = world.app.state.service
+        for i in range(50):
+            await service.create_item(uid, NewItem(
+                kind="task", title=f"刷屏{i}", timezone=TZ, due_at=_ms(begin), recurrence=Recurrence(rrule=rule),
+                reminders=(NewReminder(remind_at=_ms(begin), offset_minutes=0),)))
+        victim_id, _ = await world.user("victim")
+        loud = time.time() + world.quiet_s
+        due = [int((loud + 20 + 30 * i) * 1000) for i in range(self.victim_reminders)]
+        for i, at in enumerate(due):
+            await service.create_item(victim_id, NewItem(
+                kind="task", title=f"受害者提醒{i}", timezone=TZ, due_at=at,
+                reminders=(NewReminder(remind_at=at, offset_minutes=0),)))
+        world.seeded["push"] = (uid, victim_id, _ms(begin), due)
+        return f"(rule {rule[:40]}…, first push at {begin:%H:%M})"
+
+    async def hit(self, world: World) -> int:
+        await asyncio.sleep(1.0)  # the attack is the worker's own work: the attacker only waits
+        return 200
+
+    async def report(self, world: World, loud_from: float) -> list[str]:
+        from sqlalchemy import select
+
+        from schedule.db import in_transaction
+        from schedule.model import OutboundMessageRow as O
+
+        uid, victim_id, begin, due = world.seeded["push"]
+        settings = world.app.state.settings
+
+        async def rows(session: Any) -> list[Any]:
+            return list((await session.execute(select(O.user_id, O.channel, O.status, O.updated_at, O.payload)
+                                               .where(O.user_id.in_([uid, victim_id]), O.kind == "reminder"))).all())
+
+        found = await in_transaction(world.app.state.sessions, rows)
+        pushed = sorted(r.updated_at for r in found if r.user_id == uid and r.channel != "inapp"
+                        and r.status == "sent")
+        held = Counter(str(r.payload.get("held", "no channel")) for r in found
+                       if r.user_id == uid and r.channel == "inapp")
+        per_minute = [sum(begin + m * 60_000 <= at < begin + (m + 1) * 60_000 for at in pushed)
+                      for m in range(max(1, (int(time.time() * 1000) - begin) // 60_000 + 1))]
+        late = sorted((r.updated_at - r.payload.get("remind_at", 0)) / 1000 for r in found
+                      if r.user_id == victim_id and r.status == "sent" and r.payload.get("remind_at") in due)
+        return [f"attacker: {len(pushed)} pushed, in the in-app queue instead: {dict(held)}; pushed per minute "
+                f"from the first due one: {per_minute} (budget: {settings.PUSH_DAILY_BUDGET_PER_USER} a day per "
+                f"user, one per series per {settings.PUSH_SERIES_MIN_INTERVAL_MINUTES} min)",
+                f"victim reminders: {len(late)} of {len(due)} sent, lateness s "
+                + (f"p50 {late[len(late) // 2]:.2f}, max {late[-1]:.2f}" if late else "n/a")]
+
+
 ATTACKS: list[Attack] = [DailySeriesPage(), SmallPageOverCentury(), ChatOverSeries(), RareRules(), PerMinuteRule(),
-                         NeverIn2099(), NewWords()]
+                         NeverIn2099(), NewWords(), ScheduledRequests(),
+                         ScheduledRequestsOfMany(), SeriesPushes()]
 
 
 @dataclass
 class Samples:
     chat: list[float] = field(default_factory=list)
     page: list[float] = field(default_factory=list)
+    agent: list[float] = field(default_factory=list)  # chat the agent answers (attacks that load the LLM)
 
     def line(self) -> str:
-        return f"chat {_p(self.chat, 0.5):6.0f}/{_p(self.chat, 0.99):6.0f}  page {_p(self.page, 0.5):6.0f}/" \
+        text = f"chat {_p(self.chat, 0.5):6.0f}/{_p(self.chat, 0.99):6.0f}  page {_p(self.page, 0.5):6.0f}/" \
                f"{_p(self.page, 0.99):6.0f}"
+        return text + (f"  agent {_p(self.agent, 0.5):5.0f}/{_p(self.agent, 0.99):5.0f}" if self.agent else "")
 
-    def p99(self) -> float:
-        return max(_p(self.chat, 0.99), _p(self.page, 0.99))
+    def rise(self, quiet: Samples) -> float:
+        """The largest p99 rise over the quiet run, chat and page (and the agent's answers, when timed)."""
+        pairs = [(self.chat, quiet.chat), (self.page, quiet.page)] + ([(self.agent, quiet.agent)] if self.agent
+                                                                        else [])
+        return max(_p(loud, 0.99) - _p(calm, 0.99) for loud, calm in pairs)
 
 
-async def victim(world: World, page: str, seconds: float) -> Samples:
-    """The victim's session: a chat message, then their page, with a short pause between requests."""
+async def victim(world: World, page: str, seconds: float, *, agent: bool = False) -> Samples:
+    """The victim's session: a chat message, then their page, with a short pause between requests; with
+    `agent`, beside it the same victim's questions only the agent answers, one after another."""
     samples, end, texts = Samples(), time.perf_counter() + seconds, itertools.cycle(VICTIM_TEXTS)
+    asking = asyncio.create_task(_ask_agent(world, samples.agent, end)) if agent else None
     while time.perf_counter() < end:
         calls: tuple[tuple[list[float], Callable[[], Awaitable[httpx.Response]]], ...] = (
             (samples.chat, lambda: world.chat("victim", next(texts))), (samples.page, lambda: world.client.get(page)))
@@ -233,7 +371,17 @@ async def victim(world: World, page: str, seconds: float) -> Samples:
             bucket.append((time.perf_counter() - started) * 1000)
             assert answer.status_code == 200, answer.status_code
             await asyncio.sleep(0.05)
+    if asking is not None:
+        await asking
     return samples
+
+
+async def _ask_agent(world: World, took: list[float], end: float) -> None:
+    while time.perf_counter() < end:
+        started = time.perf_counter()
+        answer = await world.chat("victim-ai", AGENT_TEXT)
+        took.append((time.perf_counter() - started) * 1000)
+        assert answer.status_code == 200, answer.status_code
 
 
 async def attacker(world: World, attack: Attack, stop: asyncio.Event, took: list[float], codes: set[int]) -> None:
@@ -253,20 +401,23 @@ async def run(attacks: list[Attack], seconds: float, url: str, log: IO[bytes]) -
     await asyncio.to_thread(upgrade_url, url)
     port = _free_port()
     wechat = FakeWeChatAPI(app_id=APP_ID, app_secret="s").start()
-    env = {**os.environ, "BENCH_DATABASE_URL": url, "BENCH_PORT": str(port), "BENCH_WECHAT_API": wechat.base_url}
+    llm = FakeLLM(api_key="sk-bench", latency_s=LLM_LATENCY_S, parallel=LLM_PARALLEL).start()
+    env = {**os.environ, "BENCH_DATABASE_URL": url, "BENCH_PORT": str(port), "BENCH_WECHAT_API": wechat.base_url,
+           "BENCH_LLM": llm.base_url}
     os.environ.update(env)
     server = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "uvicorn", "noisy_neighbour:build_app", "--factory", "--host", "127.0.0.1",
         "--port", str(port), "--log-level", "warning", "--no-access-log", cwd=str(ROOT / "bench"),
         env={**env, "PYTHONPATH": f"{ROOT}:{ROOT / 'bench'}"}, stdout=log, stderr=asyncio.subprocess.STDOUT)
-    seeding = create_app(_settings(url, port, wechat.base_url), clock=SystemClock(), run_worker=False)
+    seeding = create_app(_settings(url, port, wechat.base_url, llm.base_url, worker=False), clock=SystemClock(),
+                         run_worker=False)
     ok = True
     try:
         async with LifespanManager(seeding), httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}",
                                                                timeout=600) as client:
             await _ready(client)
             world = World(seeding, client, datetime.now(ZoneInfo(TZ)).replace(hour=0, minute=0, second=0,
-                                                                                microsecond=0))
+                                                                                microsecond=0), llm, seconds)
             victim_id, _ = await world.user("victim")
             page = await world.page(victim_id, 7)
             await victim(world, page, 2)  # warm: dictionaries, templates, statements
@@ -278,25 +429,34 @@ async def run(attacks: list[Attack], seconds: float, url: str, log: IO[bytes]) -
                 started = time.perf_counter()
                 note = await attack.seed(world)
                 seeded_s = time.perf_counter() - started
-                quiet = await victim(world, page, seconds)
+                quiet = await victim(world, page, seconds, agent=attack.agent_victim)
                 stop, took, codes = asyncio.Event(), list[float](), set[int]()
+                loud_from = time.time()
                 noise = asyncio.create_task(attacker(world, attack, stop, took, codes))
                 await asyncio.sleep(0.2)
-                loud = await victim(world, page, seconds)
+                loud = await victim(world, page, max(seconds, attack.loud_s), agent=attack.agent_victim)
                 stop.set()
                 await noise  # the attacker's last request ends before the next baseline
-                rise = loud.p99() - quiet.p99()
+                rise = loud.rise(quiet)
                 ok = ok and rise <= BUDGET_MS
                 print(f"{attack.name:12} {quiet.line()}  →  {loud.line()}  p99 {rise:+7.0f} ms "
                       f"{'ok' if rise <= BUDGET_MS else 'OVER BUDGET'}", flush=True)
                 print(f"{'':12} {attack.text}; seeded in {seeded_s:.1f} s {note}; attacker: {len(took)} requests, "
                       f"p50 {_p(took, 0.5):.0f} ms, max {max(took, default=0):.0f} ms, status {sorted(codes)}",
                       flush=True)
+                for line in await attack.report(world, loud_from):
+                    print(f"{'':12} {line}", flush=True)
     finally:
-        wechat.stop()
         server.terminate()
         await asyncio.wait_for(server.wait(), 30)
+        wechat.stop()
+        llm.stop()
     return ok
+
+
+def _runs(world: World) -> int:
+    """Requests to the LLM made by scheduled runs (their prompt says 定时请求)."""
+    return sum("定时请求" in str((r.get("messages") or [{}])[-1].get("content")) for r in world.llm.requests)
 
 
 def _ms(moment: datetime) -> int:

@@ -129,7 +129,7 @@ class ItemPatch(_Body):
 
 
 class Timing(BaseModel):
-    """What the worker will do with a pending reminder, given now and the catch-up window (rule 15)."""
+    """What the worker will do with a pending reminder, given now and the catch-up window (past times)."""
 
     now_ms: int
     catchup_ms: int

@@ -205,7 +205,7 @@ def create_app(
                               poll_interval_s=settings.H5_REMINDER_SCAN_INTERVAL_MS / 1000,
                               lease_ms=run_lease_ms(settings), concurrency=settings.SCHEDULED_REQUEST_CONCURRENCY,
                               push_budget=push_budget_of(settings),
-                              on_queued=worker.notify)  # issue 30: requests run later, answers pushed by the worker
+                              on_queued=worker.notify)  # requests run later, answers pushed by the worker
     requests_task = RunnerTask(requests)
     if run_worker is None:
         run_worker = settings.H5_REMINDER_WORKER_ENABLED
@@ -223,7 +223,7 @@ def create_app(
         await holiday_store.refresh(sessions)  # the official holiday schedules an operator loaded
         calendar = asyncio.create_task(_keep_holidays_fresh(sessions), name="holiday-schedules")
         # jieba's dictionary loads before the first request (the same text gets the same answer from the first
-        # message on: rule 23), off the event loop; then the start-up heap is frozen out of the GC's full passes
+        # message on), off the event loop; then the start-up heap is frozen out of the GC's full passes
         await asyncio.to_thread(target.warm_up)
         threading.Thread(target=heap.settle, name="warm-up", daemon=True).start()
         if not settings.wechat_configured:
@@ -264,7 +264,7 @@ def create_app(
     app.state.requests = requests
     _install_error_handlers(app)
     jsapi = JsApiTickets(client, sessions, clock, api_base=settings.WECHAT_API_BASE) if client is not None else None
-    subscribe = (subscribe_button(jsapi, settings.WECHAT_SUBSCRIBE_TEMPLATE_ID)  # issue 30: the 订阅通知 button
+    subscribe = (subscribe_button(jsapi, settings.WECHAT_SUBSCRIBE_TEMPLATE_ID)  # the 订阅通知 button
                  if jsapi is not None and settings.WECHAT_SUBSCRIBE_TEMPLATE_ID else None)
     if settings.H5_SCHEDULE_ENABLED:
         app.include_router(api.router)
@@ -275,7 +275,7 @@ def create_app(
         app.include_router(pages_router(page_links, service, sessions, clock, subscribe=subscribe, oauth=oauth))
     if router is not None:
         app.include_router(router)
-    if jsapi is not None:  # issue 30: the JS-SDK signature for our pages
+    if jsapi is not None:  # the JS-SDK signature for our pages
         app.state.jsapi = jsapi
         app.include_router(jsapi_router(jsapi, public_base_url=settings.PUBLIC_BASE_URL))
 

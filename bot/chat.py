@@ -44,7 +44,7 @@ async def run_chat(settings: Settings, name: str, *, now: datetime | None = None
     from schedule.db import create_engine, session_factory
     from schedule.service import ScheduleService
 
-    target.warm_up()  # the same text gets the same answer from the first message on (rule 23)
+    target.warm_up()  # the same text gets the same answer from the first message on
     interactive = stdin.isatty()
     logging.getLogger().setLevel(logging.WARNING)  # the transcript is the output; routine INFO lines are noise
     if interactive:

@@ -97,7 +97,7 @@ async def _worker(settings: Settings, *, metrics_at: tuple[str, int] | None = No
     sessions = session_factory(engine)
     client = wechat_client(settings, sessions, clock)
     worker = delivery_worker(settings, sessions, clock, client)
-    # issue 30: requests run later (the agent answers free-form ones); their answers go out through this worker
+    # requests run later (the agent answers free-form ones); their answers go out through this worker
     from bot.agent.build import build_agent
     from bot.agent.scheduled import RunnerTask, request_runner, run_lease_ms
     from schedule.service import ScheduleService

@@ -123,7 +123,7 @@ async def check_database(engine: AsyncEngine, url: str, *, migrate: bool) -> str
 
 
 async def check_claiming(engine: AsyncEngine, url: str) -> None:
-    """Refuse a server whose FOR UPDATE SKIP LOCKED is not real (TiDB; SPEC §13): several workers would send
+    """Refuse a server whose FOR UPDATE SKIP LOCKED is not real (TiDB, for one): several workers would send
     the same reminder. Run after `check_database` (the probe locks alembic_version's row).
 
     Raises DatabaseProblem with the owner-facing line.

@@ -64,7 +64,7 @@ def delivery_worker(settings: Settings, sessions: async_sessionmaker[AsyncSessio
         # a template or subscription message opens the user's page, where the pages are served
         link = page_link(PageLinks(settings, sessions, clock)) if settings.H5_SCHEDULE_ENABLED else None
         channels["wechat"] = LoggedChannel(WeChatCustomChannel(client, clock))
-        if settings.WECHAT_SUBSCRIBE_TEMPLATE_ID:  # issue 30: 订阅通知, for users who granted it
+        if settings.WECHAT_SUBSCRIBE_TEMPLATE_ID:  # subscription messages: 订阅通知, for users who granted it
             channels["subscribe"] = LoggedChannel(WeChatSubscribeChannel(
                 client, sessions, clock, settings.WECHAT_SUBSCRIBE_TEMPLATE_ID,
                 long_term=settings.WECHAT_SUBSCRIBE_LONG_TERM, page_link=link))

@@ -1,4 +1,4 @@
-"""Configuration from the environment and `.env` (SPEC §11), validated at start-up."""
+"""Configuration from the environment and `.env` (README.md#configuration), validated at start-up."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ class Settings(BaseSettings):
     WECHAT_ENCODING_AES_KEY: str = ""
     WECHAT_PREVIOUS_ENCODING_AES_KEY: str = ""
     WECHAT_TEMPLATE_ID_REMINDER: str = ""
-    WECHAT_SUBSCRIBE_TEMPLATE_ID: str = ""  # issue 30: a subscription-message (订阅通知) template for pushes
+    WECHAT_SUBSCRIBE_TEMPLATE_ID: str = ""  # a subscription-message (订阅通知) template for pushes
     WECHAT_SUBSCRIBE_LONG_TERM: bool = False  # the template is long-term (a grant is not spent by a send)
     WECHAT_TIMESTAMP_TOLERANCE_S: int = Field(300, ge=0)
     WECHAT_ACCEPT_PLAINTEXT: bool = False  # 1: plaintext posts still accepted while an AES key is set (mode switch)
@@ -82,7 +82,7 @@ class Settings(BaseSettings):
     # who may read /metrics on `schedbot serve`: addresses or networks, comma-separated (behind the local
     # nginx, the client address nginx forwards); the monitoring network only, never the public
     METRICS_ALLOW: str = "127.0.0.1/32,::1/128"
-    # where the webhook keeps messages that arrive while the database is down (SPEC §8), until replayed
+    # where the webhook keeps messages that arrive while the database is down (docs/delivery.md#spool), until replayed
     SPOOL_DIR: str = "./schedbot-spool"
 
     @field_validator("METRICS_ALLOW")

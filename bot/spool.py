@@ -1,4 +1,4 @@
-"""The durable inbound spool (SPEC §8): a message that arrives while the database does not answer is appended
+"""The durable inbound spool (database down): a message that arrives while the database does not answer is appended
 to a local file, fsync'd, before the user gets a short passive reply; once the database answers again the
 spool is replayed in order through the dispatcher (dedupe applies) and the answers go out by custom message.
 

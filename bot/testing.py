@@ -244,7 +244,7 @@ class FakeWeChatAPI:
             key = (str(body.get("touser")), str(body.get("client_msg_id") or next(self._serial)))
             msgid = self._templates.setdefault(key, 1_000_000 + next(self._serial))
             return {"errcode": 0, "errmsg": "ok", "msgid": msgid}
-        if endpoint == "message/subscribe/bizsend":  # issue 30: 订阅通知
+        if endpoint == "message/subscribe/bizsend":  # subscription message: 订阅通知
             if str(body.get("touser")) in self.refusing:
                 return {"errcode": 43101, "errmsg": "user refuse to accept the msg"}
             return {"errcode": 0, "errmsg": "ok", "msgid": 2_000_000 + next(self._serial)}
@@ -386,7 +386,7 @@ def _grant_entries(event: str, grants: list[tuple[str, str]], msg_ids: list[str]
 
 def grant_event(openid: str, event: str, grants: list[tuple[str, str]], *, create_time: int,
                 to_user: str = "gh_test", msg_ids: list[str] | None = None) -> str:
-    """A subscription-message event (issue 30) as WeChat posts it: `subscribe_msg_popup_event` and
+    """A subscription-message event as WeChat posts it: `subscribe_msg_popup_event` and
     `subscribe_msg_change_event` with (template id, accept|reject), `subscribe_msg_sent_event` with
     (template id, ErrorStatus such as success or failed:user block) and each send's MsgID."""
     block = _GRANT_BLOCK[event]

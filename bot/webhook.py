@@ -36,7 +36,7 @@ from schedule.clock import Clock, now_ms
 
 log = logging.getLogger(__name__)
 MAX_BODY_BYTES = 64 * 1024  # any request body, a callback's or the app's (BodyLimit): 413 past it
-SPOOLED = "收到，系统有点忙，稍后回复你"  # the passive reply while the database is down (SPEC §8)
+SPOOLED = "收到，系统有点忙，稍后回复你"  # the passive reply while the database is down (docs/delivery.md#spool)
 
 
 class WeChatRouter(APIRouter):
@@ -95,7 +95,7 @@ class WeChatEndpoint:
     async def _spooled(self, message: messages.InboundMessage, fields: dict[str, Any], received: int,
                        exc: Exception) -> str | None:
         """The database did not claim the message: keep it in the durable spool and say so to the user
-        (SPEC §8); None when it could not be spooled either."""
+        (docs/delivery.md#spool); None when it could not be spooled either."""
         if self.spool is None:
             log.error("wechat callback %s could not be claimed (%s: %s)", message.dedupe_key, type(exc).__name__,
                       exc)

@@ -168,7 +168,7 @@ async def run(settings: Settings, args: argparse.Namespace, out: TextIO) -> int:
         try:
             if args.wechat_command == "template":
                 reminder = await _template(settings, api, out)
-                return max(reminder, await subscribe_templates.check(settings, api, out))  # issue 30
+                return max(reminder, await subscribe_templates.check(settings, api, out))  # 订阅通知
             return await _menu(args, api, out)
         except WeChatError as exc:
             out.write(f"✘ {describe(exc)}\n")

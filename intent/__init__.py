@@ -1,5 +1,5 @@
-"""Text → `Intent` (SPEC §5): `parse(text, now=…, tz=…, pending=…)`, `parse_all` (one intent per request of a
-message, SPEC §3 rule 16) and `to_json(intent)`."""
+"""Text → `Intent` (intent contract): `parse(text, now=…, tz=…, pending=…)`, `parse_all` (one intent per request of a
+message, docs/conversation.md#several-requests) and `to_json(intent)`."""
 
 from intent.model import AnyIntent, Intent, to_json
 from intent.multi import parse_all

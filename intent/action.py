@@ -118,7 +118,7 @@ def classify(text: str, slots: Slots, today: date | None = None) -> Decision:
     """The first matching rule wins; the order encodes precedence (unsubscribe before cancel …)."""
     if not text.strip():
         return Decision("none", "none.empty")
-    if digest.changes_push(text, slots):  # rule 22: 推送改到8点 / 周末就别发了 / 换到晚上九点发第二天的
+    if digest.changes_push(text, slots):  # digest changes in words: 推送改到8点 / 周末就别发了 / 换到晚上九点发第二天的
         return Decision("subscribe_digest", "digest.retime")
     if UNSUBSCRIBE.search(text):
         return Decision("unsubscribe_digest", "digest.unsubscribe")

@@ -73,7 +73,7 @@ def _wake_off(text: str, slots: Slots, markers: list[re.Match[str]]) -> Intent |
     said = [m.span() for m in markers] + ([stop.span()] if stop is not None else [])
     if _rest(text, slots, said) or slots.when is None:
         return None  # 不用叫我了 alone: the focus's reminder, for the follow-up rules
-    return CancelIntent(reminders=True, every=False, target_date=_day_of(slots), rule="alarm.off", confidence=0.9)
+    return CancelIntent(reminders=True, every=True, target_date=_day_of(slots), rule="alarm.off", confidence=0.9)
 
 
 def _about_alarms(text: str, slots: Slots, markers: list[re.Match[str]]) -> Intent | None:

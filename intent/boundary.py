@@ -1,4 +1,4 @@
-"""The agent boundary (issue 8 category 8): questions about the bot or the world go to the agent even
+"""The agent boundary (docs/conversation.md#agent): questions about the bot or the world go to the agent even
 when they hold schedule words; casual questions about the user's own items are queries."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The short Chinese questions asked when an intent misses something (SPEC §3 rules 1, 6, 10, 12)."""
+"""The short Chinese questions asked when an intent misses something (a time, digest hour, item, snooze length)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ _EXAMPLE_HOUR = {"凌晨": "5点", "早上": "8点", "早晨": "8点", "上午":
 def question(missing: Sequence[Missing], *, label: str = "", meeting: bool = False, target: str = "",
              remind_on: date | None = None, lead_minutes: int | None = None, remind_period: str | None = None,
              recurring: bool = False, period: tuple[str, str] | None = None) -> str:
-    """One question covering everything missing; rule 1's wording is exact.
+    """One question covering everything missing; a missing time's question has exact wording.
     `remind_on`: the day a 提前N天 reminder falls on, when only its clock time is missing;
     `lead_minutes`: a shorter lead (提前半小时), which needs the item's own clock time."""
     need = set(missing)

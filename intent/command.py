@@ -92,7 +92,7 @@ def reverts(text: str) -> bool:
 
 
 def again(text: str) -> bool:
-    """再记一条: the request refused as a repeat (rule 19) is wanted twice after all."""
+    """再记一条: the request refused as a repeat (the same request twice) is wanted twice after all."""
     return bool(_AGAIN.match(_plain(text)))
 
 

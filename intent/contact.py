@@ -1,4 +1,4 @@
-"""Links, phone numbers and meeting codes inside a request (SPEC §3 rule 20): they go to the item's note, and
+"""Links, phone numbers and meeting codes inside a request (noise around a request): they go to the item's note, and
 neither the title nor the time rules ever see them (a phone number's digits are no time, a URL's colon no clock).
 """
 

@@ -135,9 +135,7 @@ def scan(text: str) -> Spec:
     spec = Spec(rest=text)
     if (m := _DOSES.search(text)) is not None:
         spec.doses = cn_int(m.group("n"))
-        b = m.start() + (2 if text[m.start():m.start() + 1] in "每天" or text.startswith("天天", m.start()) else 0)
-        spans.append((m.start("n") - (m.start("n") - b if text[b:m.start("n")] in ("吃", "服", "用", "喝", "滴", "涂",
-                                                                                  "量", "打") else 0), m.end()))
+        spans.append((m.start("n"), m.end()))  # 每天吃两次降糖药: the verb stays with the title (吃降糖药)
         if text[m.start():m.start() + 1] == "一":  # 一天两次: the 每天 of it is said by the rule
             spans[-1] = (m.start(), m.end())
     if (m := _STEP.search(text)) is not None:
@@ -192,7 +190,9 @@ def scan(text: str) -> Spec:
         left = _cut(text, spans)
         daily = not _NOT_DAILY.search(left) and (spec.every_days or spec.days or spec.months or spec.until_words
                                                   or spec.count or _DAILY.search(left))
-        several = len(found) >= 2 and clock_list(text) is None  # 每天10点、3点提醒我喝水: one request per clock
+        ends = spec.days or spec.months or spec.count or spec.until_words or spec.every_days
+        # 每天10点、3点提醒我喝水: one request per clock; with an end or a count (…连续5天) one course, however said
+        several = len(found) >= 2 and (clock_list(text) is None or bool(ends))
         if (spec.doses and found) or (daily and found and (several or (spec.found and len(found) == 1))):
             spec.times = sorted({at for at, _ in found})
             spans.extend(span for _, span in found)
@@ -486,7 +486,7 @@ def _answer(norm: str, pending: CreateIntent, *, now: datetime, tz: ZoneInfo) ->
 
 
 _TITLE_TRAIL = re.compile(r"(?:吃|服|用|喝|还|交)$")
-_TITLE_WORDS = re.compile(r"^(?:从)?(?:开始|起)|(?:,|和|、| )+$|^(?:,|和|、| )+")
+_TITLE_WORDS = re.compile(r"^(?:从)?(?:开始|起(?!来|床|身))|(?:,|和|、| )+$|^(?:,|和|、| )+")
 
 
 def _title(title: str) -> str:

@@ -1,4 +1,4 @@
-"""Create intents: task vs event (SPEC §4), when, recurrence, reminder plan and clarification."""
+"""Create intents: task vs event (docs/conversation.md#creating), when, recurrence, reminder plan and clarification."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def build(text: str, slots: Slots, *, rule: str, meeting_offset: int, confidence
     noted = RECORD_WORD.search(text) is not None and start is None  # 记一下 想一下年会节目: a to-do, no time to ask
     kind = "event" if not DEADLINE.search(rest) and not noted and (meeting or is_activity(rest) or occupies) else "task"
     if kind == "event" and not meeting and asked and reminder.remind_at_time(text, slots):
-        kind = "task"  # 明早8点提醒我跑步: a bare "提醒我 X" is a task (SPEC §4)
+        kind = "task"  # 明早8点提醒我跑步: a bare "提醒我 X" is a task (a reminder request is a to-do)
     raw_title = clean(rest)
     # 每天早上7点叫我: a call with nothing else said is an alarm (a wake-up in the morning), never titled 提醒
     call = CALL.search(text) is not None
@@ -54,7 +54,7 @@ def build(text: str, slots: Slots, *, rule: str, meeting_offset: int, confidence
     missing: list[Missing] = []
     all_day = start is not None and not has_clock
     if kind == "task" and all_day and _period_only(text, rest, slots, asked=asked, no_remind=no_remind):
-        kind = "event"  # 周六上午带狗打疫苗: a part of the day is no clock time and no all-day task (rule 1)
+        kind = "event"  # 周六上午带狗打疫苗: a part of the day is no clock time and no all-day task (ask, never guess)
     if start is not None and all_day:
         start = day_start(start)
         end = day_start(end) if end is not None else None
@@ -62,7 +62,7 @@ def build(text: str, slots: Slots, *, rule: str, meeting_offset: int, confidence
         if no_remind and meeting:
             kind = "task"
         elif not no_remind:
-            missing.append("event_time")  # rule 1: an event occupies a slot; ask, never guess the clock
+            missing.append("event_time")  # an event occupies a slot; ask, never guess the clock
     if kind == "event" and start is None:
         if no_remind:
             kind = "task"
@@ -142,7 +142,7 @@ _PERIOD_ASKS = frozenset({"凌晨", "早上", "早晨", "清晨", "上午", "下
 
 
 def _period_only(text: str, rest: str, slots: Slots, *, asked: bool, no_remind: bool) -> bool:
-    """A day with a part of it and no hour (后天上午去银行): the hour is asked like an event's (SPEC §4), unless
+    """A day with a part of it and no hour (后天上午去银行): the hour is asked like an event's, unless
     the words make it a deadline or a reminder request (which has its own question), or it repeats."""
     when = slots.anchor
     return (when is not None and when.period in _PERIOD_ASKS and slots.recur is None and not asked

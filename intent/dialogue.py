@@ -102,7 +102,7 @@ LEAD_CLOCK = "merge.lead_clock"
 
 
 def _lead_clock(pending: Intent, slots: Slots, text: str) -> UpdateIntent | None:
-    """"提前一天提醒我" about an all-day item asked 几点 (SPEC §4): "晚上8点" → the lead from the item's day."""
+    """"提前一天提醒我" about an all-day item asked 几点: "晚上8点" → the lead from the item's day."""
     info = pending.pending
     when = slots.when
     if not isinstance(pending, UpdateIntent) or "reminder_time" not in pending.needs_clarification \
@@ -141,7 +141,7 @@ def _merge_create(pending: CreateIntent, text: str, slots: Slots, meeting_offset
                                               "question": f"好的，{said}几点？", "rule": "merge.period"})
     start = at.start if at is not None and at.has_clock else None
     if start is not None and at is not None and not at.has_date and info is not None and info.on_date is not None:
-        # On the day already said, in the part of it already said (周五晚上 + "7点" → 19:00); else SPEC §4
+        # On the day already said, in the part of it already said (周五晚上 + "7点" → 19:00); else the bare-hour rule
         # (a bare 6–11 on another day is the morning). 18:30 written so is never moved.
         day = datetime.combine(info.remind_on or info.on_date, time(), tzinfo=start.tzinfo)
         start = on_day(at, day, info.period or ("晚上" if "晚" in text else None))

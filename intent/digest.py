@@ -1,4 +1,4 @@
-"""Digest subscription (SPEC §3 rules 6, 13), changes to it in words (rule 22) and snooze (rule 12)."""
+"""Digest subscribe / unsubscribe, changes to it in words (docs/conversation.md#digests) and snooze."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ _SAME_DAY = re.compile(r"当天|今天|今日|当日")
 _SNOOZE_HOURS = (("凌晨", 6), ("早", 8), ("上午", 9), ("中午", 12), ("下午", 15), ("傍晚", 18), ("晚", 20))
 MON_TO_FRI = "FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR"
 
-# Digest changes in words (rule 22). Each names the push (发/推/推送/早报/待办 …) besides what changes.
+# Digest changes in words. Each names the push (发/推/推送/早报/待办 …) besides what changes.
 _PUSH = r"(?:发送?|推送?|送)"
 _AGENDA = r"(?:待办|安排|日程|行程|推送|早报|晚报|日报|清单|提醒)"
 _VERB = r"(?:改成|改到|改为|改在|换成|换到|换在|调到|调成|调整到|调整为|挪到|变成)"
@@ -59,7 +59,7 @@ def without_days_off(text: str) -> str:
 
 
 def changes_push(text: str, slots: Slots) -> bool:
-    """A change to the digest the user has (rule 22): a new time, agenda or days for it, said in words."""
+    """A change to the digest the user has: a new time, agenda or days for it, said in words."""
     if _RETIME.search(text) is not None and _daily_clock(slots, text):
         return True
     if not (_NO_WEEKEND.search(text) or _ONLY_WORKDAYS.search(text)):
@@ -76,7 +76,7 @@ _BARE_LEFT = re.compile(rf"^(?:那就|那|就|还是|嗯|好|我想|帮我)*(?:�
 
 def after_digest(text: str, slots: Slots) -> SubscribeDigestIntent | None:
     """Right after a digest reply, a change that names nothing (改到晚上9点半 / 8点吧 / 换成发第二天的) is
-    about that push (rule 22): the change, or None when the text is something else. The caller knows the
+    about that push (digest changes in words): the change, or None when the text is something else. The caller knows the
     conversation was about the digest (the focus); this only reads the words."""
     if changes_push(text, slots):
         return subscribe(text, slots, retime=True)
@@ -123,7 +123,7 @@ def _clock(text: str, slots: Slots) -> str | None:
 def _days(text: str, slots: Slots) -> tuple[Recurrence, bool]:
     """The days the push goes out, and whether the text said so (a change keeps the push's days otherwise)."""
     if _NO_WEEKEND.search(text) or _WEEKDAYS.search(text):
-        return Recurrence(rrule=MON_TO_FRI), True  # 周末 is Saturday and Sunday (SPEC §4)
+        return Recurrence(rrule=MON_TO_FRI), True  # 周末 is Saturday and Sunday (weeks start on Monday)
     if _WORKDAY.search(text):
         return Recurrence(rrule="FREQ=DAILY", workdays="cn"), True  # 工作日: the official calendar, 调休 included
     rec = slots.recur

@@ -1,4 +1,4 @@
-"""English mixed into Chinese messages (issue 8 category 10): schedule words become their Chinese forms
+"""English mixed into Chinese messages: schedule words become their Chinese forms
 before any rule runs, so one grammar reads "tmr 3pm remind 我交报告" like 明天下午3点提醒我交报告.
 
 Only time words, remind and deadline are rewritten; other English (meeting, call with Alice) stays for the

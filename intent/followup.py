@@ -1,4 +1,4 @@
-"""Follow-ups that name no item (SPEC §3 rules 17 and 18): a correction, or a bare time, day, place, length,
+"""Follow-ups that name no item (the focus; corrections): a correction, or a bare time, day, place, length,
 note or repeat said about the item the conversation is about (the *focus*, described by a `FocusHint`).
 
 A correction (不对 / 不是 / 错了 / 应该是 / 我说错了 …) is always an update of an item already there, never a
@@ -30,7 +30,7 @@ class FocusHint:
 
     on: date | None = None
     at: datetime | None = None
-    digest: bool = False  # the conversation is about the digest subscription (rule 22), not an item
+    digest: bool = False  # the conversation is about the digest subscription (digest changes in words), not an item
     title: str | None = None  # its title: words of it said again name it, not a new activity
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-# Meeting class (SPEC §4): the default reminder offset applies. 会 alone counts unless it is the verb
+# Meeting class (docs/conversation.md#meetings): default reminder offset applies. 会 alone counts unless it is the verb
 # 会 (会游泳, 会下雨) or part of a non-meeting word (聚会, 晚会, 宴会, 约会, 舞会, 学会 …).
 _NOT_MEETING = re.compile(
     r"聚会|晚会|宴会|约会|舞会|学会|舞会|庙会|酒会|茶会|年会|联欢会|演唱会|音乐会|运动会|展会|博览会|"

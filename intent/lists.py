@@ -1,4 +1,4 @@
-"""Lists of to-dos in one message (rule 20): "day: a, b, c" or a to-do lead-in (要买的：/待办事项：/出差要准备的：,
+"""Lists of to-dos in one message: "day: a, b, c" or a to-do lead-in (要买的：/待办事项：/出差要准备的：,
 a day optional) gives one task per thing; "每天上午10点、下午3点提醒我喝水" gives one request per clock."""
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ _NOT_A_THING = re.compile(r"提醒|叫我|提前|地点|结束|顺便|另外|然
 
 
 def todo_list(norm: str, now: datetime, tz: ZoneInfo | str, offset: int) -> list[Intent] | None:
-    """One task per thing of a list (rule 20): "day: a, b, c" or a to-do lead-in (要买的：/待办：) with an
+    """One task per thing of a list (lists of to-dos): "day: a, b, c" or a to-do lead-in (要买的：/待办：) with an
     optional day; None for any other text."""
     lead = _LEAD_IN.match(norm)
     if lead is not None:
@@ -113,7 +113,7 @@ _NOT_CREATE = re.compile(r"[?]|吗|有没有|有什么|有啥|安排了|空不�
 _DAY_WORD = re.compile(r"^(?:大?后天|明天|今天|明日|今日|明儿"
                        r"|(?:下下|下|这|本)?(?:个)?(?:周|星期|礼拜)[一二三四五六日天1-7]"
                        r"|\d{1,2}月\d{1,2}[日号]|\d{1,2}[日号])")
-_WEEKDAYS = re.compile(r"^((?:(?:周|星期|礼拜)[一二三四五六日天1-7](?:和|跟|与|及|、|,|/)?){2,})")
+_WEEKDAYS = re.compile(r"^((?:(?:周|星期|礼拜)[一二三四五六日天1-7](?:和|跟|与|及|、|,|/|\s)?){2,})")
 _ONE_WEEKDAY = re.compile(r"(?:周|星期|礼拜)[一二三四五六日天1-7]")
 
 

@@ -1,4 +1,4 @@
-"""The intent contract (SPEC §5): a pydantic union discriminated on `action`, plus `to_json`.
+"""The intent contract (what `schedbot parse` prints): a pydantic union discriminated on `action`, plus `to_json`.
 
 `Intent.model_validate_json` on the base class dispatches to the right action model.
 """
@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 Action = Literal[
     "create", "query", "update", "cancel", "complete", "snooze",
     "subscribe_digest", "unsubscribe_digest", "none",
-    "request",  # issue 30: a request the bot runs later (intent.request); not in SPEC §5
+    "request",  # a request the bot runs later (intent.request); added to the contract
 ]
 Missing = Literal[
     "event_time", "reminder_time", "reminder_offset", "digest_time", "snooze_duration", "target", "changes"
@@ -41,7 +41,7 @@ class Recurrence(_Value):
     rrule: str
     workdays: Literal["cn"] | None = None
     lunar: Lunar | None = None
-    # Courses, several times a day, intervals (not in §5; the rrule says it all, these say it in words):
+    # Courses, several times a day, intervals (added to the contract; the rrule says it all, these in words):
     times: tuple[dt.time, ...] = ()  # 早上7点半 晚上9点: the local times of each day, in order
     doses: int | None = None  # 每天两次: times a day said without the times (asked)
     count: int | None = None  # 还12期 / 共10次: occurrences in all (RRULE COUNT)
@@ -56,9 +56,9 @@ class Changes(_Value):
     due_at: datetime | None = None
     offset_minutes: int | None = None
     title: str | None = None
-    shift_minutes: int | None = None  # 推迟半小时: move by this much (not in §5; null otherwise)
-    location: str | None = None  # 地点改成人民医院 (not in §5; null otherwise)
-    # Follow-ups about the item in focus (rule 17; not in §5): 四点结束 / 大概两个小时 / 备注… / 以后每周都这样
+    shift_minutes: int | None = None  # 推迟半小时: move by this much (added to the contract; null otherwise)
+    location: str | None = None  # 地点改成人民医院 (added to the contract; null otherwise)
+    # Follow-ups about the item in focus (added to the contract): 四点结束 / 大概两个小时 / 备注… / 以后每周都这样
     end_at: datetime | None = None
     duration_minutes: int | None = None
     note: str | None = None
@@ -67,7 +67,7 @@ class Changes(_Value):
     day_said: bool = False  # the new time names a day (改到明天四点); without one the item keeps its day
     bare_hour: int | None = None  # 改到九点: the new clock's hour (1–11) said without its half of the day
     no_reminder: bool = False  # 不用提醒我了 / 取消提醒: the item stays, its open reminders go
-    # A series several times a day (not in §5): 早上那次改到八点 moves one of its times; 停药 ends the series
+    # A series several times a day (added to the contract): 早上那次改到八点 moves one of its times; 停药 ends it
     dose_from: str | None = None  # which time: a part of the day (早上) or a clock "HH:MM"
     dose_to: dt.time | None = None
     end_series: bool = False  # the series ends now: past occurrences kept, no later one
@@ -124,8 +124,8 @@ class CreateIntent(Intent):
     reminder: Reminder | None = None
     explicit_no_reminder: bool = False
     recurrence: Recurrence | None = None
-    location: str | None = None  # 地点在望京SOHO (not in §5; null otherwise)
-    note: str | None = None  # links and phone numbers said with the request (not in §5; null otherwise)
+    location: str | None = None  # 地点在望京SOHO (added to the contract; null otherwise)
+    note: str | None = None  # links and phone numbers said with the request (added to the contract; null otherwise)
     day_said: bool = False  # a day was said (this message or an earlier answer): a past clock today is not rolled
 
 
@@ -135,8 +135,8 @@ class QueryIntent(Intent):
     range_end: datetime | None = None
     prefer_page: bool = False
     filter_kind: Kind | None = None
-    reminders: bool = False  # 我有哪些闹钟 / 看看我的提醒: only what will still be reminded (not in §5)
-    about: str | None = None  # 跟王总吃饭是哪天: the words naming the one item asked about (not in §5)
+    reminders: bool = False  # 我有哪些闹钟 / 看看我的提醒: only what will still be reminded (added to the contract)
+    about: str | None = None  # 跟王总吃饭是哪天: the words naming the one item asked about (added to the contract)
     asked: Literal["when", "where"] | None = None  # what is asked of it
 
 
@@ -179,7 +179,7 @@ class SubscribeDigestIntent(Intent):
     digest_kind: str = "todo_day"
     time: str | None = None
     recurrence: Recurrence | None = None
-    # A change to the push the user has (rule 22: 推送改到8点, 周末就别发了): what is not said stays as it is.
+    # A change to the push the user has (推送改到8点, 周末就别发了): what is not said stays as it is.
     retime: bool = False
     kind_said: bool = False  # the agenda was named (当天 / 第二天的): `digest_kind` replaces the push's
     days_said: bool = False  # the days were named (工作日 / 周末不用发 / 每天都发): `recurrence` replaces the push's
@@ -200,7 +200,7 @@ class RequestQuery(_Value):
 
 
 class RequestIntent(Intent):
-    """Issue 30: a request the bot runs later (每天早上8点告诉我今天的天气), or listing / cancelling those."""
+    """A request the bot runs later (每天早上8点告诉我今天的天气), or listing / cancelling those."""
 
     action: Literal["request"] = "request"
     op: Literal["create", "list", "cancel", "update"] = "create"
@@ -243,7 +243,7 @@ CONTRACT_FIELDS = (
 
 
 def to_json(intent: Intent) -> dict[str, Any]:
-    """The contract JSON: every §5 field present (null when not applicable), instants with their offset."""
+    """The contract JSON: every original field present (null when not applicable), instants with their offset."""
     dumped = intent.model_dump(mode="json")
     out: dict[str, Any] = {name: dumped.get(name) for name in CONTRACT_FIELDS}
     if isinstance(out["changes"], dict):
@@ -261,6 +261,6 @@ def to_json(intent: Intent) -> dict[str, Any]:
         out.update(about=dumped["about"], asked=dumped["asked"])
     if dumped.get("location"):
         out["location"] = dumped["location"]
-    if dumped.get("action") == "request":  # issue 30: not in §5
+    if dumped.get("action") == "request":  # requests run later: added to the contract
         out.update({k: dumped.get(k) for k in ("op", "text", "title", "remind", "first_at", "query", "period")})
     return out

@@ -1,4 +1,4 @@
-"""Several requests in one message (SPEC §3 rule 16): `parse_all` → one intent per request, in order.
+"""Several requests in one message: `parse_all` → one intent per request, in order.
 
 How a message is cut:
 - Clauses are separated by , . ; ! ? (normalised), by a space between Chinese characters, and before
@@ -22,7 +22,7 @@ Lists (`intent.lists`): "day: a, b, c" or a to-do lead-in (要买的：/待办�
 optional) give one task per thing, titled by the thing (要买的：牛奶 → 买牛奶), due on the list's day (all day) or
 undated; a thing with its own clock time stays a request of its own.
 
-Order (rule 16): a request that needs a question (its hour, a reminder time) comes after the others, so they are
+Order (questions last): a request that needs a question (its hour, a reminder time) comes after the others, so they are
 done first and the question ends the reply.
 
 One request gives `[parse(text, …)]` exactly. With `pending`, a first clause that answers it is merged
@@ -168,7 +168,7 @@ def _parse_all(
         if listed is not None:
             return [parse(line, now=now, tz=tz, meeting_offset_minutes=meeting_offset_minutes) for line in listed]
         mentions, degraded = analyse(norm, local, zone, None) if norm else ([], False)
-        days = day_list(norm, mentions) if pending is None and focus is None and not degraded else None
+        days = day_list(norm, mentions) if pending is None and not degraded else None
         each = [i for line in days for i in _parse_all(line, now, tz, None, meeting_offset_minutes, None)] \
             if days is not None else []
         if each and not any(i.needs_clarification for i in each):  # 周二周四下午五点半接孩子: one request per day
@@ -393,7 +393,7 @@ def _one_push(intents: list[Intent]) -> list[Intent]:
 
 
 def _asked_last(intents: list[Intent]) -> list[Intent]:
-    """Rule 16: a request that needs a question (its hour, a reminder time) comes after the others, so they are
+    """Questions last: a request that needs a question (its hour, a reminder time) comes after the others, so they are
     done first and the question ends the reply. Which-item questions stay in place (the focus may answer them)."""
     def asks(intent: Intent) -> bool:
         missing = getattr(intent, "needs_clarification", None) or []

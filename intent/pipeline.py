@@ -140,7 +140,7 @@ SETTING = re.compile(r"^(?:(?:帮我|给我|我想|我要|请)?(?:设置|设定|
 
 
 def _fresh(text: str, slots: Slots, mentions: list[TimeMention], now: datetime, tz: ZoneInfo, offset: int) -> Intent:
-    from intent import request  # issue 30: requests the bot runs later
+    from intent import request  # requests the bot runs later
 
     changed = request.change(text, slots)  # 天气改成7点发: before the digest's 推送改到8点
     if changed is not None:

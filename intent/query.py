@@ -1,4 +1,4 @@
-"""Itinerary queries (SPEC §3 rules 7–9): the half-open range, page preference and kind filter."""
+"""Itinerary queries (docs/conversation.md#queries): the half-open range, page preference and kind filter."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Reminder rules of SPEC §3 for a new item: 1 ask, 2 no-remind, 3 meeting default, 4 none, 5 explicit wins."""
+"""The reminder plan of a new item: ask a missing time, no-remind, meeting default, else none; explicit wins."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ class ReminderPlan:
 
 
 def remind_at_time(text: str, slots: Slots) -> bool:
-    """True when the reminder word directly follows the time mention (rule 5)."""
+    """True when the reminder word directly follows the time mention (an explicit reminder time wins)."""
     anchor = slots.relative or slots.anchor
     if anchor is None:
         return False
@@ -86,7 +86,7 @@ def plan(
 
 def lead_day(start: datetime | None, lead_minutes: int | None, *, all_day: bool) -> date | None:
     """The day a whole-days lead falls on for an item with only a date (下周五交方案，提前两天 → Wednesday):
-    its clock time is what rule 1 still asks. None for other leads (提前半小时 needs the item's own time)."""
+    its clock time is still asked, never guessed. None for other leads (提前半小时 needs the item's own time)."""
     if start is None or not all_day or not lead_minutes or lead_minutes % 1440:
         return None
     return start.date() - timedelta(days=lead_minutes // 1440)

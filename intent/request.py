@@ -1,4 +1,4 @@
-"""Requests the bot runs later (issue 30): 每天早上8点告诉我今天的天气, 明早8点帮我看看今天有什么会, and the
+"""Requests the bot runs later: 每天早上8点告诉我今天的天气, 明早8点帮我看看今天有什么会, and the
 words that list or cancel them (早上的天气不用发了). Pure: the time comes from the engine's mentions.
 
 A request is a clock time (and maybe a series) said first, then an ask for information (告诉我 / 帮我看看 / 列出 …).

@@ -103,7 +103,7 @@ def _week_noun(m: TimeMention, text: str) -> TimeMention:
 _ADJ_BEFORE = frozenset("看快慢大小高低多少好短长轻重远近简详清亮暗早晚松紧便宜贵")
 
 
-# 3号楼 / 2号会议室 / 5号线 are places and 年终总结 a report: no date (SPEC §3 rule 20)
+# 3号楼 / 2号会议室 / 5号线 are places and 年终总结 a report: no date (noise around a request)
 _NUMBERED_PLACE = re.compile(
     r"(?:楼|会议室|室|厅|门|线|房|床|窗口|馆|院|口|车厢|站台|柜台|展位|包间|电池|球场|场馆|通道|地铁)")
 _YEAR_NOUN = re.compile(r"(?:总结|奖|考核|评审|汇报|报告|盘点|大会|晚会|述职|复盘|规划|计划|目标|预算|体检|会员|"
@@ -234,7 +234,7 @@ def _attach_clock(s: Slots, points: list[TimeMention], text: str) -> None:
 
 
 def on_day(clock: TimeMention, day: datetime, period: str | None = None) -> datetime:
-    """The wall clock of `clock` on `day`; a bare hour follows the day's period, else SPEC §4 (6–11 = AM)."""
+    """The wall clock of `clock` on `day`; a bare hour follows the day's period, else 6–11 = AM."""
     assert clock.start is not None
     at = day.replace(hour=clock.start.hour, minute=clock.start.minute, second=0, microsecond=0)
     if clock.period is not None or _written_24h(clock.text):

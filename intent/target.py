@@ -1,9 +1,9 @@
-"""Which of a user's items a complete/cancel/update request means (SPEC §3 rule 10): title words, date, time.
+"""Which of a user's items a complete/cancel/update request means (the target): title words, date, time.
 
 The target text is cut into words with jieba, the user's own titles (the candidates') kept whole; jieba's
 dictionary itself is never changed. Loading it takes about a second: `serve`, `worker` and `chat` load it at
 start, before the first message; a process that has not loads it on its first match, so the same text always
-gets the same cut (rule 23). Only if the dictionary cannot load at all is the target cut at generic words
+gets the same cut (same text, same answer). Only if the dictionary cannot load at all is the target cut at generic words
 instead (a character matcher), for the process's whole life.
 """
 
@@ -187,7 +187,7 @@ def rank(
 
 def _ensure_loaded() -> bool:
     """jieba's dictionary, loaded now if start-up has not done it yet: the same text must be cut the same way in
-    every process at any time after start (SPEC §3 rule 23), so there is no "until it is loaded" answer. Only a
+    every process at any time after start (same text, same answer), so there is no "until it is loaded" answer. Only a
     dictionary that fails to load leaves the character matcher in charge, and then for good."""
     if _SEGMENTER.ready:
         return True

@@ -1,4 +1,4 @@
-"""Update, cancel and complete by text (SPEC §3 rule 10): target words, target date and changes."""
+"""Update, cancel and complete by text (docs/conversation.md#changing): target words, target date and changes."""
 
 from __future__ import annotations
 

@@ -81,7 +81,7 @@ def _what(x: o.Listed) -> str:
 
 
 def summary(x: o.Listed) -> str:
-    """Two short lines: how many, and the next one (and how much else the day holds, rule 21)."""
+    """Two short lines: how many, and the next one (and how much else the day holds: queries tell the whole truth)."""
     more = f"\n当天另有 {len(x.rest)} 项其他安排。" if x.rest else ""
     if not x.items:
         return f"{_range_label(x)}没有{_what(x)}。{more}"
@@ -95,7 +95,7 @@ def _count(x: o.Listed) -> str:
 
 
 def _rest(x: o.Listed, budget: int) -> str:
-    """Rule 21: "当天还有：18:30 和朋友吃饭" (one inline, several as rows), within `budget` UTF-8 bytes."""
+    """The rest of the day: "当天还有：18:30 和朋友吃饭" (one inline, several as rows), within `budget` UTF-8 bytes."""
     if len(x.rest) == 1:
         line = f"当天还有：{_row(x.rest[0], x.tz, x.today)[2:]}"
         if len(line.encode("utf-8")) <= budget:
@@ -117,7 +117,7 @@ def _rest(x: o.Listed, budget: int) -> str:
 
 def listing(x: o.Listed, *, budget: int) -> str:
     """The list grouped by date (or the summary plus the page link), within `budget` UTF-8 bytes; then what
-    else the day holds when the range was part of it (rule 21)."""
+    else the day holds when the range was part of it (queries tell the whole truth)."""
     if x.page_url is not None:
         return f"{summary(x)}\n查看行程页：{x.page_url}"
     if not x.rest:

@@ -24,7 +24,7 @@ class PageActions:
     prev_href: str
     next_href: str
     feed_href: str  # /p/{token}/calendar: redirects the page owner to the webcal:// feed (subscribe, not a copy)
-    subscribe: SubscribeButton | None = None  # issue 30: the 订阅通知 consent button, inside WeChat
+    subscribe: SubscribeButton | None = None  # subscription messages: the 订阅通知 consent button, inside WeChat
     edit_href: str = ""  # /p/{token}/edit?from=…&to=…: each card's 修改 adds &item=ref
 
 

@@ -18,10 +18,10 @@ Verb = Literal["complete", "cancel", "update"]
 @dataclass(frozen=True, slots=True)
 class Created:
     item: Item
-    reminder_due_now: bool = False  # the reminder time had passed: it goes out at once (rule 15)
-    hint_lead: bool = False  # rule 4: offer to remind ahead
+    reminder_due_now: bool = False  # the reminder time had passed: it goes out at once (past times)
+    hint_lead: bool = False  # other events get no reminder: offer to remind ahead
     explicit_no_reminder: bool = False
-    rolled: bool = False  # a clock time already past today moved to tomorrow (rule 15): say 明天
+    rolled: bool = False  # a clock time already past today moved to tomorrow (past times roll forward): say 明天
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,9 +37,9 @@ class Listed:
     items: tuple[Item, ...]
     kind: str | None = None  # event | task filter
     today: date | None = None  # the user's local date when asked (marks 今天/明天/已过期)
-    page_url: str | None = None  # rule 9: a page link with a short summary instead of the full list
-    page_wanted: bool = False  # rule 9 applies; the link is made after the message's transaction
-    rest: tuple[Item, ...] = ()  # rule 21: the range is part of one day (or one kind): what else that day holds
+    page_url: str | None = None  # a long list: a page link with a short summary instead of the full list
+    page_wanted: bool = False  # a page link is due; the link is made after the message's transaction
+    rest: tuple[Item, ...] = ()  # the whole truth: the range is part of one day (or one kind): what else that day holds
     complete: bool = True  # False: the range held more than one request expands; `items` are the earliest
 
 
@@ -79,7 +79,7 @@ class Withdrawn:
 
 @dataclass(frozen=True, slots=True)
 class Repeated:
-    """Rule 19: the same request again within minutes; `items` are what the first one stored."""
+    """The same request twice: again within minutes; `items` are what the first one stored."""
 
     items: tuple[Item, ...]
 

@@ -26,7 +26,7 @@ def reply(turn: o.Turn) -> str:
     """The whole reply for one message, within MAX_BYTES."""
     parts = [_notices(turn)] if turn.notices else []
     listed = [x for x in turn.outcomes if isinstance(x, o.Listed)]
-    # Rule 16: with a listing in the same reply, the open question still comes last (after the listing).
+    # Several requests: with a listing in the same reply, the open question still comes last (after the listing).
     asked = [x for x in turn.outcomes if isinstance(x, o.Asked)] if listed else []
     others = [word(x) for x in turn.outcomes if not isinstance(x, o.Listed) and x not in asked]
     if len([x for x in turn.outcomes if isinstance(x, o.Created)]) > 1:

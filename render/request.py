@@ -1,4 +1,4 @@
-"""Texts of requests the bot runs later (issue 30): the replies that set, list and cancel them, the pushed
+"""Texts of requests the bot runs later: the replies that set, list and cancel them, the pushed
 answer's head, and the notices when a run failed or was missed."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The one-time hint about subscription messages (issue 30): a reminder set beyond WeChat's 48-hour window."""
+"""The one-time hint about subscription messages: a reminder set beyond WeChat's 48-hour window."""
 
 from __future__ import annotations
 

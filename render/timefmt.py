@@ -26,6 +26,6 @@ def clock_label(moment: datetime) -> str:
 
 
 def moment_label(ms: int, tz: str, *, all_day: bool = False) -> str:
-    """6月19日（周五）15:00 — or just the day for all-day items (SPEC §3's reply format)."""
+    """6月19日（周五）15:00 — or just the day for all-day items (every reply names the absolute time and weekday)."""
     moment = local(ms, tz)
     return day_label(moment.date()) if all_day else f"{day_label(moment.date())}{clock_label(moment)}"

@@ -17,7 +17,7 @@ class Failure(StrEnum):
     WINDOW = "window"  # this rung cannot reach the user now (window closed, refused): next rung of the ladder
     GONE = "gone"  # the user is unreachable: fail, stop pushing to them
     INVALID_PAYLOAD = "invalid_payload"  # 45002 split and resend
-    CONFIG = "config"  # only the account owner can fix it: pause, alert, spend no attempts
+    CONFIG = "config"  # only the account owner can fix it: pause, alert, spend no attempts (docs/delivery.md#incidents)
     UNKNOWN = "unknown"  # retry, then fail
 
 
@@ -49,7 +49,7 @@ class Receipt:
 
 
 class DeliveryFailure(Exception):
-    """A send that did not complete, classified for the retry policy (SPEC §7)."""
+    """A send that did not complete, classified for the retry policy (docs/delivery.md#retries)."""
 
     def __init__(self, failure: Failure | str, message: str, *, code: str | None = None,
                  retry_after_s: float | None = None, until_tomorrow: bool = False,

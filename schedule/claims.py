@@ -116,7 +116,7 @@ async def mark_sending(session: AsyncSession, items: Sequence[Claimed], *, windo
     """Move our claimed rows to `sending`; rows on a windowed channel take their window slots in the same
     transaction (recorded on the row, so a replay after a crash never takes them again): one per message
     the platform will count (`parts`: a long text goes out as several). Pushes (reminders, digests)
-    leave the window's last slot to answers (SPEC §7).
+    leave the window's last slot to answers (docs/delivery.md#window).
 
     Returns (ready to send, window closed); rows another worker took over are in neither.
     """

@@ -164,7 +164,7 @@ class DigestSubscription:
     rrule: str | None = None  # FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR: only on those days (周末不用发)
 
 
-# ---------------------------------------------------------------- issue 30: requests the bot runs later
+# ---------------------------------------------------------------- requests the bot runs later
 @dataclass(frozen=True, slots=True)
 class AgendaQuery:
     """A schedule query run at the request's time: its day or week, `shift` days/weeks on."""

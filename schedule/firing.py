@@ -75,7 +75,7 @@ class Scheduler:
         self._catchup_ms = catchup_hours * 3_600_000
         self._batch = batch_size
         # a message still `processing` this long after it arrived is orphaned (its process died): not before
-        # the slowest answer could still arrive (SPEC §7: timeout × attempts × tool rounds)
+        # the slowest answer could still arrive (timeout × attempts × tool rounds; docs/delivery.md#late-answers)
         self._recovery_after_ms = max(RECOVERY_AFTER_MS, recovery_after_ms)
         self._last_recovery = self._last_purge = -(1 << 62)
 

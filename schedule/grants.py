@@ -1,4 +1,4 @@
-"""Subscription-message grants (订阅通知, issue 30): what each user consented to receive outside the 48-hour
+"""Subscription-message grants (订阅通知): what each user consented to receive outside the 48-hour
 window. A one-time grant is spent by one send (taken before the call, given back when the call surely failed);
 a refusal stops the template for that user until they accept again."""
 

@@ -1,4 +1,4 @@
-"""Does this server's `FOR UPDATE SKIP LOCKED` really skip a locked row? (SPEC §13)
+"""Does this server's `FOR UPDATE SKIP LOCKED` really skip a locked row? (docs/delivery.md#claiming)
 
 Claiming (schedule/claims.py, firing.py, requests.py, inbound.py) relies on it: several workers on one
 MariaDB/MySQL database each lock the rows they take and pass over the rows another worker holds. A

@@ -1,4 +1,4 @@
-"""SQLAlchemy 2 typed models: every table of SPEC §6 (plus the shared access-token cache).
+"""SQLAlchemy 2 typed models: every table of docs/README.md#tables (plus the shared access-token cache).
 
 Instants are epoch milliseconds (UTC) in BigInteger columns; the user's IANA
 timezone travels with the row. Soft delete only (status + deleted_at).
@@ -192,7 +192,7 @@ class DialogStateRow(Base):
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), primary_key=True)
     pending_intent: Mapped[dict[str, Any]] = mapped_column(JSON)  # {} when no question is open
     expires_at: Mapped[int] = mapped_column(BigInteger)  # the question's; 0 when none
-    focus: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)  # rule 17 (bot.conversation.focus)
+    focus: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)  # the focus (bot.conversation.focus)
 
 
 class AccessTokenRow(Base):
@@ -286,7 +286,7 @@ class ChannelPauseRow(Base):
 
 
 class ScheduledRequestRow(Base):
-    """A request the bot runs at a time (issue 30: 每天早上8点告诉我今天的天气); its answer is pushed.
+    """A request the bot runs at a time (每天早上8点告诉我今天的天气); its answer is pushed.
 
     `query` set: a schedule query the rules answer (schedule.requests.AgendaQuery as JSON); null: free-form,
     for the agent. `run_at` is the next run; a claim leases the row (`locked_until`, `lock_token`)."""
@@ -316,7 +316,7 @@ class ScheduledRequestRow(Base):
 
 
 class SubscribeGrantRow(Base):
-    """A user's consent to a subscription-message template (issue 30, 订阅通知): accepted one-time grants
+    """A user's consent to a subscription-message template (订阅通知): accepted one-time grants
     not yet used (`remaining`), or refused. Long-term templates ignore the count but honour a refusal."""
 
     __tablename__ = "subscribe_grants"

@@ -1,4 +1,4 @@
-"""Requests the bot runs later (issue 30), stored like reminders (a first run and maybe a series) and run by
+"""Requests the bot runs later, stored like reminders (a first run and maybe a series) and run by
 `schedule.request_runner`. A user keeps at most a quota of active requests, counted under a lock on the user's
 row with the insert, so concurrent adds never overshoot it.
 """

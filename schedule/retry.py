@@ -1,5 +1,6 @@
-"""Retrying: a delivery's retry policy as a small value object with a pure `decide()` (by failure class),
-and the one helper that runs a database unit of work again when the database aborted it for contention.
+"""Retrying: a delivery's retry policy as a small value object with a pure `decide()` (failure classes:
+docs/delivery.md#retries), and the one helper that runs a database unit of work again when the database
+aborted it for contention.
 
 `retry_contention` is also where driver errors stop: a unit that still fails, or fails any other way at
 the database (unreachable, connection lost), raises the schedule package's `DatabaseUnavailable`, chained

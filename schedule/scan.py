@@ -18,7 +18,7 @@ from functools import lru_cache
 
 from dateutil.rrule import rrule, rrulestr
 
-from schedule.rrule import MAXYEAR, frame_shift, parts_of, shift_years
+from schedule.rrule import MAXYEAR, frame_shift, parts_of, shift_years, until_of
 
 WEEKDAYS = ("MO", "TU", "WE", "TH", "FR", "SA", "SU")
 LAST = datetime(MAXYEAR, 12, 31, 23, 59, 59)  # noqa: DTZ001 (naive local wall clock)
@@ -32,7 +32,7 @@ def window(body: str, dtstart: datetime, after: datetime, before: datetime) -> I
     if "COUNT" in parts:
         last = counted_last(body, dtstart)
         before = min(before, last + timedelta(microseconds=1)) if last is not None else dtstart
-    until = _until(parts.get("UNTIL"))
+    until = until_of(parts.get("UNTIL"))
     if until is not None:
         before = min(before, until + timedelta(microseconds=1))  # UNTIL is inclusive
     before = min(before, LAST)
@@ -168,16 +168,6 @@ def counted_last(body: str, dtstart: datetime) -> datetime | None:
         if index + 1 >= count:
             break
     return last
-
-
-def _until(value: str | None) -> datetime | None:
-    if not value or len(value) < 8 or not value[:8].isdigit():
-        return None
-    clock = value[9:15] if len(value) >= 15 and value[8] == "T" else "000000"
-    try:
-        return datetime.strptime(value[:8] + clock, "%Y%m%d%H%M%S")  # noqa: DTZ007 (naive local wall clock)
-    except ValueError:
-        return None
 
 
 def _ints(value: str | None) -> set[int]:

@@ -135,7 +135,7 @@ async def forget(session: AsyncSession, user_id: int, *, now_ms: int) -> None:
     await session.execute(delete(ReminderRow).where(ReminderRow.user_id == user_id))
     await session.execute(delete(ScheduleItemRow).where(ScheduleItemRow.user_id == user_id))
     await session.execute(delete(DigestSubscriptionRow).where(DigestSubscriptionRow.user_id == user_id))
-    await session.execute(delete(ScheduledRequestRow).where(ScheduledRequestRow.user_id == user_id))  # issue 30
+    await session.execute(delete(ScheduledRequestRow).where(ScheduledRequestRow.user_id == user_id))  # requests
     await session.execute(delete(SubscribeGrantRow).where(SubscribeGrantRow.user_id == user_id))
     await session.execute(delete(DialogStateRow).where(DialogStateRow.user_id == user_id))
     await session.execute(delete(AgentMessageRow).where(AgentMessageRow.user_id == user_id))

@@ -7,7 +7,7 @@ Each claim carries a fencing token; a receipt only commits under a matching toke
 whose lease expired can never overwrite another worker's result. Leases are a few seconds long and
 renewed while a batch is in flight, so a dead worker's rows go to another worker within seconds.
 
-A crash replays little (SPEC §7): at most MAX_UNRECEIPTED sends are out without a committed receipt
+A crash replays little (docs/delivery.md): at most MAX_UNRECEIPTED sends are out without a committed receipt
 (a send takes a slot that only its receipt's commit gives back, so new sends wait while receipts
 commit), and a batch is marked `sending` LEAD rows at a time, just ahead of its sends, so a crash
 leaves few rows holding window slots (at most 1.5 × LEAD a batch, plus the next batch's first LEAD).
@@ -47,9 +47,9 @@ PIPELINE = 2  # batches in flight at once: one sending while the next is claimed
 # a row: 256-row batches cost 0.2 ms a row less than 64-row ones. Leases are renewed while a batch sends,
 # so a large batch only means more rows wait for a dead worker's 5 s lease to run out.
 COALESCE_S = 0.02  # a receipt waits at most this long for others to share its commit
-MAX_UNRECEIPTED = 64  # sends out without a committed receipt: what a kill -9 may replay (SPEC §7)
+MAX_UNRECEIPTED = 64  # sends out without a committed receipt: what a kill -9 may replay (a crash replays little)
 LEAD = 64  # rows of a batch marked `sending` ahead of their sends (the rest stay `claimed`)
-# custom message → subscription message (a grant exists; issue 30) → template message → in-app queue
+# custom message → subscription message (a grant exists) → template message → in-app queue
 LADDER = ("wechat", "subscribe", "template", "inapp")
 ANSWER_LADDER = ("wechat", "inapp")  # answers and notices are no reminders: never a template or subscription
 WINDOW_CLOSED = DeliveryFailure("window", "customer-service window closed or used up")

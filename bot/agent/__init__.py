@@ -1,4 +1,4 @@
-"""Agent fallback (SPEC §9): messages that are not schedule requests go to an `Agent`.
+"""Agent fallback (docs/conversation.md#agent): messages that are not schedule requests go to an `Agent`.
 
 `OpenAIAgent` lives in `bot.agent.openai_agent` and is imported only when an LLM is configured,
 so starting without one does not pay for loading the `openai` SDK.

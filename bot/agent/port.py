@@ -17,7 +17,7 @@ APOLOGY = "抱歉，我这会儿有点忙，请稍后再试。"
 
 @dataclass(frozen=True, slots=True)
 class Conversation:
-    """What the agent should know of the chat so far (SPEC §3 rule 23): the last turns, those the rules answered
+    """What the agent should know of the chat so far: the last turns, those the rules answered
     included (user text, reply; oldest first), and the item(s) in focus, which "它 / 这个 / 刚才那个" mean."""
 
     turns: tuple[tuple[str, str], ...] = ()

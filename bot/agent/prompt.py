@@ -32,7 +32,7 @@ def system_prompt(now: datetime, tz: ZoneInfo) -> str:
 
 
 def conversation_messages(context: Conversation | None) -> list[dict[str, Any]]:
-    """The chat so far (rule 23) as messages before the user's new one: the turns the rules answered, then the
+    """The chat so far as messages before the user's new one: the turns the rules answered, then the
     item(s) in focus with their ids, so a follow-up ("把它改成线上") can be finished with a tool call on it."""
     if context is None:
         return []

@@ -1,4 +1,4 @@
-"""Running requests the bot was asked to do later (issue 30): a schedule query through the rules' listing, a
+"""Running requests the bot was asked to do later: a schedule query through the rules' listing, a
 free-form request through the agent with its tools; and the background task that runs them."""
 
 from __future__ import annotations

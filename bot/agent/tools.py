@@ -1,4 +1,4 @@
-"""The schedule tools offered to the LLM (SPEC §9): pydantic argument models and the JSON schemas sent.
+"""The schedule tools offered to the LLM (the agent's tools): pydantic argument models and the JSON schemas sent.
 
 Times are ISO 8601 strings; one without an offset is read in the user's timezone (passed as the
 validation context `{"tz": ZoneInfo}`), so every validated instant is aware.

@@ -1,4 +1,4 @@
-"""Complete, cancel and update by text (rules 10, 11): find the target, ask which when several match."""
+"""Complete, cancel and update by text, series too: find the target, ask which when several match."""
 
 from __future__ import annotations
 
@@ -74,12 +74,12 @@ async def run(intent: Targeted, ctx: Context) -> Outcome:
 
 
 async def _in_focus(intent: Targeted, ctx: Context) -> tuple[Targeted, list[Item]] | None:
-    """The items in focus (rule 17) for a follow-up naming none, unless a reminder delivered since is newer."""
+    """The items in focus for a follow-up naming none, unless a reminder delivered since is newer."""
     ids = ctx.focus_ids
     reminded = await _just_reminded_item(ctx) if not ids or not isinstance(intent, CancelIntent) else None
     if reminded is not None and (reminded[0].sent_at or 0) > (ctx.focus.at if ids else 0) \
             and to_ms(ctx.now) - (reminded[0].sent_at or 0) < FOCUS_TTL_MS:
-        # a reminder just delivered is the focus (rule 17); 搞定了 / 推迟到… keep their own reminder paths
+        # a reminder just delivered is the focus; 搞定了 / 推迟到… keep their own reminder paths
         if isinstance(intent, CompleteIntent) or (isinstance(intent, UpdateIntent) and _later(intent, ctx)):
             return None
         ids = (reminded[1].id,)
@@ -289,7 +289,7 @@ async def _apply(intent: Targeted, item: Item, ctx: Context) -> Outcome:
         updated = await service.update_item(uid, item.id, update)
     if changes.offset_minutes is not None and stored.all_day and changes.offset_minutes % 1440 == 0 \
             and changes.offset_minutes > 0 and intent.rule != LEAD_CLOCK and updated is item:
-        return _ask_lead_clock(intent, stored, changes.offset_minutes, ctx)  # SPEC §4: which hour of that day?
+        return _ask_lead_clock(intent, stored, changes.offset_minutes, ctx)  # which hour of that day?
     if changes.offset_minutes is not None and changes.another_reminder and stored.anchor_at is not None:
         at_ms = stored.anchor_at - changes.offset_minutes * 60_000
         await service.create_reminder(uid, item.id, NewReminder(remind_at=max(at_ms, to_ms(ctx.now)),

@@ -46,10 +46,10 @@ class Context:
     service: ScheduleService
     message_id: str | None = None
     candidates: tuple[int, ...] = ()  # numbered choices offered by the pending question
-    focus: Focus = field(default_factory=Focus)  # the item the conversation is about (rule 17)
+    focus: Focus = field(default_factory=Focus)  # the item the conversation is about (the focus)
     asks: list[Ask] = field(default_factory=list)  # questions this message leaves open (the last one is kept)
-    again: str | None = None  # a request refused as a repeat (rule 19), stored if the user says 再记一条
-    llm: bool = False  # an LLM answers free-form requests (issue 30: a request run later needs one)
+    again: str | None = None  # a request refused as a repeat (the same request twice), stored if the user says 再记一条
+    llm: bool = False  # an LLM answers free-form requests (a request run later needs one)
     request_limit: int = 20  # active requests run later a user may keep
 
     def ask(self, intent: Intent, candidates: tuple[int, ...] = ()) -> None:
@@ -73,5 +73,5 @@ class Context:
 
     @property
     def focus_ids(self) -> tuple[int, ...]:
-        """The items in focus while fresh (rule 17)."""
+        """The items in focus while fresh."""
         return self.focus.live_ids(self.now_ms)

@@ -1,4 +1,4 @@
-"""Create an item from a `CreateIntent` (rules 1–5, 11, 15): ask when a time is missing, else store it."""
+"""Create an item from a `CreateIntent` (docs/conversation.md#creating): ask when a time is missing, else store it."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ async def run(intent: CreateIntent, ctx: Context) -> Outcome:
     due_now = False
     if intent.reminder is not None and not intent.explicit_no_reminder:
         remind_at = to_ms(intent.reminder.remind_at)
-        if remind_at <= now_ms:  # rule 15: an explicit past time is accepted and delivered at once
+        if remind_at <= now_ms:  # past times: an explicit past time is accepted and delivered at once
             remind_at, due_now = now_ms, True
         reminders = (NewReminder(remind_at=remind_at, offset_minutes=intent.reminder.offset_minutes),)
     try:

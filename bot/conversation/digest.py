@@ -1,5 +1,5 @@
-"""Daily digest subscription (rules 6 and 13): today's agenda in the morning, or tomorrow's the evening
-before (每晚9点发第二天的安排), every day, on working days or on some weekdays. Changes in words (rule 22:
+"""Daily digest subscribe / unsubscribe: today's agenda in the morning, or tomorrow's the evening
+before (每晚9点发第二天的安排), every day, on working days or on some weekdays. Changes in words (such as
 推送改到8点, 换到晚上九点发第二天的, 周末就别发了) change the push the user has and keep what they do not
 name; there is one subscription per kind. Weekly digests are not built yet: the reply says so, nothing stored."""
 
@@ -36,7 +36,7 @@ async def subscribe(intent: SubscribeDigestIntent, ctx: Context) -> Outcome:
 
 
 async def _change(intent: SubscribeDigestIntent, ctx: Context) -> Outcome:
-    """Rule 22: a new time, agenda or days for the push the user has; the rest of it stays as it was."""
+    """Digest changes in words: a new time, agenda or days for the push the user has; the rest of it stays as it was."""
     if intent.time is None and not intent.kind_said and not intent.days_said:
         return Failed(SAY_WHAT)
     days = _days(intent.recurrence) if intent.days_said else None

@@ -1,10 +1,10 @@
-"""The item in focus (SPEC §3 rule 17) and the short memory that goes with it, kept in `dialog_states.focus`.
+"""The item in focus (docs/conversation.md#focus) and the short memory that goes with it, kept in `dialog_states.focus`.
 
 The focus is what the conversation is about: the item(s) the last message created, changed, completed,
 cancelled or snoozed, or the single item a query returned. A follow-up that names no item ("不对，是十一点",
 "提前一刻钟提醒我", "取消吧") applies to it for `TTL_MS`. Beside it: the day of the last one-day query (那天),
-fingerprints of recent creates (rule 19: the same text twice is not stored twice) and the last few turns,
-for the agent (rule 23). Everything here is a small JSON value written with the message's unit of work.
+fingerprints of recent creates (the same text twice is not stored twice) and the last few turns,
+for the agent (it sees the conversation). Everything here is a small JSON value written with the message's unit of work.
 """
 
 from __future__ import annotations
@@ -22,15 +22,15 @@ from schedule.clock import from_ms
 from schedule.domain import Item
 
 TTL_MS = 30 * 60_000  # a follow-up applies to the focus for 30 minutes
-SAME_TEXT_MS = 10 * 60_000  # rule 19: the same request within 10 minutes is not stored again
-TURNS_KEPT = 4  # the agent sees this many recent turns (rule 23)
+SAME_TEXT_MS = 10 * 60_000  # the same request within 10 minutes is not stored again
+TURNS_KEPT = 4  # the agent sees this many recent turns
 TURN_CHARS = 100  # each side of a turn is cut to this length (the store is not an archive of what was said)
 _WORDS = re.compile(r"[\W_]+")
 
 
 @dataclass(frozen=True, slots=True)
 class Sent:
-    """A create whose text may come again (rule 19): the text's fingerprint, when, and what it stored."""
+    """A create whose text may come again (the same request twice): the text's fingerprint, when, and what it stored."""
 
     print: str
     at: int
@@ -60,7 +60,7 @@ class Focus:
     def hint(self, now_ms: int, tz: ZoneInfo) -> FocusHint | None:
         """What the parser may know of the focus (its day, and its time of day when it has one)."""
         if self.op == "digest" and now_ms - self.at < TTL_MS:
-            return FocusHint(digest=True)  # rule 22: 改到晚上9点半 is about the push just set
+            return FocusHint(digest=True)  # digest changes in words: 改到晚上9点半 is about the push just set
         day = self.day(now_ms)
         if day is None:
             return None
@@ -75,7 +75,7 @@ class Focus:
         return self.ids if self.op == "created" and now_ms - self.at < SAME_TEXT_MS else ()
 
     def repeat_of(self, text: str, now_ms: int) -> Sent | None:
-        """The recent create of the same text (rule 19), if any."""
+        """The recent create of the same text (the same request twice), if any."""
         mark = fingerprint(text)
         return next((s for s in self.sent if s.print == mark and now_ms - s.at < SAME_TEXT_MS), None)
 
@@ -122,7 +122,7 @@ def after(focus: Focus, outcomes: list[o.Outcome], *, text: str, now_ms: int, tz
             new = _on(new, (x.item,), _OPS[x.verb], x.occurrence_on, now_ms, tz)
         elif isinstance(x, o.ChangedAll) and x.changes:
             new = _on(new, tuple(c.item for c in x.changes), _OPS[x.verb], None, now_ms, tz)
-        elif isinstance(x, o.Subscribed):  # the conversation is about the digest now (rule 22)
+        elif isinstance(x, o.Subscribed):  # the conversation is about the digest now (digest changes in words)
             new = replace(new, ids=(), op="digest", on=None, clock=None, title=None, at=now_ms)
         elif isinstance(x, o.Snoozed):
             new = _on(new, (x.item,), "snoozed", None, now_ms, tz)

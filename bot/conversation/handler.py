@@ -63,7 +63,7 @@ STEPS: dict[type[Intent], Step] = {
     SnoozeIntent: snooze.run,
     SubscribeDigestIntent: digest.subscribe,
     UnsubscribeDigestIntent: digest.unsubscribe,
-    RequestIntent: scheduled_request.run,  # issue 30: requests the bot runs later
+    RequestIntent: scheduled_request.run,  # requests the bot runs later
 }
 UNDO_WINDOW_MS = 10 * 60_000  # 撤销 takes back a cancel or complete of the last 10 minutes
 NOT_SAVED = "抱歉，刚才出了点问题，这条消息没有保存任何内容，请再发一次。"
@@ -78,8 +78,8 @@ class ConversationHandler:
         self._service = service
         self._clock = clock
         self._agent = agent
-        self._llm = runs_free_form(agent)  # issue 30: free-form requests run later need an LLM
-        self._subscribe_template = subscribe_template_id  # issue 30: hint once how far-off reminders arrive
+        self._llm = runs_free_form(agent)  # free-form requests run later need an LLM
+        self._subscribe_template = subscribe_template_id  # 订阅通知: hint once how far-off reminders arrive
         self._links = links
         self._offset = meeting_offset_minutes
         self._ttl_ms = dialog_ttl_minutes * 60_000
@@ -127,7 +127,7 @@ class ConversationHandler:
                           candidates=pending.candidates if pending else (), focus=opening.focus, llm=self._llm,
                           request_limit=self._request_limit)
             outcomes, to_agent = await self._steps(ctx, pending, text)
-            if self._subscribe_template:  # issue 30
+            if self._subscribe_template:  # the hint about far-off reminders
                 outcomes = await subscribe_hint(ctx, outcomes, self._subscribe_template)
             turn = o.Turn(outcomes=tuple(self._links_now(outcomes, user.id)), notices=tuple(n.text for n in notices),
                           expired=sum(n.expired for n in notices),
@@ -238,7 +238,7 @@ class ConversationHandler:
 
 
 async def subscribe_hint(ctx: Context, outcomes: list[o.Outcome], template_id: str) -> list[o.Outcome]:
-    """Issue 30: a reminder set beyond the 48-hour window gets, once per user, how to make sure it arrives."""
+    """A reminder set beyond the 48-hour window gets, once per user, how to make sure it arrives."""
     remind_ats = [r.remind_at for x in outcomes if isinstance(x, o.Created) for r in x.item.reminders
                   if r.status == "pending"]
     if not remind_ats:
@@ -250,7 +250,7 @@ async def subscribe_hint(ctx: Context, outcomes: list[o.Outcome], template_id: s
 
 
 async def _conversation(ctx: Context, focus: focusing.Focus) -> Conversation:
-    """What the agent gets to see of the chat (rule 23): the recent turns and the items in focus."""
+    """What the agent gets to see of the chat: the recent turns and the items in focus."""
     return Conversation(turns=focus.turns, focus=tuple(await ctx.active_items(focus.live_ids(ctx.now_ms))))
 
 
@@ -263,7 +263,7 @@ async def _withdraw(ctx: Context, ids: tuple[int, ...]) -> o.Outcome:
 
 
 async def _repeat(ctx: Context, text: str, intents: list[Intent]) -> o.Outcome | None:
-    """Rule 19: the same request within minutes, while what it stored is still there and would be stored the
+    """The same request twice: within minutes, while what it stored is still there and would be stored the
     same again (明天 said after midnight is another day), is not stored again."""
     sent = ctx.focus.repeat_of(text, ctx.now_ms)
     if sent is None or len(sent.ids) != len(intents):

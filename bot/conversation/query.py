@@ -1,4 +1,4 @@
-"""Itinerary queries (rules 7–9, 21): the range as a list grouped by date, or a page link when it helps; a query
+"""Itinerary queries: the range as a list grouped by date, or a page link when it helps; a query
 for part of one day (上午, 下午3点) or for one kind (有会吗) also says what else that day holds."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from schedule.domain import Item
 from schedule.listing import Window
 from schedule.recurrence import localize
 
-PAGE_OVER = 8  # rule 9: more entries than this → summary plus the page link
+PAGE_OVER = 8  # page links: more entries than this → summary plus the page link
 REMINDERS_AHEAD_DAYS = 30  # 我有哪些闹钟 with no day said: the reminders of the next 30 days
 # A chat reply shows far fewer entries than this (2048 bytes, or a page link past PAGE_OVER): a listing is cut
 # here, so a user with 2,000 series pays for 200 entries per question, not for every occurrence of the week.
@@ -45,7 +45,7 @@ async def run(intent: QueryIntent, ctx: Context) -> Outcome:
                       complete=listed.complete)
     day = _day_around(start, end, ctx.tz)
     if day is not None and (intent.filter_kind is not None or (start_ms, end_ms) != day):
-        # rule 21: one read of the whole day, split into the part asked about and the rest of that day
+        # the whole truth: one read of the whole day, split into the part asked about and the rest of that day
         whole = await _window(ctx, day[0], day[1], None)
         every = whole.items
         items = [i for i in every if _within(i, start_ms, end_ms) and intent.filter_kind in (None, i.kind)]

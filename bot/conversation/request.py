@@ -1,4 +1,4 @@
-"""Requests the bot runs later (issue 30), in chat: set one (每天早上8点告诉我今天的天气), list them (我有哪些定时任务),
+"""Requests the bot runs later, in chat: set one (每天早上8点告诉我今天的天气), list them (我有哪些定时任务),
 cancel one (早上的天气不用发了). Free-form ones need an LLM: without one they are refused, never stored to fail."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Snooze (rule 12): a new reminder for the item whose reminder was delivered last."""
+"""Snooze: a new reminder for the item whose reminder was delivered last."""
 
 from __future__ import annotations
 

@@ -1,1 +1,1 @@
-"""Itinerary pages, share links and the calendar feed (SPEC §10)."""
+"""Itinerary pages, share links and the calendar feed (docs/web.md)."""

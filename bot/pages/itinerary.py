@@ -83,8 +83,8 @@ class ItineraryLoader:
     async def itinerary(self, user_id: int, tz: str, span: DayRange, *, private: bool, owner: bool = True,
                         flash: Flash | None = None, share_notes: bool = False) -> Itinerary:
         """The view of [span): every occurrence in it (the service's one expansion, as chat and the API list);
-        a private page also lists overdue and undated tasks, and its owner the in-app queue (read only: a GET
-        changes nothing); a public share sees the days only, as a plan."""
+        its owner's page also lists overdue and undated tasks and the in-app queue (read only: a GET changes
+        nothing); a public share, or anyone else reading a forwarded page, sees the days only, as a plan."""
         stamp = now_ms(self._clock)
         start_ms, end_ms = midnight_ms(span.start_on, tz), midnight_ms(span.end_on, tz)
         listed = await self._service.list_window(user_id, start_ms=start_ms, end_ms=end_ms, first=MAX_ENTRIES + 1,
@@ -95,19 +95,18 @@ class ItineraryLoader:
         notices: tuple[Notice, ...] = ()
         undelivered: frozenset[int] = frozenset()
         overdue_count = 0
-        if private:
+        if private and owner:  # anyone else reading a forwarded page sees the plan, as on a share
             if span.start_on <= self.today(tz) < span.end_on:
                 overdue_count, overdue = await self._service.overdue_tasks(user_id, before_ms=start_ms,
                                                                            limit=MAX_OVERDUE)  # the latest first
             loose = await self._service.list_items(user_id, start_ms=0, end_ms=1, kind="task",
                                                    include_undated_tasks=True)
             undated = [i for i in loose if i.anchor_at is None]
-            if owner:
-                shown = await peek_notices(self._sessions, user_id)
-                notices, undelivered = shown.notices, shown.reminder_ids
+            shown = await peek_notices(self._sessions, user_id)
+            notices, undelivered = shown.notices, shown.reminder_ids
         build = partial(build_itinerary, items, now_ms=stamp, tz=tz, start_on=span.start_on, end_on=span.end_on,
                         overdue=overdue, undated=undated, notices=notices, undelivered=undelivered,
-                        overdue_count=overdue_count, shared=not private, flash=flash,
+                        overdue_count=overdue_count, shared=not (private and owner), flash=flash,
                         truncated=not listed.complete or len(listed.items) > MAX_ENTRIES, share_notes=share_notes)
         # a long page is built on a worker thread, so the event loop goes on serving other users meanwhile
         return await asyncio.to_thread(build) if len(items) > INLINE_CARDS else build()

@@ -82,7 +82,7 @@ class Pages:
                  oauth: WebOAuth | None = None, edits: PageEdits | None = None) -> None:
         self.links, self.loader, self.actions, self.renderer, self.clock = links, loader, actions, renderer, clock
         self.calendar = calendar
-        self.subscribe = subscribe  # issue 30: the 订阅通知 button (signed wx.config) on private pages
+        self.subscribe = subscribe  # the 订阅通知 button (signed wx.config) on private pages
         self.oauth = oauth  # None: WeChat is not configured, and the private link is its holder's (a local demo)
         self.edits = edits
         self.secure_cookies = self.links.base_url.startswith("https://")
@@ -168,7 +168,7 @@ class Pages:
         context = await self._form_context(token, claims.user_id, span) if owner else None
         nav = self._nav(token, span) if private else None
         headers = SECURITY_HEADERS
-        if context is not None and self.subscribe is not None:  # issue 30: signed for the URL the browser shows
+        if context is not None and self.subscribe is not None:  # signed for the URL the browser shows
             button = await self.subscribe(f"{self.links.base_url}/p/{token}" + (f"?{query}" if query else ""))
             if button is not None:
                 context = replace(context, subscribe=button)

@@ -45,7 +45,7 @@ SUCCESS = "success"
 # The rest of a long answer waits for its passive head this long at most (released as soon as the head went;
 # merged into the head's row when the head could not go passively): the user never reads the tail first.
 TAIL_HOLD_MS = 15_000
-CLAIM_BUDGET_S = 2.5  # the database must claim a message within this, or the webhook spools it (SPEC §8)
+CLAIM_BUDGET_S = 2.5  # the database must claim a message within this, or the webhook spools it (docs/delivery.md#spool)
 Opening = tuple[Fast, Mapping[str, Any]]  # a handler's first statement and its parameters
 ClaimUnit = Callable[..., Awaitable[inbound.Claim]]  # the claim on a transaction, with statements after it
 # Events that open WeChat's 3-messages-per-minute window (a click, follow or scan).
@@ -191,7 +191,7 @@ class Dispatcher:
             await self._finish(message, received, None, window_kind=None)
             return SUCCESS
         window_kind = "click" if event in CLICK_WINDOW_EVENTS else ("message" if not event else None)
-        if event in GRANT_EVENTS:  # issue 30: subscription-message consent given, changed, or a send refused
+        if event in GRANT_EVENTS:  # subscription-message consent given, changed, or a send refused
             await self._writes.run(partial(record_grants, message=message, now_ms=received))
             await self._finish(message, received, None, window_kind=None)
             return SUCCESS
@@ -268,7 +268,7 @@ class Dispatcher:
 
     async def _in_time(self, message: InboundMessage, reply: Reply, body: str, arrived: float) -> str:
         """The passive reply, if the finishing write left WeChat still waiting for it; else (the write
-        stalled past the budget) its text goes to the outbox and WeChat gets `success` (SPEC §8: the
+        stalled past the budget) its text goes to the outbox and WeChat gets `success` (late answers: the
         budget covers the finishing write; an answer is never dropped)."""
         if body == SUCCESS:
             return body

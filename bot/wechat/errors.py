@@ -1,4 +1,4 @@
-"""The one table from WeChat errcodes to failure classes (SPEC §7), and the typed errors built on it."""
+"""The one table from WeChat errcodes to failure classes (the retry policy), and the typed errors built on it."""
 
 from __future__ import annotations
 

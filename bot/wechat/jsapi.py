@@ -1,4 +1,4 @@
-"""The JS-SDK on our pages (issue 30): the `jsapi_ticket`, cached for every process like the access token (the
+"""The JS-SDK on our pages: the `jsapi_ticket`, cached for every process like the access token (the
 access_tokens table, refreshed under a lease), and the `wx.config` signature of a page URL — what the itinerary
 page needs to show WeChat's `wx-open-subscribe` button (the subscription-message consent popup)."""
 

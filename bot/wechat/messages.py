@@ -43,7 +43,7 @@ class InboundMessage(BaseModel):
 
     @property
     def dedupe_key(self) -> str:
-        """(openid, MsgId) for messages; (openid, CreateTime, Event, EventKey, MsgID) for events (SPEC §8): a
+        """(openid, MsgId) for messages; (openid, CreateTime, Event, EventKey, MsgID) for events: a
         MsgId is not unique across users, and one user's events of one second differ by MsgID (two
         TEMPLATESENDJOBFINISH). A grant event adds a digest of its list: two popups answered in one second,
         or a `success` and a `failed:user block` sent in one second, are different events."""

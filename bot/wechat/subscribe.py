@@ -1,4 +1,4 @@
-"""Subscription messages (订阅通知, issue 30): the ladder's rung after the customer-service window, and the
+"""Subscription messages (订阅通知): the ladder's rung after the customer-service window, and the
 grants users give through the subscribe popup (`subscribe_msg_popup_event`, `…_change_event`, `…_sent_event`).
 
 A one-time grant is spent before the call (two workers never spend one grant twice), held by the row that

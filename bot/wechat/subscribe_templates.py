@@ -1,4 +1,4 @@
-"""`schedbot wechat template`, the subscription-message part (issue 30): the account's 订阅通知 templates
+"""`schedbot wechat template`, the subscription-message part: the account's 订阅通知 templates
 (`GET /wxaapi/newtmpl/gettemplate`) and whether WECHAT_SUBSCRIBE_TEMPLATE_ID is one the bot can fill."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Chinese time expressions: `extract(text, now=, tz=)` → resolved TimeMentions (SPEC §4)."""
+"""Chinese time expressions: `extract(text, now=, tz=)` → resolved TimeMentions (docs/conversation.md#time)."""
 
 from __future__ import annotations
 

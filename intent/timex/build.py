@@ -1,4 +1,4 @@
-"""Resolve groups and ranges to TimeMentions against `now` (SPEC §4: periods, bare hours, rolling)."""
+"""Resolve groups and ranges to TimeMentions against `now` (periods, bare hours, rolling; docs/conversation.md#time)."""
 
 from __future__ import annotations
 

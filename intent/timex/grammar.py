@@ -142,7 +142,7 @@ def ranges(text: str, groups: list[Group]) -> list[Span]:
                 if text.startswith(suf, e):
                     e += len(suf)
                     break
-            if _workweek(g, nxt):  # 周一到周五: SPEC's literal MO–FR recurrence
+            if _workweek(g, nxt):  # 周一到周五: the literal MO–FR recurrence
                 out.append(Span(g.b, nxt.e, Group([*g.pieces, *nxt.pieces], is_set=True)))
             else:
                 out.append(Span(b, e, g, nxt))

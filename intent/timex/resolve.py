@@ -1,4 +1,4 @@
-"""Date arithmetic against `now`: partial dates, weekdays, periods, bare hours (SPEC §4)."""
+"""Date arithmetic against `now`: partial dates, weekdays, periods, bare hours (docs/conversation.md#time)."""
 
 from __future__ import annotations
 
@@ -92,7 +92,7 @@ def hour24(h: int, period: str | None) -> tuple[int, int]:
 
 
 def bare_hour(h: int, mi: int, day: date | None, ctx: Ctx) -> tuple[datetime, bool]:
-    """A clock time without a period. Returns (instant, rolled) per SPEC §4.
+    """A clock time without a period. Returns (instant, rolled) by the bare-hour convention (docs/conversation.md#time).
 
     day None: no date named → today, rolled to the next occurrence when past.
     """

@@ -1,4 +1,4 @@
-"""`schedbot doctor` and `schedbot worker` on a server whose FOR UPDATE SKIP LOCKED is not real (SPEC §13):
+"""`schedbot doctor` and `schedbot worker` on a server whose FOR UPDATE SKIP LOCKED is not real (TiDB):
 doctor fails its claiming check, the worker refuses to start, each with one line saying why. A TiDB-like
 server is stood for on MariaDB by a child process whose probe reads the locked row without locking it and
 whose server version says TiDB; everything else is the real command line."""

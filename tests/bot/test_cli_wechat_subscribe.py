@@ -1,4 +1,4 @@
-"""`schedbot wechat template` lists and checks the subscription-message (订阅通知) templates too (issue 30)."""
+"""`schedbot wechat template` lists and checks the subscription-message (订阅通知) templates too."""
 
 from __future__ import annotations
 

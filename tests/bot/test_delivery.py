@@ -182,7 +182,7 @@ async def test_unfollowed_user_is_not_pushed_again(database_url: str, clock: Fro
 
 
 async def test_an_answer_never_goes_through_the_reminder_template(database_url: str, clock: FrozenClock) -> None:
-    """Issue 27: a late answer whose window is closed goes to the in-app queue, not onto the reminder
+    """Answers are not reminders: a late answer whose window is closed goes to the in-app queue, not onto the reminder
     template cut to 20 characters with an empty time."""
     async with FakeWeChatAPI() as api, app_with(api, database_url, clock, WECHAT_TEMPLATE_ID_REMINDER="tpl-1") as app:
         answer = await queue_text(app, clock, "o-late", "想好了：明天下午三点和王总在三楼会议室开会，记得带合同")

@@ -1,4 +1,4 @@
-"""Configuration incidents lose nothing (SPEC §7, issue 27): errcodes only the account owner can fix pause
+"""Configuration incidents lose nothing (docs/delivery.md#incidents): errcodes only the account owner can fix pause
 the API without spending delivery attempts, /healthz and doctor say so, one ERROR line per pause, rows
 wait up to the catch-up window and then go down the ladder; a bad template sends pushes on down it."""
 
@@ -31,7 +31,7 @@ async def test_a_40_minute_ip_whitelist_incident_spends_no_attempts_and_loses_no
                 await app.state.worker.run_once()
                 assert {(await outbox_row(app, i)).status for i in rows} == {"pending"}
                 health = (await http.get("/healthz")).json()
-                assert health == {"status": "degraded", "database": "ok"}  # public: no detail, no IP (issue 28)
+                assert health == {"status": "degraded", "database": "ok"}  # public: no detail, no IP
                 [standing] = await incident.standing(app.state.sessions, now_ms(clock))  # the operator's view
                 assert "IP白名单" in standing
                 clock.advance(minutes=10, seconds=1)

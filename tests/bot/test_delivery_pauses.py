@@ -1,5 +1,5 @@
 """WeChat's account-wide limits through the real client and the fake API: 45011 (frequency limit) and
-45009 (daily quota) pause the channel for every worker, kept in the database (SPEC §7)."""
+45009 (daily quota) pause the channel for every worker, kept in the database (docs/delivery.md#pauses)."""
 
 from __future__ import annotations
 

@@ -197,7 +197,7 @@ def location(site: str, prefix: str) -> str:
 
 
 def test_nginx_site_rate_limits_per_address_but_not_wechat() -> None:
-    """Issue 28 item 5: a flood of pages, feeds or API calls from one address stops at nginx (429)."""
+    """Form floods: a flood of pages, feeds or API calls from one address stops at nginx (429)."""
     site = (DEPLOY / "nginx-schedbot.conf").read_text(encoding="utf-8")
     zone = re.search(r"^limit_req_zone \$binary_remote_addr zone=(\w+):\d+m rate=(\d+)r/s;", site, re.M)
     assert zone is not None and int(zone.group(2)) <= 20
@@ -208,7 +208,7 @@ def test_nginx_site_rate_limits_per_address_but_not_wechat() -> None:
 
 
 def test_nginx_site_serves_metrics_to_an_allow_list_only() -> None:
-    """Issue 27 item 10: /metrics is not public (each scrape reads the outbox)."""
+    """/metrics is not public (each scrape reads the outbox)."""
     site = (DEPLOY / "nginx-schedbot.conf").read_text(encoding="utf-8")
     rules = re.findall(r"^\s*(allow|deny) (\S+);", location(site, "= /metrics"), re.M)
     assert rules[-1] == ("deny", "all") and ("allow", "127.0.0.1") in rules
@@ -223,7 +223,7 @@ HARDENING = ("UMask=0077", "CapabilityBoundingSet=", "ProtectKernelModules=yes",
 
 @pytest.mark.parametrize("name", UNITS)
 def test_units_are_hardened_and_create_private_files(name: str) -> None:
-    """Issue 28 items 7 and 8."""
+    """File modes and hardened systemd units (deploy/README.md)."""
     lines = set((DEPLOY / name).read_text(encoding="utf-8").splitlines())
     assert [key for key in HARDENING if key not in lines] == []
 
@@ -231,7 +231,7 @@ def test_units_are_hardened_and_create_private_files(name: str) -> None:
 @pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze not installed")
 @pytest.mark.parametrize("name", UNITS)
 def test_systemd_analyze_security_rates_the_units_ok(name: str) -> None:
-    """7.1 MEDIUM for both units before issue 28; 1.5 OK after."""
+    """7.1 MEDIUM for both units before the security review; 1.5 OK after."""
     result = subprocess.run(["systemd-analyze", "security", "--offline=yes", str(DEPLOY / name)],
                             capture_output=True, text=True, timeout=60)
     level = re.search(r"Overall exposure level for \S+: (\d+\.\d+) (\w+)", result.stdout)

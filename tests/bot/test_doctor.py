@@ -115,7 +115,7 @@ async def test_clock_skew_against_the_wechat_date_header_fails(fake: FakeWeChatA
 
 
 def test_a_configuration_incident_a_worker_met_is_reported(tmp_path: Path, fake: FakeWeChatAPI, site: str) -> None:
-    """A worker process met 40164 and paused the custom-message channel for every worker (issue 27)."""
+    """A worker process met 40164 and paused the custom-message channel for every worker (pauses are shared)."""
     assert run(["migrate"], tmp_path).returncode == 0
     with sqlite3.connect(tmp_path / "schedbot.db") as db:
         db.execute("INSERT INTO channel_pauses (channel, paused_until, daily, code, updated_at) "

@@ -1,4 +1,4 @@
-"""Requests the bot runs later (issue 30), through the real webhook, request runner and delivery worker, with the
+"""Requests the bot runs later, through the real webhook, request runner and delivery worker, with the
 fake WeChat API, the fake LLM and a frozen clock, on every backend."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 28 (security review of the web surface) through the real app: rules that never occur, the item
+"""The security review of the web surface, through the real app: rules that never occur, the item
 quota and pages of the item list, revocable links, masked paths, bounded dates, small forms, /healthz."""
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ async def store_legacy_series(app: FastAPI, user_id: int, rule: str, count: int)
             updated_at=stamp) for i in range(count)])
 
 
-# ------------------------------------------------------------------ item 1: rules that never occur
+# ------------------------------------------------------------------ rules that never occur
 @pytest.mark.parametrize("rule", ["FREQ=DAILY;BYMONTH=2;BYMONTHDAY=30", "FREQ=YEARLY;BYMONTH=4;BYMONTHDAY=31",
                                   "FREQ=DAILY;BYWEEKNO=1;BYMONTH=6"])
 async def test_a_rule_that_never_occurs_is_refused_at_submission(app: FastAPI, client: httpx.AsyncClient,
@@ -158,7 +158,7 @@ async def test_the_item_list_comes_in_pages(app: FastAPI, client: httpx.AsyncCli
     assert too_many.status_code == 422
 
 
-# ------------------------------------------------------------------ item 3: weak SECRET_KEY
+# ------------------------------------------------------------------ weak SECRET_KEY
 @pytest.mark.parametrize("command", [["serve", "--port", "0"], ["doctor"], ["worker"]])
 def test_a_short_secret_key_stops_start_up_naming_the_variable(tmp_path: Path, command: list[str]) -> None:
     result = run(command, tmp_path, SECRET_KEY="schedbot2026")
@@ -209,7 +209,7 @@ def test_doctor_says_how_links_are_signed(tmp_path: Path) -> None:
     assert "SECRET_KEY unset (one is generated and kept in the database" in unset.stdout
 
 
-# ------------------------------------------------------------------ item 4: tokens in logs, owner-triggered 500s
+# ------------------------------------------------------------------ tokens in logs, owner-triggered 500s
 @pytest.mark.parametrize("query", [{"to": "9999-12-31"}, {"from": "0001-01-01"}, {"from": "2101-01-01"},
                                    {"from": "1999-12-31", "to": "2000-01-02"}, {"to": "0001-01-01"}])
 async def test_page_dates_outside_2000_to_2100_are_a_400(app: FastAPI, client: httpx.AsyncClient,
@@ -262,7 +262,7 @@ def test_every_log_line_masks_page_and_feed_tokens_tracebacks_included() -> None
     assert "GET /ics/… HTTP/1.1" in text and "Traceback" in text
 
 
-# ------------------------------------------------------------------ item 5: form floods before the token check
+# ------------------------------------------------------------------ form floods before the token check
 async def test_a_form_with_too_many_fields_is_a_4xx_and_logs_no_error(app: FastAPI, client: httpx.AsyncClient,
                                                                       caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.WARNING)
@@ -277,7 +277,7 @@ async def test_a_form_with_too_many_fields_is_a_4xx_and_logs_no_error(app: FastA
     assert [r for r in caplog.records if r.levelno >= logging.ERROR] == []
 
 
-# ------------------------------------------------------------------ item 6: a public /healthz says little
+# ------------------------------------------------------------------ a public /healthz says little
 async def test_public_healthz_says_degraded_without_the_wechat_error_or_the_ip(database_url: str,
                                                                                 clock: FrozenClock) -> None:
     from bot.settings import Settings
@@ -301,7 +301,7 @@ async def test_public_healthz_says_degraded_without_the_wechat_error_or_the_ip(d
     assert "127.0.0.1" not in answer.text and "40164" not in answer.text and "whitelist" not in answer.text
 
 
-# ------------------------------------------------------------------ item 7: secrets on disk
+# ------------------------------------------------------------------ secrets on disk
 def modes_of(directory: Path, prefix: str) -> dict[str, int]:
     import stat
 
@@ -334,7 +334,7 @@ async def test_the_sqlite_files_are_readable_by_their_owner_only(tmp_path: Path)
         os.umask(old_umask)
 
 
-# ------------------------------------------------------------------ item 8: headers of the API, front page, docs
+# ------------------------------------------------------------------ headers of the API, front page, docs
 async def test_api_answers_are_never_cached_and_the_front_page_and_docs_cannot_be_framed(
         app: FastAPI, client: httpx.AsyncClient) -> None:
     auth = await token_for(app, "alice")

@@ -1,4 +1,4 @@
-"""Database down (SPEC §8, issue 27): a real MariaDB server, started for this test on a port of its own,
+"""Database down (docs/delivery.md#spool): a real MariaDB server, started for this test on a port of its own,
 is stopped for 60 s while 20 users send 5 messages a second (WeChat retrying some). Every message is
 answered (passively, or by custom message once the spool is replayed), none is lost, none handled twice."""
 

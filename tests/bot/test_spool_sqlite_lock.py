@@ -1,4 +1,4 @@
-"""Database down on SQLite (SPEC §8, issue 27 item 6): another process holds the database's write lock for
+"""Database down on SQLite (docs/delivery.md#spool): another process holds the database's write lock for
 longer than the claim's budget. The webhook still answers within WeChat's 5 s (the event loop never waits
 on the lock: every sqlite3 call runs on aiosqlite's thread), spools the message, and the claim that was
 still waiting commits late; the replay takes that claim over, so the message is handled exactly once and

@@ -1,4 +1,4 @@
-"""Faults at the webhook lose nothing and resurrect nothing (issue 27, SPEC §8): a finishing write that
+"""Faults at the webhook lose nothing and resurrect nothing (docs/delivery.md#late-answers): a finishing write that
 stalls past the budget queues the answer, an unsubscribe during a slow answer wins, a slow answer
 records the user's window when WeChat stops waiting, dedupe keys include the sender."""
 

@@ -1,4 +1,4 @@
-"""Issue 11 regressions at `/wechat`: forged and replayed posts, key rotation, hostile bodies, users'
+"""WeChat edge regressions at `/wechat`: forged and replayed posts, key rotation, hostile bodies, users'
 own markup, the reply budget from arrival, answers kept when finishing fails, reachability, scancode."""
 
 from __future__ import annotations

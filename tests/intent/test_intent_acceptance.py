@@ -1,4 +1,4 @@
-"""The seed's acceptance examples (SPEC §3 rules 1–9) end to end, with the real time engine."""
+"""The seed's acceptance examples (creating and queries) end to end, with the real time engine."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 8 category 13: `schedbot parse|timex` with a bad --tz or --now prints one line and exits 2."""
+"""`schedbot parse|timex` with a bad --tz or --now prints one line and exits 2."""
 
 from __future__ import annotations
 

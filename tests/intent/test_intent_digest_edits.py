@@ -1,4 +1,4 @@
-"""Digest changes in words (SPEC §3 rule 22), read purely: a new time, the next day's agenda, weekdays only,
+"""Digest changes in words, read purely: a new time, the next day's agenda, weekdays only,
 several at once; a subscription that names its days is still a subscription; item changes stay item changes.
 `after_digest` reads a change that names nothing (改到晚上9点半), said right after a digest reply."""
 
@@ -42,7 +42,7 @@ def test_a_new_time_and_the_next_days_agenda(text: str, time: str) -> None:
 def test_no_weekends_is_monday_to_friday(text: str) -> None:
     intent = _change(text)
     assert intent.time is None and not intent.kind_said and intent.days_said
-    assert intent.recurrence is not None and intent.recurrence.rrule == MON_TO_FRI  # 周末 = Sat–Sun (§4)
+    assert intent.recurrence is not None and intent.recurrence.rrule == MON_TO_FRI  # 周末 = Sat–Sun
 
 
 @pytest.mark.parametrize("text", ["以后只在工作日发", "只在工作日推送", "工作日发就行", "改成工作日发"])

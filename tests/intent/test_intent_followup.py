@@ -1,4 +1,4 @@
-"""Follow-ups that name no item (rules 17, 18, 20): corrections, bare details about the focus, 那天, noise."""
+"""Follow-ups that name no item (the focus): corrections, bare details about the focus, 那天, noise."""
 
 from __future__ import annotations
 

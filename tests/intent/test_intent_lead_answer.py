@@ -1,4 +1,4 @@
-"""Rule 1 for a dated task with a lead (SPEC §4: "an all-day item reminded N days ahead needs a clock time: ask"):
+"""A dated task with a lead ("an all-day item reminded N days ahead needs a clock time: ask"):
 the question names the day the reminder falls on, and the answer's clock time lands on that day; a shorter lead
 asks for the task's own time and reminds that much earlier; an answer with a day of its own is when to remind."""
 

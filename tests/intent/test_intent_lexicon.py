@@ -1,4 +1,4 @@
-"""Meeting class (SPEC §4): the default reminder applies to meetings, not to 聚会/晚会/… or the verb 会."""
+"""Meeting class: the default reminder applies to meetings, not to 聚会/晚会/… or the verb 会."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Lists after a lead-in (SPEC §3 rule 20) and several requests where one needs a question (rule 16), and a
-part of the day with no hour (SPEC §4: not a clock time, rule 1 asks)."""
+"""Lists after a lead-in and several requests where one needs a question (it is asked last), and a
+part of the day with no hour (not a clock time: the hour is asked)."""
 
 from __future__ import annotations
 

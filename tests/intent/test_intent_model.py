@@ -1,4 +1,4 @@
-"""The contract JSON (SPEC §5) and the discriminated union round trip."""
+"""The contract JSON (docs/conversation.md#intent-contract) and the discriminated union round trip."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Several requests in one message (SPEC §3 rule 16, issue 8 category 12): `parse_all`, table-driven."""
+"""Several requests in one message (docs/conversation.md#several-requests): `parse_all`, table-driven."""
 
 from __future__ import annotations
 

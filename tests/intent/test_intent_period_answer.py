@@ -1,4 +1,4 @@
-"""Rule 1's answer read in the part of the day already said: "这周五晚上和朋友聚餐" + "7点" is 19:00, not 07:00
+"""The asked hour's answer read in the part of the day already said: "这周五晚上和朋友聚餐" + "7点" is 19:00, not 07:00
 until midnight; an hour written as 18:30 is never moved to the morning."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Requests the bot runs later (issue 30) in the intent engine: a corpus of what is one, and what stays as before."""
+"""Requests the bot runs later, in the intent engine: a corpus of what is one, and what stays as before."""
 
 from __future__ import annotations
 

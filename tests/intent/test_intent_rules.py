@@ -1,4 +1,4 @@
-"""One test per conversation rule of SPEC §3, with the seed's acceptance examples (time engine faked)."""
+"""One test per conversation rule (docs/conversation.md), with the seed's acceptance examples (time engine faked)."""
 
 from __future__ import annotations
 

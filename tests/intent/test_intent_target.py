@@ -1,4 +1,4 @@
-"""Target matching (SPEC §3 rule 10): which of a user's items "取消明天的会" / "带材料那个完成了" means.
+"""Target matching (docs/conversation.md#changing): which of a user's items "取消明天的会" / "带材料那个完成了" means.
 
 Every table case runs twice: through the character matcher (kept for a dictionary that cannot load), and through
 jieba with the user's titles kept whole. A subprocess proves the loading is lazy and never blocks `rank`.
@@ -229,7 +229,7 @@ _SAME_SCRIPT = textwrap.dedent("""
              target.Candidate(4, "和大学同学聚餐"), target.Candidate(5, "水费")]
     asked = ["会", "带材料", "聚餐", "水费", "那个聚会"]
     first = [[c.id for c in target.rank(t, items)] for t in asked]  # the process's very first matches
-    assert target.ready(), "rank must not answer before the dictionary is there (rule 23)"
+    assert target.ready(), "rank must not answer before the dictionary is there (same text, same answer)"
     again = [[c.id for c in target.rank(t, items)] for t in asked]
     assert first == again, (first, again)
     by_words = [[c.id for c in target._rank(t, items, None, None, target._splitter(items))] for t in asked]
@@ -239,7 +239,7 @@ _SAME_SCRIPT = textwrap.dedent("""
 
 
 def test_the_same_text_is_matched_the_same_way_from_the_first_message_on() -> None:
-    """Rule 23: no answer depends on the dictionary having finished loading; a process that warmed up at start
+    """No answer depends on the dictionary having finished loading; a process that warmed up at start
     and one that did not give the same matches."""
     cold = subprocess.run([sys.executable, "-c", _SAME_SCRIPT], cwd=ROOT, capture_output=True, text=True, timeout=90)
     assert cold.returncode == 0, cold.stderr

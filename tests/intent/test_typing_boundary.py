@@ -1,4 +1,4 @@
-"""Issue 8 category 8: the agent boundary in both directions.
+"""Real typing: the agent boundary in both directions.
 
 A look-up of the world (航班, 高铁, 天气 …) not said to be the user's, and a question about what the bot
 can do with no time or item of its own, go to the agent (`none`); a dated question about one of the

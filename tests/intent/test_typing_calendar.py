@@ -1,4 +1,4 @@
-"""Issue 8 category 5: holiday and calendar arithmetic.
+"""Real typing: holiday and calendar arithmetic.
 
 The holiday is the occurrence whose official break is current or next; 节后/X后第N个工作日 counts workdays
 after the break, X第N天 counts days of the break; 年前 (a deadline) is the last workday before the Spring

@@ -1,4 +1,4 @@
-"""Issue 8 category 3: casual completions, cancellations and snoozes.
+"""Real typing: casual completions, cancellations and snoozes.
 
 Completion is a verb with a result complement and 了 (交上去了, 取到了), 已(经) + verb, or noun + verb + 了;
 cancellation is 不(再) + verb (+ object) + 了 at the end, or 不用提醒我 X 了; snooze fillers (哈, 等下, 回头)

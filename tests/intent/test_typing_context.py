@@ -1,4 +1,4 @@
-"""Issue 8 category 2: fillers, hesitation and a context clause before the request.
+"""Real typing: fillers, hesitation and a context clause before the request.
 
 A day said without a clock takes the next clock said after it, across fillers and clauses; a clock that
 names its own day, or a day in the clause that asks (提醒我/记一下), wins over an earlier context day.

@@ -1,4 +1,4 @@
-"""Issue 8 category 4: digest wording.
+"""Real typing: digest wording.
 
 Subscribe = a send verb towards the user (发/推/告诉 … 给我) + an agenda noun (安排, 待办, 要做的事) + a
 recurrence; when 提醒我 comes first the user is the actor (提醒我发日报 is a task). Unsubscribe = a stop

@@ -1,4 +1,4 @@
-"""Issue 8 category 6: hours and minutes are elapsed time across DST; days keep the wall clock."""
+"""Real typing: hours and minutes are elapsed time across DST; days keep the wall clock."""
 
 from __future__ import annotations
 

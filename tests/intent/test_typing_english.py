@@ -1,4 +1,4 @@
-"""Issue 8 category 10: English mixed in. Time words, remind and deadline are rewritten to Chinese before
+"""Real typing: English mixed in. Time words, remind and deadline are rewritten to Chinese before
 the rules run; meeting, call with, interview, standup, sync, 1on1 are meetings (default reminder)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 8 category 7: no-reminder variants suppress the meeting default and never ask for a time.
+"""Real typing: no-reminder variants suppress the meeting default and never ask for a time.
 
 A negation before a reminder verb (不用叫我, 这次别提醒), the reminder waived after it (提醒就免了,
 提醒不用了) and "just note it" (记着就行) all mean explicit_no_reminder.

@@ -1,4 +1,4 @@
-"""Issue 8 category 9: pinyin-input typos, homophones and slang, each fixed only in its context."""
+"""Real typing: pinyin-input typos, homophones and slang, each fixed only in its context."""
 
 from __future__ import annotations
 

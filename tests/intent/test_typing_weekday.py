@@ -1,4 +1,4 @@
-"""Issue 8 category 1: 一下/两下 before a weekday is a verb complement, not 下周 (next week)."""
+"""Real typing: 一下/两下 before a weekday is a verb complement, not 下周 (next week)."""
 
 from __future__ import annotations
 

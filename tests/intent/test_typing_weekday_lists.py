@@ -1,4 +1,4 @@
-"""Issue 8 category 11: weekday lists (每周一、三 / 每周二和周五 / 周一三五) are one weekly set; a day
+"""Real typing: weekday lists (每周一、三 / 每周二和周五 / 周一三五) are one weekly set; a day
 followed by 点/时 is a clock (周一三点 = Monday 15:00), and a clock said after a recurrence joins it."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Table helpers for the real-typing cases (issue 8): expectations are local wall-clock strings."""
+"""Table helpers for the real-typing cases: expectations are local wall-clock strings."""
 
 from __future__ import annotations
 

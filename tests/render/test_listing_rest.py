@@ -1,4 +1,4 @@
-"""Rule 21 in words (no database): a part of a day is named (上午, 15:00–16:00), what else the day holds follows
+"""The whole truth in words (no database): a part of a day is named (上午, 15:00–16:00), what else the day holds follows
 as 当天还有：…, within the byte budget; a range with nothing else keeps the old wording."""
 
 from __future__ import annotations

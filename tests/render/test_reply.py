@@ -1,4 +1,4 @@
-"""Reply wording from outcomes (no database): the SPEC's phrasings and the 2048-byte cut."""
+"""Reply wording from outcomes (no database): the product's phrasings and the 2048-byte cut."""
 
 from __future__ import annotations
 

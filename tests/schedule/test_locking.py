@@ -1,4 +1,4 @@
-"""The SKIP LOCKED probe (SPEC §13): real on MariaDB, not applicable on SQLite, and it catches a server that
+"""The SKIP LOCKED probe (claiming): real on MariaDB, not applicable on SQLite, and it catches a server that
 accepts the syntax without honouring it — stood for on MariaDB by statements that take no lock."""
 
 from __future__ import annotations

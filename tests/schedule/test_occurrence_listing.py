@@ -1,4 +1,4 @@
-"""One expansion for every listing (SPEC §10): a series at each occurrence in a range, a done day listed as
+"""One expansion for every listing: a series at each occurrence in a range, a done day listed as
 done, a cancelled day left out, each occurrence with its own reminders; closing and reopening one occurrence
 leaves the series and its next reminder alone. On SQLite and MariaDB; the clock is Thursday 2026-06-18 10:00."""
 

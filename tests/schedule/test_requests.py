@@ -1,4 +1,4 @@
-"""The request runner's guarantees (issue 30), on every backend: a request cancelled while its run is in flight
+"""The request runner's guarantees, on every backend: a request cancelled while its run is in flight
 pushes nothing; a run whose lease lapsed and was taken over pushes once, by the worker that holds the claim."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Bounded RRULE evaluation (issue 28 item 1): rules that never occur are refused and never scanned for
+"""Bounded RRULE evaluation: rules that never occur are refused and never scanned for
 seconds, and the bounded scan gives exactly dateutil's answers within its horizon."""
 
 from __future__ import annotations

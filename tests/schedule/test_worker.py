@@ -498,7 +498,7 @@ async def test_sends_wait_while_receipts_commit_so_a_crash_replays_at_most_64(
         await asyncio.wait_for(task, timeout=10)
     assert sorted(m.idempotency_key for m in channel.sent) == sorted(f"b{n}" for n in range(300))
     # marked sending a few at a time: at the first send, two batches' first LEAD rows at most, the rest claimed.
-    # Not bounded on SQLite since its statements go through aiosqlite's thread (issue 29): once the stalled
+    # Not bounded on SQLite since its statements go through aiosqlite's thread: once the stalled
     # commit is released, the marking can run further ahead of the sends (172 rows seen once); open, see the
     # closing note of session 11.
     if engine.dialect.name != "sqlite":

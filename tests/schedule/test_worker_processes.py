@@ -1,7 +1,7 @@
 """Real `schedbot worker` processes on MariaDB against the fake WeChat API: several workers send each
 reminder exactly once, and `kill -9`s of random workers lose nothing and push nothing off the
 customer-service rung (duplicates only for rows replayed after `unknown`, at most the 64 sends a killed
-worker may hold without a committed receipt: SPEC §7 "a crash replays little")."""
+worker may hold without a committed receipt: "a crash replays little")."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from schedule.db import create_engine
 from schedule.model import OutboundMessageRow, ReminderRow
 
 ROOT = Path(__file__).resolve().parents[2]
-MAX_UNRECEIPTED = 64  # SPEC §7: sends a worker may hold that went out without a committed receipt
+MAX_UNRECEIPTED = 64  # a crash replays little: sends a worker may hold that went out without a committed receipt
 TITLE = re.compile(r"bench\d+")
 pytestmark = [pytest.mark.mariadb, pytest.mark.timeout(300)]
 
@@ -104,7 +104,7 @@ async def test_four_worker_processes_send_each_reminder_exactly_once(database_ur
 
 
 async def test_kill_9_chaos_loses_nothing_and_replays_little(database_url: str, tmp_path: Path) -> None:
-    """Rounds of 6,000 reminders (1,500 users × 4) due at once, the load of issue 27's measurement, with a
+    """Rounds of 6,000 reminders (1,500 users × 4) due at once, the load of the crash-replay measurement, with a
     kill -9 every 0.3–0.7 s of a worker that has run ≥ 1 s, until ≥ 50 kills and the last round is sent."""
     if not database_url.startswith("mysql"):
         pytest.skip("several worker processes share one MariaDB (SQLite runs one worker)")

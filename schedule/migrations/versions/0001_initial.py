@@ -1,4 +1,4 @@
-"""initial schema: every table of SPEC section 6
+"""initial schema: every table of docs/README.md#tables
 
 Revision ID: 0001
 Revises: 

@@ -1,4 +1,4 @@
-"""the item in focus beside the pending question (SPEC §3 rule 17): what the conversation is about
+"""the item in focus beside the pending question (docs/conversation.md#focus): what the conversation is about
 
 Revision ID: 0007
 Revises: 0006

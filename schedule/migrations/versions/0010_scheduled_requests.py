@@ -1,4 +1,4 @@
-"""issue 30: requests the bot runs later (每天早上8点告诉我今天的天气) and subscription-message grants (订阅通知)
+"""requests the bot runs later (每天早上8点告诉我今天的天气) and subscription-message grants (订阅通知)
 
 Revision ID: 0010
 Revises: 0009

@@ -1,4 +1,4 @@
-"""Rule 23: what the rules hand over reaches the agent with the conversation so far and the item in focus, so an
+"""What the rules hand over reaches the agent with the conversation so far and the item in focus, so an
 LLM can finish a follow-up with a tool call on that item (real webhook, fake OpenAI-compatible server)."""
 
 from __future__ import annotations

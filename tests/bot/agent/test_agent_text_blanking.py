@@ -1,4 +1,4 @@
-"""Agent-written text gets the control-character blanking the API and chat apply (issue 28 item 9): NUL,
+"""Agent-written text gets the control-character blanking the API and chat apply: NUL,
 vertical tab and bidi overrides never reach the store, pages, ICS or pushes."""
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ from schedule.service import ScheduleService
 from schedule.testing import FrozenClock
 
 TOKEN = "agenttoken"
-QUESTION = "会议纪要怎么写"  # rule 14: a question with schedule words still goes to the agent
+QUESTION = "会议纪要怎么写"  # everything else goes to the agent: a question with schedule words still goes to the agent
 
 
 def config(api: FakeWeChatAPI, database_url: str, **agent: object) -> Settings:

@@ -51,5 +51,5 @@ async def test_a_clock_alone_names_the_item_on_whatever_day_it_is(bot: Bot) -> N
     await chat.say("明天下午3点去银行")
     reply = await chat.say("下午三点那个改成四点半")  # said at 10:00 today; the 15:00 item is tomorrow's
     assert reply == "已改好：“去银行”从 6月19日（周五）15:00 改到 6月19日（周五）16:30。"
-    # nothing named, nothing reminded: the item just changed is in focus (rule 17)
+    # nothing named, nothing reminded: the item just changed is in focus
     assert await chat.say("搞定了") == "好的，已完成：6月19日（周五）16:30 去银行。"

@@ -171,7 +171,7 @@ async def test_long_lists_fit_one_wechat_message(bot: Bot) -> None:
             await chat.say(f"6月{18 + day}日{hour}点提醒我处理一下第{day}{hour}号很长很长很长的事项备注")
     reply = await chat.say("看看我的行程计划")
     assert len(reply.encode("utf-8")) <= 2048
-    assert "共 72 项安排" in reply and "/p/" in reply  # rule 9: the summary and the page instead of 72 lines
+    assert "共 72 项安排" in reply and "/p/" in reply  # a long list: the summary and the page instead of 72 lines
 
 
 async def test_not_a_schedule_request_goes_to_the_agent(bot: Bot) -> None:

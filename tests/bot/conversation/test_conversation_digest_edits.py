@@ -1,4 +1,4 @@
-"""Digest changes in words (SPEC §3 rule 22) through the whole bot: the push is re-timed, switched to the
+"""Digest changes in words through the whole bot: the push is re-timed, switched to the
 next day's agenda or limited to weekdays, several changes at once, and there is one subscription per kind.
 The fixture clock is Thursday 2026-06-18 10:00 in Shanghai."""
 

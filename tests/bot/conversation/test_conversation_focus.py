@@ -1,4 +1,4 @@
-"""The item in focus (rule 17), corrections (18), the same request twice (19) and withdrawing a create, through
+"""The item in focus, corrections (which never create), the same request twice and withdrawing a create, through
 the real webhook on both backends: every reply is checked against the rows."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A dated task with a lead, completed by the answer to rule 1's question: what the reply says is what the
+"""A dated task with a lead, completed by the answer to the missing-time question: what the reply says is what the
 reminder row holds (the clock is Thursday 2026-06-18 10:00 in Shanghai)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Rule 9 and the link commands: the page link when asked or when the list is long, share/unshare, the feed."""
+"""Page links and the link commands: the page link when asked or when the list is long, share/unshare, the feed."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""A list after a lead-in is one task per thing (rule 20); several requests where one needs a question: the
-others are stored and listed first, the question ends the reply, and the answer stores the last one (rule 16)."""
+"""A list after a lead-in is one task per thing; several requests where one needs a question: the
+others are stored and listed first, the question ends the reply, and the answer stores the last one."""
 
 from __future__ import annotations
 

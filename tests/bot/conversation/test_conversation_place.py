@@ -26,9 +26,9 @@ async def test_a_duration_is_stored_as_the_end_and_said_back(bot: Bot) -> None:
     assert (item.title, item.start_at, item.end_at) == ("见客户", at(6, 19, 14), at(6, 19, 15))
 
 
-async def test_an_hourly_series_is_refused_plainly_and_nothing_stored(bot: Bot) -> None:
-    reply = await bot.chat().say("每隔两小时提醒我喝水")
-    assert reply.startswith("按小时或分钟重复的提醒暂时不支持，没有记录。")
+async def test_an_interval_under_half_an_hour_is_refused_plainly_and_nothing_stored(bot: Bot) -> None:
+    reply = await bot.chat().say("每隔十分钟提醒我喝水")  # every two hours is an interval series now (courses)
+    assert reply.startswith("没有记录：提醒间隔最短 30 分钟")
     assert await bot.rows(ScheduleItemRow) == []
 
 

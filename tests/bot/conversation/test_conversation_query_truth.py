@@ -1,4 +1,4 @@
-"""Rule 21: a query for part of a day (上午, 下午3点) or for one kind (有会吗) lists that part and says what else
+"""A query for part of a day (上午, 下午3点) or for one kind (有会吗) lists that part and says what else
 the day holds (当天还有：…); 没有安排 only when the whole day is empty; a whole-day query is listed as before.
 The fixture clock is Thursday 2026-06-18 10:00, so 周六 is 6月20日."""
 

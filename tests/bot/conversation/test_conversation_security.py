@@ -1,4 +1,4 @@
-"""Issue 28 in chat: a date that exists in no year is said to be so (nothing stored), and series stored with
+"""The security review in chat: a date that exists in no year is said to be so (nothing stored), and series stored with
 a rule that never occurs do not stall the webhook."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The public dialogue corpus (issue 25, SPEC §3 rules 16–23): multi-turn conversations in
+"""The public dialogue corpus (focus, corrections, same twice, several requests …): multi-turn conversations in
 `dialogues/<category>.yaml`, each run through the real webhook (create_app, signed /wechat posts) on a fresh
 user at its own frozen clock, with the built-in responder as the agent (no LLM).
 

@@ -16,6 +16,8 @@ import recurring_ical_events
 from conftest import SH, Bot, at
 from icalendar import Calendar
 
+from bot.testing import signed_in
+from schedule.clock import now_ms
 from schedule.errors import NotAnOccurrence
 from schedule.model import ReminderRow, ScheduleItemRow
 
@@ -33,6 +35,7 @@ async def page(bot: Bot, days: int = 7) -> tuple[str, str]:
                                                        end_ms=at(6, 18) + days * 86_400_000)
     parts = urlsplit(url)
     path = parts.path + "?" + parts.query
+    bot.client.headers.update(await signed_in(bot.app.state.page_links, "o-alice", now_ms=now_ms(bot.clock)))  # the owner
     return path, (await bot.client.get(path)).text
 
 

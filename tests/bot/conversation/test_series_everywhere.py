@@ -1,4 +1,4 @@
-"""Chat, the page and the REST API list the same occurrences (SPEC §10: one expansion for all three), and the
+"""Chat, the page and the REST API list the same occurrences (one expansion for all three), and the
 page's one-tap buttons on a series act on that day only. Items are made through chat and the API; the clock is
 Thursday 2026-06-18 10:00 in Shanghai; both backends."""
 

@@ -1,4 +1,4 @@
-"""Revocable links (issue 28 item 2): the per-user link epoch is checked on every resolve, and bumped by
+"""Revocable links: the per-user link epoch is checked on every resolve, and bumped by
 `user forget` (and unfollowing) and by 重置链接; revoked and forgotten links answer 410."""
 
 from __future__ import annotations

@@ -106,7 +106,7 @@ async def test_a_forwarded_link_is_read_only_for_anyone_else(app: FastAPI, wecha
         page = await sign_in(bob, url)
         assert page.status_code == 200 and "项目会议" in page.text
         assert "这是别人的行程" in page.text and "生成行程页" in page.text
-        for hidden in ('name="do"', "订阅到手机日历", "/calendar", "给妈妈打电话", "未送达", 'name="csrf"'):
+        for hidden in ('name="do"', "订阅到手机日历", "/calendar", "给妈妈打电话", "未送达", 'name="csrf"', "已过期"):
             assert hidden not in page.text, hidden
         report = items["report"]
         for do in (f"complete:{report.id}", f"cancel:{report.id}", "seen:0"):

@@ -1,4 +1,4 @@
-"""The JS-SDK for our pages (issue 30): WeChat's published signature vector, one `getticket` per expiry across
+"""The JS-SDK for our pages: WeChat's published signature vector, one `getticket` per expiry across
 processes, and `/wechat/jssdk` answering a correctly signed `wx.config` for our own pages only."""
 
 from __future__ import annotations

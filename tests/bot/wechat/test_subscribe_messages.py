@@ -1,4 +1,4 @@
-"""Subscription messages (订阅通知, issue 30) as a rung of the ladder, through the real webhook and worker with the
+"""Subscription messages (订阅通知) as a rung of the ladder, through the real webhook and worker with the
 fake WeChat API: a grant lets a far-off reminder out by `bizsend` and is spent; a refused or spent grant, or a
 user WeChat says refuses the template, falls to the next rung."""
 

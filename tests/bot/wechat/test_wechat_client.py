@@ -83,7 +83,7 @@ async def test_scripted_40001_forces_a_refresh_when_the_same_token_comes_back(
     api.script("message/custom/typing", 40001)
     await client.typing("o-user")
     token_calls = api.calls_to("stable_token")
-    assert [bool(c.body.get("force_refresh")) for c in token_calls] == [False, True]  # ≤ 2 calls (issue 27)
+    assert [bool(c.body.get("force_refresh")) for c in token_calls] == [False, True]  # ≤ 2 calls per refresh
     assert len(api.calls_to("message/custom/typing")) == 2
     await client.aclose()
 

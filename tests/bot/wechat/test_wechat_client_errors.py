@@ -1,4 +1,4 @@
-"""Issue 11 outbound regressions: a persistent 40001 spends one forced refresh a minute, configuration
+"""WeChat edge outbound regressions: a persistent 40001 spends one forced refresh a minute, configuration
 errcodes pause the API and name the setting, Chinese JSON goes out as raw UTF-8."""
 
 from __future__ import annotations
@@ -121,7 +121,7 @@ async def test_ip_not_whitelisted_three_rows_one_token_call_and_healthz_says_so(
                 states = [(r.status, r.next_attempt_at - now_ms(clock)) for r in
                           [await session.get(OutboundMessageRow, i) for i in rows] if r is not None]
     assert len(api.calls_to("stable_token")) == 1
-    assert health == {"status": "degraded", "database": "ok"}  # public: no errcode, no server IP (issue 28 item 6)
+    assert health == {"status": "degraded", "database": "ok"}  # public: no errcode, no server IP
     assert all(status == "pending" and wait >= 600_000 for status, wait in states)
 
 

@@ -1,4 +1,4 @@
-"""Every errcode of SPEC §7 lands in its failure class, with the retry hints the worker needs."""
+"""Every errcode of the failure table lands in its failure class, with the retry hints the worker needs."""
 
 from __future__ import annotations
 
@@ -19,12 +19,12 @@ SPEC_TABLE = {
     43019: FailureClass.GONE,
     45002: FailureClass.INVALID_PAYLOAD,
 }
-NOT_RETRIED = {  # issue 11: the same call would fail the same way
+NOT_RETRIED = {  # the same call would fail the same way
     43101: FailureClass.WINDOW,  # the user refused the message: next rung
     40003: FailureClass.GONE,  # bad openid
     47003: FailureClass.INVALID_PAYLOAD,  # one row's template data: that row goes down the ladder
 }
-# SPEC §7 configuration incidents: only the account owner can fix them (issue 27)
+# Configuration incidents: only the account owner can fix them
 CONFIGURATION = {40013: "WECHAT_APP_ID", 40125: "WECHAT_APP_SECRET", 40164: "IP whitelist", 41001: "WECHAT_APP_ID",
                  40037: "WECHAT_TEMPLATE_ID_REMINDER"}
 

@@ -22,7 +22,7 @@ NEG = {case["id"]: case for case in VECTORS["derived_negative"]}
 
 
 def sender_keyed(key: str, openid: str) -> str:
-    """A vector's dedupe key under SPEC §8: (openid, MsgId) for messages, events with MsgID appended."""
+    """A vector's dedupe key with the sender: (openid, MsgId) for messages, events with MsgID appended."""
     if key.startswith("msg:"):
         return f"msg:{openid}:{key.removeprefix('msg:')}"
     return key + ":"  # no MsgID on these events
@@ -187,7 +187,7 @@ def test_sample_inbound_xml_parsed(sample: dict[str, Any]) -> None:
     for key, value in exp.items():
         if key in ("bot_behaviour", "note"):
             continue
-        if key == "dedupe_key":  # the vectors predate SPEC §8's sender in the key (issue 27): the same parts
+        if key == "dedupe_key":  # the vectors predate the sender in the key: the same parts
             value = sender_keyed(value, message.openid)
         assert simple[key] == value, key
 

@@ -181,7 +181,7 @@ def test_doctype_still_refused_on_a_flat_looking_body() -> None:
 
 @pytest.mark.parametrize("emoji", ["👨\u200d👩\u200d👧\u200d👦", "👍🏽", "❤\ufe0f", "🏳\ufe0f\u200d🌈", "e\u0301"])
 def test_split_never_cuts_an_emoji_sequence_in_two(emoji: str) -> None:
-    """Issue 27: a family emoji is 7 code points joined by ZWJ; a cut inside shows two broken glyphs."""
+    """Long texts: a family emoji is 7 code points joined by ZWJ; a cut inside shows two broken glyphs."""
     for pad in range(12):  # every offset of the sequence against the part boundary
         text = "会" * (660 + pad // 3) + "a" * (pad % 3) + emoji * 40
         parts = split_utf8(text)

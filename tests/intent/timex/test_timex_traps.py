@@ -1,4 +1,4 @@
-"""SPEC §4 traps, one case each: the mistakes other Chinese time parsers make."""
+"""Time-expression traps (docs/conversation.md#time), one case each: the mistakes other Chinese time parsers make."""
 
 from __future__ import annotations
 

@@ -60,7 +60,7 @@ def build_app() -> Any:
     """App factory for uvicorn workers: create_app with the handler of BENCH_LOAD, its runs logged to a file."""
     from bot.app import create_app
     from bot.conversation import ConversationHandler
-    from bot.handler import Handler, IntentEchoHandler
+    from bot.handler import Handler
     from bot.settings import Settings
     from bot.wechat.messages import InboundMessage
 
@@ -84,10 +84,33 @@ def build_app() -> Any:
         handler.opening = ConversationHandler.opening  # type: ignore[attr-defined]
     app = create_app(settings, clock=clock, handler=handler)
     if os.environ.get("BENCH_LOAD", "schedule") == "echo":
-        inner.append(IntentEchoHandler(clock))
+        inner.append(_IntentEcho(clock))
     else:
         inner.append(_conversation(app, settings, clock))
     return app
+
+
+class _IntentEcho:
+    """The `echo` load's handler: answers with the action `intent.parse` understood; no schedule writes."""
+
+    def __init__(self, clock: SystemClock) -> None:
+        from zoneinfo import ZoneInfo
+
+        self._clock, self._tz = clock, ZoneInfo("Asia/Shanghai")
+
+    async def __call__(self, message: Any) -> str | None:
+        import intent
+        from bot.handler import CAPABILITIES
+
+        text = (message.content or "").strip()
+        if not text:
+            return CAPABILITIES
+        parsed = intent.parse(text, now=self._clock.now().astimezone(self._tz), tz=self._tz)
+        question = getattr(parsed, "question", None)
+        if question:
+            return str(question)
+        action = str(getattr(parsed, "action", "none"))
+        return CAPABILITIES if action == "none" else f"我理解为：{action}。"
 
 
 def _conversation(app: Any, settings: Any, clock: SystemClock) -> Any:

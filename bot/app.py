@@ -33,7 +33,7 @@ from bot.pages.visitor import WebOAuth
 from bot.runtime import IN_PROCESS_BATCH, WorkerTask, delivery_worker, push_budget_of, wechat_client
 from bot.settings import Settings
 from bot.spool import Spool, SpoolReplayer
-from bot.webhook import WeChatFastPath, build_wechat_router, replay_spool
+from bot.webhook import MAX_BODY_BYTES, WeChatFastPath, build_wechat_router, replay_spool
 from bot.wechat.jsapi import JsApiTickets, jsapi_router, subscribe_button
 from intent import target
 from schedule import holiday_store
@@ -44,7 +44,6 @@ from schedule.migrate import upgrade
 from schedule.service import ScheduleService
 
 log = logging.getLogger("schedbot")
-MAX_BODY_BYTES = 64 * 1024
 
 
 class BodyLimit:
@@ -247,9 +246,8 @@ def create_app(
                 await router.dispatcher.drain()
             if client is not None:
                 await client.aclose()
-            if owns_agent and hasattr(agent, "aclose"):
+            if owns_agent:
                 await agent.aclose()
-            if owns_agent and hasattr(run_agent, "aclose"):
                 await run_agent.aclose()
             if owns_engine:
                 await engine.dispose()

@@ -40,17 +40,16 @@ async def run_chat(settings: Settings, name: str, *, now: datetime | None = None
     from bot.wechat.messages import InboundMessage
     from intent import target
     from schedule import holiday_store
-    from schedule.clock import Clock, SystemClock
+    from schedule.clock import Clock, PinnedClock, SystemClock
     from schedule.db import create_engine, session_factory
     from schedule.service import ScheduleService
-    from schedule.testing import FrozenClock
 
     target.warm_up()  # the same text gets the same answer from the first message on
     interactive = stdin.isatty()
     logging.getLogger().setLevel(logging.WARNING)  # the transcript is the output; routine INFO lines are noise
     if interactive:
         import readline  # noqa: F401 - line editing and history for input()
-    pinned = FrozenClock(now) if now is not None else None
+    pinned = PinnedClock(now) if now is not None else None
     clock: Clock = pinned or SystemClock()
     engine = create_engine(settings.DATABASE_URL)
     try:
@@ -97,8 +96,7 @@ async def run_chat(settings: Settings, name: str, *, now: datetime | None = None
                                      user_id=user.id)
             answer = await handler(message)
             print(f"{ANSWER}{answer or '（没有回复）'}\n", file=stdout, flush=True)
-        if hasattr(agent, "aclose"):
-            await agent.aclose()
+        await agent.aclose()
     finally:
         await engine.dispose()
     return 0

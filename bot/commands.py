@@ -132,8 +132,7 @@ async def _worker(settings: Settings, *, metrics_at: tuple[str, int] | None = No
             await worker.run()
         finally:
             await requests.stop()
-            if hasattr(agent, "aclose"):
-                await agent.aclose()
+            await agent.aclose()
         log.info("delivery worker stopped")
     finally:
         if metrics is not None:

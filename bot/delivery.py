@@ -11,14 +11,13 @@ from bot.wechat.errors import PartialSendError, WeChatError
 from bot.wechat.push_data import PageLink, fields
 from bot.wechat.xml import split_utf8, strip_illegal
 from render.push import recounted
-from schedule.channel import DeliveryFailure, Failure, Outgoing, Receipt
+from schedule.channel import DeliveryFailure, Outgoing, Receipt
 from schedule.clock import Clock, SystemClock, now_ms
 
 
-def _failure_of(exc: WeChatError) -> DeliveryFailure:
+def failure_of(exc: WeChatError) -> DeliveryFailure:
     sent = dict(exc.sent) if isinstance(exc, PartialSendError) else {}
-    failure: Failure = exc.failure.value
-    return DeliveryFailure(failure, str(exc), code=str(exc.errcode) if exc.errcode is not None else None,
+    return DeliveryFailure(exc.failure, str(exc), code=str(exc.errcode) if exc.errcode is not None else None,
                            retry_after_s=exc.rule.retry_after_s, until_tomorrow=exc.rule.until_tomorrow,
                            sent_parts=sent, setting=exc.rule.setting if exc.rule.alert else None,
                            ladder=exc.rule.ladder)
@@ -45,7 +44,7 @@ class WeChatCustomChannel:
             parts = await self._client.send_text(message.openid, self._text(message),
                                                  skip_parts=frozenset(message.sent_parts))
         except WeChatError as exc:
-            raise _failure_of(exc) from exc
+            raise failure_of(exc) from exc
         return Receipt({p.index: p.msgid for p in parts})
 
     def _text(self, message: Outgoing) -> str:
@@ -76,5 +75,5 @@ class WeChatTemplateChannel:
                 message.openid, self._template_id, data,
                 client_msg_id=template_client_msg_id(message.idempotency_key), url=url)
         except WeChatError as exc:
-            raise _failure_of(exc) from exc
+            raise failure_of(exc) from exc
         return Receipt({0: msgid})

@@ -35,7 +35,7 @@ from bot.wechat.xml import XmlRejected, text_reply
 from schedule.clock import Clock, now_ms
 
 log = logging.getLogger(__name__)
-MAX_BODY_BYTES = 64 * 1024
+MAX_BODY_BYTES = 64 * 1024  # any request body, a callback's or the app's (BodyLimit): 413 past it
 SPOOLED = "收到，系统有点忙，稍后回复你"  # the passive reply while the database is down (docs/delivery.md#spool)
 
 

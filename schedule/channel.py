@@ -3,9 +3,22 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from enum import StrEnum
+from typing import Any, Protocol
 
-Failure = Literal["transient", "rate_limit", "auth", "window", "gone", "invalid_payload", "config", "unknown"]
+
+class Failure(StrEnum):
+    """Why a send did not complete: the one vocabulary of failure classes (the platform's errors are mapped
+    onto it, the retry policy decides on it, and the outbox stores its value)."""
+
+    TRANSIENT = "transient"  # retry with backoff and jitter
+    RATE_LIMIT = "rate_limit"  # wait (45011 ≥ 60 s) or stop the API until tomorrow (45009)
+    AUTH = "auth"  # refresh the token once, retry once
+    WINDOW = "window"  # this rung cannot reach the user now (window closed, refused): next rung of the ladder
+    GONE = "gone"  # the user is unreachable: fail, stop pushing to them
+    INVALID_PAYLOAD = "invalid_payload"  # 45002 split and resend
+    CONFIG = "config"  # only the account owner can fix it: pause, alert, spend no attempts (docs/delivery.md#incidents)
+    UNKNOWN = "unknown"  # retry, then fail
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,12 +51,12 @@ class Receipt:
 class DeliveryFailure(Exception):
     """A send that did not complete, classified for the retry policy (docs/delivery.md#retries)."""
 
-    def __init__(self, failure: Failure, message: str, *, code: str | None = None,
+    def __init__(self, failure: Failure | str, message: str, *, code: str | None = None,
                  retry_after_s: float | None = None, until_tomorrow: bool = False,
                  sent_parts: dict[int, str | None] | None = None, setting: str | None = None,
                  ladder: bool = False) -> None:
         super().__init__(message)
-        self.failure: Failure = failure
+        self.failure = Failure(failure)  # a name outside the vocabulary is a bug: ValueError
         self.code = code
         self.retry_after_s = retry_after_s
         self.until_tomorrow = until_tomorrow

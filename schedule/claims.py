@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from schedule import window
 from schedule.channel import DeliveryFailure, Outgoing, Receipt, parts_of
+from schedule.db import rowcount
 from schedule.model import DeliveryLogRow, OutboundMessageRow, ReminderRow, UserRow
 
 WINDOW_CLOSED_CODES = ("45015", "45047")  # WeChat: window closed / per-user limit reached
@@ -126,7 +127,7 @@ async def mark_sending(session: AsyncSession, items: Sequence[Claimed], *, windo
         update(OUTBOX).where(OUTBOX.c.id.in_(ids), OUTBOX.c.lock_token == items[0].token,
                              OUTBOX.c.status == "claimed")
         .values(status="sending", locked_until=now + lease_ms, updated_at=now))
-    if getattr(result, "rowcount", 0) != len(ids):
+    if rowcount(result) != len(ids):
         mine = set((await session.scalars(select(OUTBOX.c.id).where(
             OUTBOX.c.id.in_(ids), OUTBOX.c.lock_token == items[0].token, OUTBOX.c.status == "sending"))).all())
         items = [i for i in items if i.row_id in mine]

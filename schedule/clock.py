@@ -23,6 +23,26 @@ class SystemClock:
         return time.monotonic()
 
 
+class PinnedClock:
+    """A clock that stands at one instant and moves only when told to (`schedbot chat --now`, and the
+    tests, which never sleep for time to pass)."""
+
+    def __init__(self, at: datetime | None = None) -> None:
+        self._now = at or datetime(2026, 6, 18, 2, 0, tzinfo=UTC)
+        if self._now.tzinfo is None:
+            raise ValueError("PinnedClock needs an aware datetime")
+
+    def now(self) -> datetime:
+        return self._now
+
+    def set(self, at: datetime) -> None:
+        self._now = at
+
+    def advance(self, delta: timedelta | None = None, **kwargs: float) -> datetime:
+        self._now += delta if delta is not None else timedelta(**kwargs)
+        return self._now
+
+
 def to_ms(moment: datetime) -> int:
     """Aware datetime → epoch milliseconds (UTC)."""
     if moment.tzinfo is None:

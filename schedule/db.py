@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import os
-import random
 import stat
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -15,12 +13,13 @@ from functools import partial
 from typing import Any, TypeVar
 
 from sqlalchemy import event
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import DisconnectionError, OperationalError
+from sqlalchemy.engine import CursorResult, Result, make_url
+from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
 from schedule import fastsql
 from schedule.clock import SystemClock
+from schedule.retry import CONTENTION_ATTEMPTS, retry_contention
 
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///./schedbot.db"
 SQLITE_SWITCH_INTERVAL_S = 0.0005  # the process's GIL switch interval with an aiosqlite engine (below)
@@ -204,38 +203,30 @@ async def session_transaction(sessions: async_sessionmaker[AsyncSession]) -> Asy
         raise
 
 
-# MySQL/MariaDB: 1213 deadlock (InnoDB rolled the transaction back), 1205 lock wait timeout.
-_RETRYABLE_MYSQL = {1213, 1205}
-
-
-def is_retryable(exc: BaseException) -> bool:
-    """A transaction the database aborted for concurrency reasons: running it again is safe."""
-    orig = getattr(exc, "orig", None)
-    args: tuple[Any, ...] = tuple(getattr(orig, "args", ()) or ())
-    return isinstance(exc, OperationalError) and bool(args) and args[0] in _RETRYABLE_MYSQL
+def rowcount(result: Result[Any]) -> int:
+    """The rows an UPDATE or DELETE matched. `execute` is typed as returning a `Result`; for those statements
+    it is a `CursorResult`, which carries the count (any other result matched nothing)."""
+    return int(result.rowcount) if isinstance(result, CursorResult) else 0
 
 
 async def in_transaction(sessions: async_sessionmaker[AsyncSession], work: Callable[[AsyncSession], Awaitable[T]],
-                         *, attempts: int = 5) -> T:
+                         *, attempts: int = CONTENTION_ATTEMPTS) -> T:
     """Run `work` in one transaction, running it again (with a short jittered pause) when InnoDB
-    aborts it as a deadlock victim; concurrent workers claiming rows do collide now and then."""
+    aborts it as a deadlock victim; concurrent workers claiming rows do collide now and then. A database
+    that fails it otherwise, or every time, raises DatabaseUnavailable (`retry_contention`)."""
     return await _retrying(partial(session_transaction, sessions), work, attempts)
 
 
 async def in_fast_transaction(engine: AsyncEngine, work: Callable[[fastsql.Tx], Awaitable[T]], *,
-                              attempts: int = 5) -> T:
+                              attempts: int = CONTENTION_ATTEMPTS) -> T:
     """`in_transaction` for a unit made only of `Fast` statements: on a pooled driver connection, no session."""
     return await _retrying(partial(fastsql.transaction, engine), work, attempts)
 
 
 async def _retrying(begin: Callable[[], AbstractAsyncContextManager[Any]], work: Callable[[Any], Awaitable[T]],
                     attempts: int) -> T:
-    for attempt in range(1, attempts + 1):
-        try:
-            async with begin() as target:
-                return await work(target)
-        except OperationalError as exc:
-            if not is_retryable(exc) or attempt == attempts:
-                raise
-            await asyncio.sleep(random.uniform(0.005, 0.02) * attempt)
-    raise AssertionError("unreachable")  # pragma: no cover
+    async def once() -> T:
+        async with begin() as target:
+            return await work(target)
+
+    return await retry_contention(once, attempts=attempts)

@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from schedule import users
 from schedule.clock import to_ms
 from schedule.convert import digest_of
+from schedule.db import rowcount
 from schedule.domain import DigestSubscription
 from schedule.fastsql import Executor, Fast, run_all
 from schedule.model import DigestSubscriptionRow
@@ -98,7 +99,7 @@ async def unsubscribe(session: AsyncSession, user_id: int, kind: str, *, now_ms:
                DigestSubscriptionRow.status == "active")
         .values(status="cancelled", next_run_at=None, updated_at=now_ms)
     )
-    return bool(getattr(result, "rowcount", 0))
+    return bool(rowcount(result))
 
 
 async def listed(session: AsyncSession, user_id: int) -> list[DigestSubscription]:

@@ -8,6 +8,7 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from schedule.channel import parts_of
+from schedule.db import rowcount
 from schedule.model import OutboundMessageRow, SubscribeGrantRow
 
 G = SubscribeGrantRow
@@ -50,7 +51,7 @@ async def take(session: AsyncSession, user_id: int, template_id: str, *, long_te
     taken = await session.execute(update(G).where(*where, G.remaining > 0)
                                   .values(remaining=G.remaining - 1, updated_at=now_ms)
                                   .execution_options(synchronize_session=False))
-    if not getattr(taken, "rowcount", 0):
+    if not rowcount(taken):
         return False
     row = await session.get(OutboundMessageRow, outbox_id) if outbox_id is not None else None
     if row is not None:

@@ -2,7 +2,7 @@
 
 A unique-key violation means a retry of a message another request (or process) owns:
 the caller answers with the stored reply when it is done, or `success` while it runs.
-The same table remembers each signed (timestamp, nonce) pair (`claim_nonce_in`), so a leaked
+The same table remembers each signed (timestamp, nonce) pair (`claim_signed_in`), so a leaked
 signature cannot carry a second, forged message in any process; housekeeping purges both.
 """
 
@@ -17,6 +17,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from schedule import outbox
+from schedule.db import rowcount
 from schedule.fastsql import Executor, Fast, Tx, run_all, run_then
 from schedule.model import InboundMessageRow
 
@@ -87,24 +88,13 @@ async def _claimed(session: Executor, dedupe_key: str, inserted: int) -> Claim:
     return Claim(fresh=False, status=row.status, reply=row.reply, received_at=row.received_at)
 
 
-async def claim_nonce_in(session: Executor, key: str, *, owner: str, now_ms: int) -> bool:
-    """Record a signed request's (timestamp, nonce) `key` for the message `owner` (an opaque digest).
-
-    True when the pair is new or was used by this same message before (a retry of it); False when
-    it already carried another message: a replay of a leaked signature, to be refused.
-    """
-    params = {"p_key": key, "p_at": now_ms, "p_owner": owner}
-    if (await _NONCE_FAST.run(session, params)).rowcount == 1:
-        return True
-    row = (await _OWNER_FAST.run(session, {"p_key": key})).first()
-    return row is not None and row.reply == owner
-
-
 async def claim_signed_in(target: Executor, dedupe_key: str, *, nonce_key: str, owner: str, now_ms: int,
                           user_id: int | None = None, then: Sequence[tuple[Fast, Mapping[str, Any]]] = ()
                           ) -> Claim | None:
-    """`claim_nonce_in` then `claim_in` as one unit of work, in one trip with its COMMIT where the unit has
-    its transaction to itself; None when the nonce already carried another message (a replay).
+    """The signed request's (timestamp, nonce) pair `nonce_key` recorded for the message `owner` (an opaque
+    digest), then `claim_in`, as one unit of work, in one trip with its COMMIT where the unit has its
+    transaction to itself; None when the nonce already carried another message (a replay of a leaked
+    signature). A retry of the same message finds the pair its own.
 
     The claim is conditional on the nonce row being this message's, so a replay writes nothing and the
     two INSERTs are the unit's last writes; the usual fresh message needs nothing more. Only a retry
@@ -189,4 +179,4 @@ async def recover_unfinished(session: AsyncSession, *, received_before_ms: int, 
 async def purge(session: AsyncSession, *, received_before_ms: int) -> int:
     """Forget dedupe rows older than WeChat's retry horizon (housekeeping)."""
     result = await session.execute(delete(InboundMessageRow).where(InboundMessageRow.received_at < received_before_ms))
-    return int(result.rowcount)  # type: ignore[attr-defined]
+    return rowcount(result)

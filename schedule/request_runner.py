@@ -23,7 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from schedule import budget, outbox
 from schedule.budget import Firing, PushBudget
 from schedule.clock import Clock, from_ms, to_ms
-from schedule.db import in_transaction
+from schedule.db import in_transaction, rowcount
 from schedule.domain import ScheduledRequest
 from schedule.outage import OutageLog
 from schedule.requests import R, next_run, request_of
@@ -214,7 +214,7 @@ class RequestRunner:
             moved = await session.execute(update(R).where(R.id == request.id, R.lock_token == token,
                                                           R.status == "active")
                                           .values(**values).execution_options(synchronize_session=False))
-            if not getattr(moved, "rowcount", 0):
+            if not rowcount(moved):
                 return False
             when = from_ms(request.run_at).astimezone(ZoneInfo(request.timezone)).strftime("%Y-%m-%d %H:%M")
             push: dict[str, Any] = {"user_id": request.user_id, "channel": channel, "payload": {

@@ -13,6 +13,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from schedule.clock import from_ms
+from schedule.db import rowcount
 from schedule.domain import AgendaQuery, Lunar, NewRequest, Recurrence, ScheduledRequest
 from schedule.model import ScheduledRequestRow, UserRow
 from schedule.recurrence import next_occurrence
@@ -76,7 +77,7 @@ async def cancel(session: AsyncSession, user_id: int, ids: Sequence[int], *, now
     result = await session.execute(update(R).where(R.user_id == user_id, R.id.in_(list(ids)), R.status == "active")
                                    .values(status="cancelled", updated_at=now_ms)
                                    .execution_options(synchronize_session=False))
-    return int(getattr(result, "rowcount", 0) or 0)
+    return rowcount(result)
 
 
 async def retime(session: AsyncSession, user_id: int, request_id: int, *, first_at: int, run_at: int,

@@ -1,11 +1,62 @@
-"""Retry policy as a small value object with a pure `decide()` (failure classes: docs/delivery.md#retries)."""
+"""Retrying: a delivery's retry policy as a small value object with a pure `decide()` (failure classes:
+docs/delivery.md#retries), and the one helper that runs a database unit of work again when the database
+aborted it for contention.
+
+`retry_contention` is also where driver errors stop: a unit that still fails, or fails any other way at
+the database (unreachable, connection lost), raises the schedule package's `DatabaseUnavailable`, chained
+to the driver's error, so callers never catch a SQLAlchemy class.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import random
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from sqlalchemy.exc import InterfaceError, OperationalError
 
 from schedule.channel import DeliveryFailure
+from schedule.errors import DatabaseUnavailable
+
+T = TypeVar("T")
+CONTENTION_ATTEMPTS = 5  # tries of a unit of work the database keeps aborting as a deadlock victim
+# MySQL/MariaDB: 1213 deadlock (InnoDB rolled the transaction back), 1205 lock wait timeout.
+_CONTENTION_MYSQL = {1213, 1205}
+
+
+def is_retryable(exc: BaseException) -> bool:
+    """A transaction the database aborted for concurrency reasons: running it again is safe."""
+    orig = getattr(exc, "orig", None)
+    args: tuple[Any, ...] = tuple(getattr(orig, "args", ()) or ())
+    return isinstance(exc, OperationalError) and bool(args) and args[0] in _CONTENTION_MYSQL
+
+
+async def retry_contention(call: Callable[[], Awaitable[T]], *, attempts: int = CONTENTION_ATTEMPTS,
+                           sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+                           rand: random.Random | None = None) -> T:
+    """`call()` (one whole unit of work: it begins and ends its transaction), run again after a short
+    jittered pause, longer each time, while the database aborts it for contention, up to `attempts` runs.
+    A database failure that is not contention, or contention on the last run, raises DatabaseUnavailable
+    from the driver's error; any other error passes through untouched."""
+    for attempt in range(1, attempts + 1):
+        try:
+            return await call()
+        except (OperationalError, InterfaceError) as exc:
+            if is_retryable(exc) and attempt < attempts:
+                await sleep((rand or random).uniform(0.005, 0.02) * attempt)
+                continue
+            raise _unavailable(exc, attempt) from exc
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _unavailable(exc: OperationalError | InterfaceError, attempts: int) -> DatabaseUnavailable:
+    args = getattr(exc.orig, "args", ()) or ()
+    code = args[0] if args and isinstance(args[0], int | str) else None
+    tried = f" after {attempts} attempts" if attempts > 1 else ""
+    return DatabaseUnavailable(f"the database failed a unit of work{tried}: {type(exc.orig).__name__} {code!r}"[:300],
+                               code=code, contention=is_retryable(exc))
 
 
 @dataclass(frozen=True, slots=True)

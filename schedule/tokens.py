@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from schedule.db import rowcount
 from schedule.errors import InvalidChange
 from schedule.model import ApiTokenRow, UserRow
 from schedule.users import find, get_or_create, hash_token, new_token
@@ -38,7 +39,7 @@ async def issue(session: AsyncSession, user_id: int, label: str, *, now_ms: int)
     token = new_token()
     session.add(ApiTokenRow(user_id=user_id, label=label, token_hash=hash_token(token), created_at=now_ms))
     await session.flush()
-    return token, bool(getattr(replaced, "rowcount", 0))
+    return token, bool(rowcount(replaced))
 
 
 async def listed(session: AsyncSession, user_id: int) -> list[TokenInfo]:
@@ -50,7 +51,7 @@ async def listed(session: AsyncSession, user_id: int) -> list[TokenInfo]:
 async def revoke(session: AsyncSession, user_id: int, label: str) -> bool:
     result = await session.execute(delete(ApiTokenRow).where(ApiTokenRow.user_id == user_id,
                                                              ApiTokenRow.label == label.strip()))
-    return bool(getattr(result, "rowcount", 0))
+    return bool(rowcount(result))
 
 
 async def owner(session: AsyncSession, token: str, *, now_ms: int) -> int | None:

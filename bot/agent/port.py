@@ -26,7 +26,9 @@ class Conversation:
 
 class Agent(Protocol):
     async def answer(self, user: User, text: str, *, now: datetime, context: Conversation | None = None) -> str:
-        """A short Chinese reply to `text`; never raises (failures become an apology).
+        """A short Chinese reply to `text`; never raises (failures become an apology)."""
+        ...
 
-        Implementations holding network clients also offer `async def aclose(self) -> None`."""
+    async def aclose(self) -> None:
+        """Close what the agent holds (its network clients); a no-op for one that holds nothing."""
         ...

@@ -46,10 +46,10 @@ from render.reply import reply
 from render.subscribe import HINT as SUBSCRIBE_HINT
 from schedule import inbox
 from schedule.clock import Clock, to_ms
-from schedule.db import is_retryable
 from schedule.domain import User
 from schedule.errors import QuotaExceeded
 from schedule.fastsql import Fast
+from schedule.retry import retry_contention
 from schedule.service import ScheduleService
 
 log = logging.getLogger(__name__)
@@ -94,15 +94,11 @@ class ConversationHandler:
         text = (message.content or "").strip()
         if not text:
             return None
-        for attempt in range(3):
-            try:
-                turn, user, to_agent, final, context = await self._turn(message, text)
-                break
-            except Exception as exc:
-                if is_retryable(exc) and attempt < 2:
-                    continue  # an InnoDB deadlock victim: nothing was committed, run the message again
-                log.exception("conversation failed on %s (text length %d)", message.dedupe_key, len(text))
-                return NOT_SAVED
+        try:  # a deadlock victim committed nothing: the message is run again
+            turn, user, to_agent, final, context = await retry_contention(lambda: self._turn(message, text))
+        except Exception:
+            log.exception("conversation failed on %s (text length %d)", message.dedupe_key, len(text))
+            return NOT_SAVED
         if final is not None:
             return final
         turn = await self._links_for(turn, user)

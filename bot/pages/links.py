@@ -26,6 +26,7 @@ from bot.settings import Settings
 from render.timefmt import local
 from schedule import feed
 from schedule.clock import Clock, now_ms
+from schedule.db import rowcount
 from schedule.model import AppSecretRow, CalendarFeedRow, PageShareRow, UserRow
 
 log = logging.getLogger("schedbot.pages")
@@ -94,7 +95,7 @@ class PageLinks:
                 .where(PageShareRow.user_id == user_id, PageShareRow.revoked_at.is_(None),
                        PageShareRow.expires_at > stamp)
                 .values(revoked_at=stamp))
-            return bool(getattr(result, "rowcount", 0))
+            return bool(rowcount(result))
 
     async def feed_url(self, user_id: int) -> str:
         """The calendar feed. It has no end date: a subscribed calendar goes on updating for as long as the user
@@ -116,7 +117,7 @@ class PageLinks:
                                   .where(PageShareRow.user_id == user_id, PageShareRow.revoked_at.is_(None))
                                   .values(revoked_at=stamp))
         self._epochs.pop(user_id, None)
-        return bool(getattr(bumped, "rowcount", 0))
+        return bool(rowcount(bumped))
 
     async def revoke_feed(self, user_id: int) -> bool:
         """关闭日历订阅: every feed link issued so far stops working (410); a new one can be asked for."""

@@ -18,7 +18,6 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from functools import partial
 from typing import Any, Protocol
 
-from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from bot.handler import CAPABILITIES, Handler, Reply, storing_replies
@@ -30,9 +29,9 @@ from bot.wechat.subscribe import GRANT_EVENTS, record_grants
 from bot.wechat.xml import MAX_TEXT_BYTES, split_utf8, strip_illegal, text_reply
 from schedule import inbound, outbox, users, window
 from schedule.clock import Clock, now_ms
-from schedule.db import is_retryable
 from schedule.fastsql import Executor, Fast, Tx, on_commit, orm
 from schedule.handoff import Handoff, offering
+from schedule.retry import is_retryable
 
 log = logging.getLogger(__name__)
 
@@ -172,7 +171,7 @@ class Dispatcher:
             claim = await claim_unit(tx, [opening])
         except BaseException as exc:
             await handoff.fail(exc)
-            if isinstance(exc, OperationalError) and is_retryable(exc):
+            if is_retryable(exc):
                 return await self._writes.run_fast(claim_unit), None
             raise
         if not tx.has_prefetched():  # the read failed after the claim committed: the handler reads for itself

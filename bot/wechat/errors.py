@@ -3,18 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
 
+from schedule.channel import Failure
 
-class FailureClass(StrEnum):
-    TRANSIENT = "transient"  # retry with backoff and jitter
-    RATE_LIMIT = "rate_limit"  # wait (45011 ≥ 60 s) or stop the API until tomorrow (45009)
-    AUTH = "auth"  # refresh the token once, retry once
-    WINDOW = "window"  # this rung cannot reach the user now (window closed, refused): next rung of the ladder
-    GONE = "gone"  # the user is unreachable: fail, stop pushing to them
-    INVALID_PAYLOAD = "invalid_payload"  # 45002 split and resend
-    CONFIG = "config"  # only the account owner can fix it: pause, alert, spend no attempts (docs/delivery.md#incidents)
-    UNKNOWN = "unknown"  # retry, then fail
+FailureClass = Failure  # the failure classes are the schedule package's; WeChat's errcodes map onto them
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.delivery import _failure_of
+from bot.delivery import failure_of
 from bot.wechat.client import BIZSEND, WeChatClient
 from bot.wechat.errors import WeChatAPIError, WeChatError, WeChatTransportError
 from bot.wechat.messages import InboundMessage
@@ -86,7 +86,7 @@ class WeChatSubscribeChannel:
             msgid = await self._client.send_subscribe(message.openid, template, data, page=page)
         except WeChatError as exc:
             await self._after_failure(user, exc, held=held)
-            failure = _failure_of(exc)
+            failure = failure_of(exc)
             if self._long_term:
                 raise failure from exc
             if _maybe_delivered(exc):

@@ -15,6 +15,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from schedule.clock import Clock, now_ms
+from schedule.db import rowcount
 from schedule.model import AccessTokenRow
 
 
@@ -70,7 +71,7 @@ class TokenStore:
                 result = await session.execute(
                     update(AccessTokenRow).where(AccessTokenRow.name == name, AccessTokenRow.lease_until <= now)
                     .values(lease_until=now + every_ms))
-            if result.rowcount == 1:  # type: ignore[attr-defined]
+            if rowcount(result) == 1:
                 return True
             if attempt == 0:
                 await self._ensure_row(name)  # first forced refresh ever: create the row, then claim it
@@ -90,7 +91,7 @@ class TokenStore:
                 .where(AccessTokenRow.name == self.name, AccessTokenRow.lease_until <= now, or_(*conditions))
                 .values(lease_until=now + self._lease_ms, lease_token=lease)
             )
-        return lease if result.rowcount == 1 else None  # type: ignore[attr-defined]
+        return lease if rowcount(result) == 1 else None
 
     async def publish(self, lease: str, token: str, usable_until_ms: int) -> None:
         """Store the fetched token and end the lease (only under our own lease token)."""

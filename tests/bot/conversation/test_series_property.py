@@ -195,9 +195,8 @@ async def test_generated_series_agree_in_chat_the_api_the_page_and_the_feed(bot:
         _, token, _ = await service.issue_api_token(openid)
         headers = {"Authorization": f"Bearer {token}"}
         first = datetime.combine(NOW.date() + timedelta(days=spec.start_in), time(), SH)
-        # A lunar series is stored as the REST API stores it (no rrule beside the lunar date): the one chat
-        # stores (FREQ=YEARLY beside it) makes GET /items answer 500, a defect fixed on its own branch.
-        recurrence = Recurrence(rrule=None if spec.lunar else spec.rule, workdays="cn" if spec.workdays else None,
+        # A lunar series is stored as chat stores it: FREQ=YEARLY beside the lunar date (the API lists it too).
+        recurrence = Recurrence(rrule=spec.rule, workdays="cn" if spec.workdays else None,
                                 lunar=Lunar(*spec.lunar) if spec.lunar else None)
         anchor = _first(recurrence, first, spec)
         if anchor is None:

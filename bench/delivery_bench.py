@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 from sqlalchemy import func, insert, select, text  # noqa: E402
 
 from bench.machine import speed_line  # noqa: E402
-from bot.testing import FakeWeChatAPI  # noqa: E402
+from fakes.wechat import FakeWeChatAPI  # noqa: E402
 from schedule.db import create_engine  # noqa: E402
 from schedule.migrate import upgrade  # noqa: E402
 from schedule.model import (  # noqa: E402
@@ -161,7 +161,7 @@ def run(backend: str, workers: int, kind: str, count: int, latency: float) -> di
         command = os.environ.get("BENCH_WORKER", f"{ROOT}/.venv/bin/schedbot worker").split()  # or instrumented
         if profile:
             command = [sys.executable, "-m", "cProfile", "-o", f"{profile}/{backend}-{kind}-{{}}.prof", "-m",
-                       "bot.cli", "worker"]
+                       "bot.cli.main", "worker"]
         procs = [subprocess.Popen([c.format(i) for c in command], env={**env, "PYTHONPATH": str(ROOT)}, cwd=tmp,
                                   stdout=subprocess.DEVNULL, stderr=open(f"{tmp}/worker{i}.log", "wb"))  # noqa: SIM115
                  for i in range(workers)]

@@ -37,8 +37,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.machine import speed_line  # noqa: E402
-from bot.agent.testing import FakeLLM  # noqa: E402
-from bot.testing import FakeWeChatAPI, sign_request, text_message  # noqa: E402
+from fakes.llm import FakeLLM  # noqa: E402
+from fakes.wechat import FakeWeChatAPI, sign_request, text_message  # noqa: E402
 
 TOKEN, APP_ID, TZ = "benchtoken", "wxbench0000000000", "Asia/Shanghai"
 MARIADB = os.environ.get("SCHEDBOT_BENCH_MARIADB_URL", "mysql+aiomysql://root@127.0.0.1:3306")
@@ -63,7 +63,7 @@ def _settings(url: str, port: int, wechat_api: str, llm: str, *, worker: bool) -
 def build_app() -> Any:
     """The server: create_app as `schedbot serve` builds it, on the real clock, its worker and request runner
     in-process."""
-    from bot.app import create_app
+    from bot.web.app import create_app
     from schedule.clock import SystemClock
 
     return create_app(_settings(os.environ["BENCH_DATABASE_URL"], int(os.environ["BENCH_PORT"]),
@@ -394,7 +394,7 @@ async def attacker(world: World, attack: Attack, stop: asyncio.Event, took: list
 async def run(attacks: list[Attack], seconds: float, url: str, log: IO[bytes]) -> bool:
     from asgi_lifespan import LifespanManager
 
-    from bot.app import create_app
+    from bot.web.app import create_app
     from schedule.clock import SystemClock
     from schedule.migrate import upgrade_url
 

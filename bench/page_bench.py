@@ -25,8 +25,8 @@ from zoneinfo import ZoneInfo
 import httpx
 from asgi_lifespan import LifespanManager
 
-from bot.app import create_app
 from bot.settings import load_settings
+from bot.web.app import create_app
 from schedule.clock import to_ms
 from schedule.domain import ItemChanges, ItemKind, NewItem, NewReminder, Recurrence
 from schedule.testing import FrozenClock

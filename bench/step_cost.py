@@ -40,7 +40,7 @@ from bench.webhook_bench import (  # noqa: E402
     _mariadb,
     fresh_database,
 )
-from bot.testing import sign_request, text_message  # noqa: E402
+from fakes.wechat import sign_request, text_message  # noqa: E402
 from schedule.clock import SystemClock  # noqa: E402
 
 
@@ -74,9 +74,9 @@ async def _call(app: Any, query: str, body: bytes) -> tuple[int, bytes]:
 async def run(backend: str, users: int, loops: int, profile: str | None, gap_s: float = 0.0) -> None:
     from asgi_lifespan import LifespanManager
 
-    from bot.app import create_app
     from bot.conversation import ConversationHandler
     from bot.settings import Settings
+    from bot.web.app import create_app
 
     url, _tmp, db_name = await fresh_database(backend, "steps")
     settings = Settings(_env_file=None, DATABASE_URL=url, WECHAT_APP_ID=APP_ID, WECHAT_APP_SECRET="s",  # type: ignore[call-arg]

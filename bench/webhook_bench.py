@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.machine import speed_line  # noqa: E402
-from bot.testing import FakeWeChatAPI, sign_request, text_message  # noqa: E402
+from fakes.wechat import FakeWeChatAPI, sign_request, text_message  # noqa: E402
 from schedule.clock import SystemClock  # noqa: E402
 
 TOKEN, APP_ID = "benchtoken", "wxbench0000000000"
@@ -58,10 +58,10 @@ NOT_SAVED = "没有保存任何内容"  # the handler's apology when its unit of
 
 def build_app() -> Any:
     """App factory for uvicorn workers: create_app with the handler of BENCH_LOAD, its runs logged to a file."""
-    from bot.app import create_app
     from bot.conversation import ConversationHandler
-    from bot.handler import Handler
     from bot.settings import Settings
+    from bot.web.app import create_app
+    from bot.wechat.handler import Handler
     from bot.wechat.messages import InboundMessage
 
     settings = Settings(_env_file=None, DATABASE_URL=os.environ["BENCH_DATABASE_URL"],  # type: ignore[call-arg]
@@ -100,7 +100,7 @@ class _IntentEcho:
 
     async def __call__(self, message: Any) -> str | None:
         import intent
-        from bot.handler import CAPABILITIES
+        from bot.wechat.handler import CAPABILITIES
 
         text = (message.content or "").strip()
         if not text:

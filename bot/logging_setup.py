@@ -21,7 +21,7 @@ from typing import Any, TextIO
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from bot.metrics import WEBHOOK_SECONDS
+from bot.web.metrics import WEBHOOK_SECONDS
 from schedule.channel import Channel, DeliveryFailure, Outgoing, Receipt
 
 request_id: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="-")

@@ -8,11 +8,11 @@ import logging
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.delivery import WeChatCustomChannel, WeChatTemplateChannel
 from bot.logging_setup import LoggedChannel
 from bot.pages.links import PageLinks
 from bot.settings import Settings
 from bot.wechat.client import WeChatClient
+from bot.wechat.delivery import WeChatCustomChannel, WeChatTemplateChannel
 from bot.wechat.push_data import page_link
 from bot.wechat.subscribe import WeChatSubscribeChannel
 from render.push import digest_text, reminder_text

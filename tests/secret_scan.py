@@ -20,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import NullPool
 
 from bot.logging_setup import log_handler, quiet_libraries
-from bot.testing import TICKET_PREFIX, TOKEN_PREFIX
+from fakes.wechat import TICKET_PREFIX, TOKEN_PREFIX
 
 TOKEN = re.compile(
     rf"{TOKEN_PREFIX}|{TICKET_PREFIX}"  # what FakeWeChatAPI issues, wherever it appears

@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, model_validator
 
-from bot.api_models import Line, Title
+from bot.web.api_models import Line, Title
 from schedule.recurrence import localize
 
 MAX_LIST_DAYS = 92

@@ -23,8 +23,8 @@ from bot.conversation import change, create, dialog, digest, query, snooze
 from bot.conversation import focus as focusing
 from bot.conversation import request as scheduled_request
 from bot.conversation.context import Context, PageLinks
-from bot.handler import CAPABILITIES, store_reply_in
-from bot.metrics import AGENT_FALLBACKS
+from bot.web.metrics import AGENT_FALLBACKS
+from bot.wechat.handler import CAPABILITIES, store_reply_in
 from bot.wechat.messages import InboundMessage
 from bot.wechat.subscribe import hint_once
 from intent import command, parse_all

@@ -6,7 +6,7 @@ with `success` and its answer is queued in the outbox in the same transaction th
 inbound row done, so a crash after the acknowledgement loses nothing. If that finishing
 transaction fails, a smaller one (queued text and the inbound row only) keeps the answer.
 A handler that knows its answer inside its own transaction may have those finishing writes made
-there (`bot.handler.store_reply_in`): the usual chat message then commits twice, not three times.
+there (`bot.wechat.handler.store_reply_in`): the usual chat message then commits twice, not three times.
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from typing import Any, Protocol
 
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from bot.handler import CAPABILITIES, Handler, Reply, storing_replies
 from bot.wechat import template_job
 from bot.wechat.client import WeChatClient
 from bot.wechat.commit import DirectCommit, committer_for
+from bot.wechat.handler import CAPABILITIES, Handler, Reply, storing_replies
 from bot.wechat.messages import InboundMessage
 from bot.wechat.subscribe import GRANT_EVENTS, record_grants
 from bot.wechat.xml import MAX_TEXT_BYTES, split_utf8, strip_illegal, text_reply
@@ -456,7 +456,7 @@ async def _within_budget(claiming: Awaitable[tuple[inbound.Claim, Handoff | None
 
 
 class _InlineFinish:
-    """The finish of one message, written in the handler's own transaction (`bot.handler.store_reply_in`).
+    """The finish of one message, written in the handler's own transaction (`bot.wechat.handler.store_reply_in`).
 
     Only while WeChat still waits for a passive reply: later, the dispatcher's late path queues the
     answer as it would have anyway. `body` is set once that transaction has committed; until then (or

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.delivery import failure_of
 from bot.wechat.client import BIZSEND, WeChatClient
+from bot.wechat.delivery import failure_of
 from bot.wechat.errors import WeChatAPIError, WeChatError, WeChatTransportError
 from bot.wechat.messages import InboundMessage
 from bot.wechat.push_data import PageLink, fields

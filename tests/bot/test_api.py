@@ -13,8 +13,8 @@ from fastapi import FastAPI
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.app import create_app
 from bot.settings import load_settings
+from bot.web.app import create_app
 from schedule.clock import to_ms
 from schedule.testing import FrozenClock
 

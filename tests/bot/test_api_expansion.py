@@ -15,9 +15,9 @@ import pytest
 from asgi_lifespan import LifespanManager
 from fastapi import FastAPI
 
-from bot.app import create_app
 from bot.pages.itinerary import MAX_ENTRIES
 from bot.settings import load_settings
+from bot.web.app import create_app
 from schedule.clock import to_ms
 from schedule.domain import NewItem, Recurrence
 from schedule.errors import InvalidChange

@@ -14,8 +14,8 @@ import pytest
 from asgi_lifespan import LifespanManager
 from fastapi import FastAPI
 
-from bot.app import create_app
 from bot.settings import load_settings
+from bot.web.app import create_app
 from schedule.clock import to_ms
 from schedule.testing import FrozenClock
 

@@ -23,7 +23,7 @@ LIKE_TIDB = ("import sys\n"
              "from schedule import locking\n"
              "locking.SERVER_VERSION = \"SELECT '8.0.11-TiDB-v7.5.1'\"\n"
              "locking.SKIP_LOCKED_READ = 'SELECT version_num FROM alembic_version'  # accepted, takes no lock\n"
-             "from bot.cli import main\n"
+             "from bot.cli.main import main\n"
              "sys.exit(main(sys.argv[1:]))\n")
 WHY = ("FOR UPDATE SKIP LOCKED is not real on this server (8.0.11-TiDB-v7.5.1: TiDB accepts the syntax and takes "
        "no lock) — several workers would claim and send the same reminder; use MariaDB ≥ 10.6 or MySQL ≥ 8.0")
@@ -55,7 +55,7 @@ def test_doctor_passes_and_the_worker_runs_on_mariadb(tmp_path: Path, database_u
     doctor = run(["doctor"], tmp_path, **env)
     assert "✔ claiming: FOR UPDATE SKIP LOCKED skips locked rows: several workers may share this database" \
         in doctor.stdout.splitlines(), doctor.stdout
-    worker = subprocess.Popen([sys.executable, "-m", "bot.cli", "worker"], cwd=tmp_path, stdout=subprocess.PIPE,
+    worker = subprocess.Popen([sys.executable, "-m", "bot.cli.main", "worker"], cwd=tmp_path, stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True, env={**os.environ, **env})
     seen: list[str] = []
     try:

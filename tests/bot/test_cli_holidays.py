@@ -33,7 +33,7 @@ workdays = ["2028-01-23", "2028-10-08"]
 def schedbot(args: list[str], cwd: Path, database_url: str) -> subprocess.CompletedProcess[str]:
     """The command line of this checkout (not whatever `schedbot` is installed)."""
     env = {**os.environ, "DATABASE_URL": database_url, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-c", "import sys; from bot.cli import main; sys.exit(main())", *args],
+    return subprocess.run([sys.executable, "-c", "import sys; from bot.cli.main import main; sys.exit(main())", *args],
                           cwd=cwd, capture_output=True, text=True, timeout=120, env=env)
 
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.testing import FakeWeChatAPI
+from bot.wechat.admin import DEFAULT_MENU, menu_problems
 from bot.wechat.messages import CLICK_TEXT
-from bot.wechat_admin import DEFAULT_MENU, menu_problems
+from fakes.wechat import FakeWeChatAPI
 from tests.bot.test_cli import run
 
 REMINDER = {"template_id": "tpl_reminder_ok", "title": "日程提醒",
@@ -142,8 +142,8 @@ def test_an_auth_errcode_refreshes_the_token_once(fake: FakeWeChatAPI, tmp_path:
 async def test_the_fields_checked_are_the_fields_the_template_channel_fills() -> None:
     from typing import Any
 
-    from bot.delivery import WeChatTemplateChannel
-    from bot.wechat_admin import REMINDER_FIELDS
+    from bot.wechat.admin import REMINDER_FIELDS
+    from bot.wechat.delivery import WeChatTemplateChannel
     from schedule.channel import Outgoing
 
     class CapturingClient:

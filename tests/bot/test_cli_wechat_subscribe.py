@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.testing import FakeWeChatAPI
+from fakes.wechat import FakeWeChatAPI
 from tests.bot.test_cli import run
 
 REMINDER = {"template_id": "tpl_reminder_ok", "title": "日程提醒",

@@ -13,8 +13,8 @@ from fastapi import FastAPI
 from sqlalchemy import select
 from webhook_helpers import RecordingHandler, settings, signed
 
-from bot.app import create_app
-from bot.testing import FakeWeChatAPI, text_message
+from bot.web.app import create_app
+from fakes.wechat import FakeWeChatAPI, text_message
 from schedule import outbox, window
 from schedule.clock import now_ms, to_ms
 from schedule.domain import NewItem, NewReminder

@@ -10,8 +10,8 @@ import httpx
 import pytest
 from test_delivery import app_with, outbox_row, queue_text
 
-from bot import incident
-from bot.testing import FakeWeChatAPI
+from bot.wechat import incident
+from fakes.wechat import FakeWeChatAPI
 from schedule.clock import now_ms
 from schedule.testing import FrozenClock
 

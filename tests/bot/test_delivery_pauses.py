@@ -13,7 +13,7 @@ from sqlalchemy import select, text
 from test_delivery import app_with, outbox_row, queue_text
 
 from bot.runtime import delivery_worker, wechat_client
-from bot.testing import FakeWeChatAPI
+from fakes.wechat import FakeWeChatAPI
 from schedule.clock import to_ms
 from schedule.model import ChannelPauseRow
 from schedule.testing import FrozenClock

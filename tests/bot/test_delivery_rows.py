@@ -13,8 +13,8 @@ from zoneinfo import ZoneInfo
 import pytest
 from test_delivery import app_with, outbox_row, queue_text, user_who_wrote
 
-from bot import incident
-from bot.testing import TIME_VALUE, FakeWeChatAPI
+from bot.wechat import incident
+from fakes.wechat import TIME_VALUE, FakeWeChatAPI
 from schedule.clock import now_ms, to_ms
 from schedule.domain import NewItem, NewReminder
 from schedule.testing import FrozenClock

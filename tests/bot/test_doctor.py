@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from bot import doctor
+from bot.cli import doctor
 from bot.settings import load_settings
-from bot.testing import FakeWeChatAPI
+from fakes.wechat import FakeWeChatAPI
 from schedule.testing import FrozenClock
 from tests.bot.test_cli import free_port, run
 

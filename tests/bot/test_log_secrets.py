@@ -18,8 +18,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from bot.logging_setup import configure_logging, log_handler, mask_secrets
 from bot.pages import tokens
 from bot.settings import Settings
-from bot.testing import FakeWeChatAPI
-from bot.wechat_admin import AccountAPI
+from bot.wechat.admin import AccountAPI
+from fakes.wechat import FakeWeChatAPI
 from schedule.model import DeliveryLogRow
 from schedule.users import new_token
 from tests.secret_scan import SecretWatch, leaks, stored_leaks
@@ -86,8 +86,8 @@ async def test_a_third_party_loggers_request_line_is_masked_by_the_process_handl
 
 
 def test_configure_logging_masks_every_loggers_lines(capsys: pytest.CaptureFixture[str]) -> None:
-    """What `schedbot serve`, `worker` and `chat` call first (bot/commands.py; serve's worker processes in
-    bot/serve.py): records of any logger, third-party ones included, reach stderr masked."""
+    """What `schedbot serve`, `worker` and `chat` call first (bot/cli/commands.py; serve's worker processes in
+    bot/cli/serve.py): records of any logger, third-party ones included, reach stderr masked."""
     root, access = logging.getLogger(), logging.getLogger("uvicorn.access")
     handlers, level, access_disabled = root.handlers[:], root.level, access.disabled
     try:
@@ -104,11 +104,11 @@ def test_configure_logging_masks_every_loggers_lines(capsys: pytest.CaptureFixtu
 
 
 def test_wechat_menu_show_prints_no_token(fake: FakeWeChatAPI, tmp_path: Path) -> None:
-    """The command line logs through the same handler (serve, worker and chat too: bot/commands.py)."""
+    """The command line logs through the same handler (serve, worker and chat too: bot/cli/commands.py)."""
     fake.menu = {"button": [{"type": "click", "name": "今日", "key": "TODAY"}]}
     env = {**os.environ, "PYTHONPATH": str(REPO), "WECHAT_APP_ID": fake.app_id,
            "WECHAT_APP_SECRET": fake.app_secret, "WECHAT_TOKEN": "tok", "WECHAT_API_BASE": fake.base_url}
-    shown = subprocess.run([sys.executable, "-m", "bot.cli", "wechat", "menu", "--show"], cwd=tmp_path, env=env,
+    shown = subprocess.run([sys.executable, "-m", "bot.cli.main", "wechat", "menu", "--show"], cwd=tmp_path, env=env,
                            capture_output=True, text=True, timeout=60)
     assert shown.returncode == 0, shown.stderr
     assert "今日" in shown.stdout

@@ -16,7 +16,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from test_delivery import app_with, queue_text, user_who_wrote
 from webhook_helpers import signed
 
-from bot.testing import FakeWeChatAPI, text_message
+from fakes.wechat import FakeWeChatAPI, text_message
 from schedule import outbox
 from schedule.clock import now_ms
 from schedule.testing import FrozenClock

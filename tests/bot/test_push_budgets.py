@@ -13,8 +13,8 @@ import pytest
 from fastapi import FastAPI
 from sqlalchemy import select
 
-from bot.app import create_app
-from bot.testing import FakeWeChatAPI
+from bot.web.app import create_app
+from fakes.wechat import FakeWeChatAPI
 from schedule import outbox, window
 from schedule.clock import now_ms
 from schedule.domain import NewItem, NewReminder, Recurrence

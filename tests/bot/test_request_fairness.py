@@ -10,9 +10,9 @@ import asyncio
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from bot.agent.testing import FakeLLM
-from bot.app import create_app
-from bot.testing import FakeWeChatAPI
+from bot.web.app import create_app
+from fakes.llm import FakeLLM
+from fakes.wechat import FakeWeChatAPI
 from schedule import requests
 from schedule.clock import to_ms
 from schedule.db import in_transaction

@@ -15,10 +15,10 @@ from fastapi import FastAPI
 from sqlalchemy import select
 
 from bot.agent.scheduled import request_runner
-from bot.agent.testing import FakeLLM
-from bot.app import create_app
 from bot.settings import Settings
-from bot.testing import FakeWeChatAPI, event_message, sign_request, text_message
+from bot.web.app import create_app
+from fakes.llm import FakeLLM
+from fakes.wechat import FakeWeChatAPI, event_message, sign_request, text_message
 from schedule.db import create_engine, session_factory
 from schedule.model import OutboundMessageRow, ScheduledRequestRow
 from schedule.service import ScheduleService

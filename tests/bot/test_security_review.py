@@ -19,9 +19,9 @@ import pytest
 from asgi_lifespan import LifespanManager
 from fastapi import FastAPI
 
-from bot.app import create_app
 from bot.logging_setup import JsonFormatter, SecretFilter
 from bot.settings import ConfigError, load_settings
+from bot.web.app import create_app
 from schedule.clock import to_ms
 from schedule.errors import InvalidChange
 from schedule.model import ScheduleItemRow
@@ -194,7 +194,7 @@ def test_a_long_but_guessable_secret_key_is_refused_naming_the_variable(
 
 
 def test_a_guessable_secret_key_stops_start_up(tmp_path: Path) -> None:
-    result = subprocess.run([sys.executable, "-m", "bot.cli", "worker"], cwd=tmp_path, capture_output=True,
+    result = subprocess.run([sys.executable, "-m", "bot.cli.main", "worker"], cwd=tmp_path, capture_output=True,
                             text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(REPO), "SECRET_KEY": "a" * 32})
     assert result.returncode == 2
     assert "SECRET_KEY" in result.stderr and "guessable (only 1 distinct characters)" in result.stderr
@@ -281,8 +281,8 @@ async def test_a_form_with_too_many_fields_is_a_4xx_and_logs_no_error(app: FastA
 async def test_public_healthz_says_degraded_without_the_wechat_error_or_the_ip(database_url: str,
                                                                                 clock: FrozenClock) -> None:
     from bot.settings import Settings
-    from bot.testing import FakeWeChatAPI
     from bot.wechat.errors import WeChatError
+    from fakes.wechat import FakeWeChatAPI
 
     async with FakeWeChatAPI() as api:
         api.script("stable_token", 40164)

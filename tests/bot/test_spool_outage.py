@@ -20,10 +20,10 @@ from asgi_lifespan import LifespanManager
 from sqlalchemy import select
 from webhook_helpers import EchoHandler, content_of, replay_spool_and_deliver, settings, signed
 
-from bot.app import create_app
-from bot.spool import Spool
-from bot.testing import FakeWeChatAPI, text_message
-from bot.webhook import SPOOLED
+from bot.web.app import create_app
+from bot.wechat.endpoint import SPOOLED
+from bot.wechat.spool import Spool
+from fakes.wechat import FakeWeChatAPI, text_message
 from schedule.model import OutboundMessageRow
 from schedule.testing import FrozenClock
 from tests.bot.test_cli import free_port

@@ -15,9 +15,9 @@ from asgi_lifespan import LifespanManager
 from sqlalchemy import select
 from webhook_helpers import EchoHandler, replay_spool_and_deliver, settings
 
-from bot.app import create_app
-from bot.spool import Spool
-from bot.testing import FakeWeChatAPI
+from bot.web.app import create_app
+from bot.wechat.spool import Spool
+from fakes.wechat import FakeWeChatAPI
 from schedule.model import OutboundMessageRow
 from schedule.testing import FrozenClock
 
@@ -29,7 +29,7 @@ def spool_files(directory: Path) -> list[str]:
 
 
 def errors(caplog: pytest.LogCaptureFixture) -> list[str]:
-    return [r.getMessage() for r in caplog.records if r.name == "bot.spool" and r.levelno >= logging.ERROR]
+    return [r.getMessage() for r in caplog.records if r.name == "bot.wechat.spool" and r.levelno >= logging.ERROR]
 
 
 async def test_torn_and_planted_files_are_moved_aside_and_the_rest_is_replayed(

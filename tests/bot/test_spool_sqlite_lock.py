@@ -17,9 +17,9 @@ import pytest
 from asgi_lifespan import LifespanManager
 from webhook_helpers import EchoHandler, content_of, replay_spool_and_deliver, settings, signed
 
-from bot.app import create_app
-from bot.testing import FakeWeChatAPI, text_message
-from bot.webhook import SPOOLED
+from bot.web.app import create_app
+from bot.wechat.endpoint import SPOOLED
+from fakes.wechat import FakeWeChatAPI, text_message
 from schedule.testing import FrozenClock
 
 LOCK_HELD_S = 4.0  # past the claim's 2.5 s budget, within SQLite's 30 s busy timeout

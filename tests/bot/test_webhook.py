@@ -24,9 +24,9 @@ from webhook_helpers import (
     signed,
 )
 
-from bot.testing import encrypt_message, sign_request, text_message
 from bot.wechat import signature
 from bot.wechat.crypto import MessageCrypto
+from fakes.wechat import encrypt_message, sign_request, text_message
 from schedule.testing import FrozenClock
 
 VECTORS: dict[str, Any] = json.loads(Path("/work/shared/eval/external/wechat_vectors.json").read_text("utf-8"))

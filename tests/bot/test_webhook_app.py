@@ -14,10 +14,10 @@ from fastapi import FastAPI
 from sqlalchemy import select
 from webhook_helpers import RecordingHandler, settings, signed
 
-from bot.app import create_app
-from bot.testing import FakeWeChatAPI, event_message, text_message
-from bot.webhook import WeChatRouter, build_wechat_router
+from bot.web.app import create_app
 from bot.wechat.client import WeChatClient
+from bot.wechat.endpoint import WeChatRouter, build_wechat_router
+from fakes.wechat import FakeWeChatAPI, event_message, text_message
 from schedule.db import create_engine
 from schedule.model import OutboundMessageRow, UserRow
 from schedule.testing import FrozenClock

@@ -12,9 +12,9 @@ from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from webhook_helpers import TOKEN, RecordingHandler, bare_app, content_of, http, now_s, settings, signed
 
-from bot.app import BodyLimit
-from bot.testing import sign_request, text_message
-from bot.webhook import WeChatFastPath
+from bot.web.app import BodyLimit
+from bot.wechat.endpoint import WeChatFastPath
+from fakes.wechat import sign_request, text_message
 from schedule.testing import FrozenClock
 
 Sessions = async_sessionmaker[AsyncSession]

@@ -18,11 +18,11 @@ from webhook_helpers import (
     signed,
 )
 
-from bot.handler import Reply, store_reply_in
-from bot.testing import FakeWeChatAPI, event_message, text_message
 from bot.wechat.client import WeChatClient
 from bot.wechat.dispatch import APOLOGY, GREETING, TEXT_ONLY
+from bot.wechat.handler import Reply, store_reply_in
 from bot.wechat.messages import InboundMessage
+from fakes.wechat import FakeWeChatAPI, event_message, text_message
 from schedule.clock import to_ms
 from schedule.db import create_engine, session_factory
 from schedule.model import (

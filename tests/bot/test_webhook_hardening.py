@@ -25,9 +25,9 @@ from webhook_helpers import (
     signed,
 )
 
-from bot.testing import encrypt_message, event_message, text_message
 from bot.wechat.crypto import DecryptError, MessageCrypto
 from bot.wechat.dispatch import TEXT_ONLY, VOICE_UNRECOGNISED
+from fakes.wechat import encrypt_message, event_message, text_message
 from schedule.db import create_engine, session_factory
 from schedule.model import DeliveryLogRow, InboundMessageRow, OutboundMessageRow, UserRow
 from schedule.service import ScheduleService

@@ -12,11 +12,11 @@ from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from webhook_helpers import FakeMonotonic, bare_app, content_of, http, settings, signed
 
-from bot.handler import Reply
 from bot.runtime import delivery_worker, wechat_client
-from bot.testing import FakeWeChatAPI, text_message
+from bot.wechat.handler import Reply
 from bot.wechat.messages import InboundMessage
 from bot.wechat.xml import split_utf8
+from fakes.wechat import FakeWeChatAPI, text_message
 from schedule.testing import FrozenClock
 from schedule.worker import DeliveryWorker
 

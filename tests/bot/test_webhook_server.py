@@ -14,7 +14,7 @@ from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from webhook_helpers import RecordingHandler, bare_app, signed
 
-from bot.testing import text_message
+from fakes.wechat import text_message
 from schedule.testing import FrozenClock
 
 

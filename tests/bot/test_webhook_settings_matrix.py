@@ -17,10 +17,10 @@ from asgi_lifespan import LifespanManager
 from fastapi import FastAPI
 from sqlalchemy import select
 
-from bot.agent.testing import FakeLLM
-from bot.app import create_app
 from bot.settings import Settings
-from bot.testing import FakeWeChatAPI, sign_request, text_message
+from bot.web.app import create_app
+from fakes.llm import FakeLLM
+from fakes.wechat import FakeWeChatAPI, sign_request, text_message
 from schedule.model import DigestSubscriptionRow, InboundMessageRow, ReminderRow, ScheduleItemRow
 from schedule.testing import FrozenClock
 

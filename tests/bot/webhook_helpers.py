@@ -13,13 +13,13 @@ import xmltodict
 from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.handler import Reply
 from bot.settings import Settings
-from bot.testing import sign_request
-from bot.webhook import WeChatRouter, build_wechat_router
 from bot.wechat.client import WeChatClient
 from bot.wechat.dispatch import UserDirectory
+from bot.wechat.endpoint import WeChatRouter, build_wechat_router
+from bot.wechat.handler import Reply
 from bot.wechat.messages import InboundMessage
+from fakes.wechat import sign_request
 from schedule.testing import FrozenClock
 
 TOKEN = "AAAAA"

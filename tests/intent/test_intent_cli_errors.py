@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.intent_cli import run
+from bot.cli.intent import run
 
 ROOT = Path(__file__).resolve().parents[2]
 GOOD_NOW = "2026-06-18T10:00:00+08:00"
@@ -47,7 +47,7 @@ def test_z_suffix_and_offsets_are_accepted() -> None:
 
 @pytest.mark.parametrize("args", [["--tz", "Nowhere/Land"], ["--now", "2026-06-18T10:00:00"]])
 def test_subprocess_exits_2_without_traceback(args: list[str]) -> None:
-    proc = subprocess.run([sys.executable, "-m", "bot.cli", "parse", *args], input="明天\n", capture_output=True,
+    proc = subprocess.run([sys.executable, "-m", "bot.cli.main", "parse", *args], input="明天\n", capture_output=True,
                           text=True, cwd=ROOT, timeout=60)
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 import pytest
 from sqlalchemy.engine import make_url
 
-from bot.metrics import Metrics
+from bot.web.metrics import Metrics
 from schedule.db import create_engine, session_factory
 from schedule.domain import ScheduledRequest
 from schedule.outage import OutageLog
@@ -38,7 +38,7 @@ class Records(logging.Handler):
 @pytest.fixture
 def records() -> Iterator[Records]:
     handler = Records()
-    loggers = [logging.getLogger(name) for name in ("schedule.worker", "schedule.request_runner", "bot.metrics",
+    loggers = [logging.getLogger(name) for name in ("schedule.worker", "schedule.request_runner", "bot.web.metrics",
                                                        "test.outage")]
     for logger in loggers:
         logger.addHandler(handler)

@@ -12,8 +12,8 @@ import pytest
 from asgi_lifespan import LifespanManager
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.app import create_app
 from bot.settings import load_settings
+from bot.web.app import create_app
 from schedule.clock import to_ms
 from schedule.domain import NewItem, NewReminder
 from schedule.errors import QuotaExceeded

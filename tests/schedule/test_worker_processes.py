@@ -20,7 +20,7 @@ import pytest
 from sqlalchemy import select
 
 from bench.delivery_bench import seed
-from bot.testing import FakeWeChatAPI
+from fakes.wechat import FakeWeChatAPI
 from schedule.db import create_engine
 from schedule.model import OutboundMessageRow, ReminderRow
 
@@ -35,7 +35,7 @@ def start_worker(database_url: str, api: FakeWeChatAPI, log: Path) -> subprocess
            "WECHAT_APP_ID": api.app_id, "WECHAT_APP_SECRET": api.app_secret, "WECHAT_API_BASE": api.base_url,
            "H5_WECHAT_MP_ENABLED": "true"}
     with log.open("ab") as err:
-        return subprocess.Popen([sys.executable, "-m", "bot.cli", "worker"], cwd=ROOT, env=env,
+        return subprocess.Popen([sys.executable, "-m", "bot.cli.main", "worker"], cwd=ROOT, env=env,
                                 stdout=subprocess.DEVNULL, stderr=err)
 
 

@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.agent import AgentHistory, PageLink
 from bot.agent.openai_agent import OpenAIAgent
-from bot.agent.testing import FakeLLM
+from fakes.llm import FakeLLM
 from schedule.domain import User
 from schedule.service import ScheduleService
 from schedule.testing import FrozenClock

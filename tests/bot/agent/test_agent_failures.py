@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.agent import APOLOGY
-from bot.agent.testing import FakeLLM
+from fakes.llm import FakeLLM
 from schedule.domain import User
 from schedule.model import AgentMessageRow, ScheduleItemRow
 from schedule.testing import FrozenClock

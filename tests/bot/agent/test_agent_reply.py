@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.agent.testing import FakeLLM
+from fakes.llm import FakeLLM
 from schedule.domain import User
 from schedule.model import AgentMessageRow
 from schedule.testing import FrozenClock

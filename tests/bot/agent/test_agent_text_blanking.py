@@ -8,8 +8,8 @@ from pydantic import ValidationError
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.agent.testing import FakeLLM
 from bot.agent.tools import CreateItemArgs, UpdateItemArgs
+from fakes.llm import FakeLLM
 from schedule.domain import User
 from schedule.model import ScheduleItemRow
 from schedule.testing import FrozenClock

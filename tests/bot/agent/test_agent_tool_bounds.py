@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import insert, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.agent.testing import FakeLLM
+from fakes.llm import FakeLLM
 from schedule.clock import to_ms
 from schedule.domain import User
 from schedule.model import ScheduleItemRow

@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.agent.testing import FakeLLM
+from fakes.llm import FakeLLM
 from schedule.clock import to_ms
 from schedule.domain import NewItem, NewReminder, User
 from schedule.model import AgentMessageRow, ReminderRow, ScheduleItemRow

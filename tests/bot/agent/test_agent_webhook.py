@@ -15,10 +15,10 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.agent import APOLOGY, AgentHistory
 from bot.agent.openai_agent import OpenAIAgent
-from bot.agent.testing import FakeLLM
-from bot.app import create_app
 from bot.settings import Settings
-from bot.testing import FakeWeChatAPI, sign_request, text_message
+from bot.web.app import create_app
+from fakes.llm import FakeLLM
+from fakes.wechat import FakeWeChatAPI, sign_request, text_message
 from schedule.db import create_engine, session_factory
 from schedule.model import AgentMessageRow, OutboundMessageRow, ScheduleItemRow, UserRow
 from schedule.service import ScheduleService
@@ -116,7 +116,7 @@ async def test_a_fast_tool_answer_is_passive_and_writes_for_the_sender(database_
             owner = await session.scalar(select(UserRow.id).where(UserRow.wechat_openid == "o-fast"))
             items = (await session.scalars(select(ScheduleItemRow))).all()
             outbox = (await session.scalars(select(OutboundMessageRow))).all()
-        api = bot.api
+        api = bot.web.api
     assert content_of(answer) == "已记录：今天 18:00 前写会议纪要。"
     assert [(i.user_id, i.title, i.source_channel) for i in items] == [(owner, "写会议纪要", "agent")]
     assert outbox == [] and api.calls_to("message/custom/send") == []

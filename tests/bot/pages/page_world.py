@@ -19,9 +19,9 @@ from fastapi import FastAPI
 from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.app import create_app
 from bot.pages.links import PageLinks
 from bot.settings import load_settings
+from bot.web.app import create_app
 from schedule import outbox
 from schedule.clock import to_ms
 from schedule.domain import Item, NewItem, NewReminder, Recurrence, User

@@ -19,8 +19,8 @@ import pytest
 import uvicorn
 from page_world import extras, ms, seed
 
-from bot.app import create_app
 from bot.settings import load_settings
+from bot.web.app import create_app
 from schedule.domain import NewItem, NewReminder, Recurrence
 from schedule.testing import FrozenClock
 

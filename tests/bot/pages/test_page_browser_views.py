@@ -26,9 +26,9 @@ import uvicorn
 from page_world import extras, ms, seed
 from sqlalchemy import update
 
-from bot.app import create_app
 from bot.settings import load_settings
-from bot.testing import FakeWeChatAPI
+from bot.web.app import create_app
+from fakes.wechat import FakeWeChatAPI
 from schedule.domain import NewItem, NewReminder, Recurrence
 from schedule.model import ReminderRow
 from schedule.testing import FrozenClock

@@ -16,10 +16,10 @@ from asgi_lifespan import LifespanManager
 from fastapi import FastAPI
 from page_world import BASE, ms, path_of, seed
 
-from bot.app import create_app
 from bot.pages.visitor import Session, seal, unseal
 from bot.settings import load_settings
-from bot.testing import FakeWeChatAPI
+from bot.web.app import create_app
+from fakes.wechat import FakeWeChatAPI
 from schedule import outbox
 from schedule.testing import FrozenClock
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.delivery import failure_of
+from bot.wechat.delivery import failure_of
 from bot.wechat.errors import ERRCODES, WeChatAPIError
 from schedule.channel import DeliveryFailure, Failure
 

@@ -13,11 +13,11 @@ import httpx
 import pytest
 from asgi_lifespan import LifespanManager
 
-from bot.app import create_app
 from bot.settings import Settings
-from bot.testing import FakeWeChatAPI, signed_in
+from bot.web.app import create_app
 from bot.wechat.client import WeChatClient
 from bot.wechat.jsapi import JsApiTickets, signature
+from fakes.wechat import FakeWeChatAPI, signed_in
 from schedule.clock import now_ms
 from schedule.db import create_engine, session_factory
 from schedule.testing import FrozenClock

@@ -13,8 +13,8 @@ from fastapi import FastAPI
 from sqlalchemy import select
 from test_subscribe_messages import TEMPLATE, config, drain, grant, grants, post, running, say
 
-from bot.app import create_app
-from bot.testing import FakeWeChatAPI, grant_event, grant_event_json
+from bot.web.app import create_app
+from fakes.wechat import FakeWeChatAPI, grant_event, grant_event_json
 from schedule.model import OutboundMessageRow
 from schedule.testing import FrozenClock
 

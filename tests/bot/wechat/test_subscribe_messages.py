@@ -15,9 +15,9 @@ from asgi_lifespan import LifespanManager
 from fastapi import FastAPI
 from sqlalchemy import select
 
-from bot.app import create_app
 from bot.settings import Settings
-from bot.testing import FakeWeChatAPI, grant_event, sign_request, text_message
+from bot.web.app import create_app
+from fakes.wechat import FakeWeChatAPI, grant_event, sign_request, text_message
 from render.subscribe import HINT
 from schedule.model import OutboundMessageRow, SubscribeGrantRow
 from schedule.testing import FrozenClock

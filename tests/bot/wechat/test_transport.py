@@ -14,9 +14,9 @@ from scripted_http import Handler, Peer, Request, ScriptedServer, Serve, ok, rep
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from yarl import URL
 
-from bot.delivery import WeChatCustomChannel
 from bot.wechat import transport
 from bot.wechat.client import WeChatClient
+from bot.wechat.delivery import WeChatCustomChannel
 from bot.wechat.errors import FailureClass, WeChatTransportError
 from bot.wechat.transport import AiohttpTransport, env_proxy
 from schedule.channel import DeliveryFailure, Outgoing

@@ -9,10 +9,10 @@ from datetime import timedelta
 import pytest
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.testing import FakeWeChatAPI
 from bot.wechat.client import WeChatClient, template_client_msg_id
 from bot.wechat.errors import FailureClass, PartialSendError, WeChatAPIError, WeChatTransportError
 from bot.wechat.token_store import usable_until
+from fakes.wechat import FakeWeChatAPI
 from schedule.db import create_engine, session_factory
 from schedule.testing import FrozenClock
 

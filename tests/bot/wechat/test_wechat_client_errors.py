@@ -11,11 +11,11 @@ import pytest
 from asgi_lifespan import LifespanManager
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from bot.app import create_app
 from bot.settings import Settings
-from bot.testing import FakeWeChatAPI
+from bot.web.app import create_app
 from bot.wechat.client import WeChatClient
 from bot.wechat.errors import FailureClass, WeChatAPIError, WeChatError
+from fakes.wechat import FakeWeChatAPI
 from schedule import outbox, window
 from schedule.clock import now_ms
 from schedule.db import create_engine, session_factory

@@ -159,7 +159,7 @@ def test_other_shapes_take_the_parser(body: str) -> None:
 
 
 def test_flat_fast_path_is_taken_for_wechats_bodies() -> None:
-    from bot.testing import text_message
+    from fakes.wechat import text_message
 
     body = text_message("o-1", "明天<b>三点</b> & ]]> 开会", msg_id="42", create_time=1700000000)
     assert xml._flat(body) is None or xml._flat(body) == _parsed_by_expat(body)

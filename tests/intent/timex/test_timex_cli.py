@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[3]
 def test_timex_command_streams_json_lines() -> None:
     lines = ["明天下午三点开会", "你好", "每周一上午十点例会"]
     proc = subprocess.run(
-        [sys.executable, "-m", "bot.cli", "timex", "--now", "2026-06-18T10:00:00+08:00", "--tz", "Asia/Shanghai"],
+        [sys.executable, "-m", "bot.cli.main", "timex", "--now", "2026-06-18T10:00:00+08:00", "--tz", "Asia/Shanghai"],
         input="".join(f"{t}\n" for t in lines), capture_output=True, text=True, cwd=ROOT, timeout=60, check=True,
     )
     out = [json.loads(line) for line in proc.stdout.splitlines()]
@@ -28,7 +28,7 @@ def test_timex_command_streams_json_lines() -> None:
 def test_run_keeps_each_line_text_and_order() -> None:
     import io
 
-    from bot.intent_cli import run
+    from bot.cli.intent import run
 
     out = io.StringIO()
     rc = run("timex", now="2026-06-18T10:00:00+08:00", tz="Asia/Shanghai",

@@ -76,10 +76,10 @@ def _build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _build_parser().parse_args(argv)
     if args.command in ("parse", "timex"):
-        from bot import intent_cli
+        from bot.cli import intent as intent_cli
 
         return intent_cli.run(args.command, now=args.now, tz=args.tz, stdin=sys.stdin, stdout=sys.stdout)
-    from bot import commands
+    from bot.cli import commands
 
     return commands.run(args)
 

@@ -7,7 +7,7 @@ call, and can be scripted per endpoint with errcodes and latency. It also plays 
 `GET /connect/oauth2/authorize` (open.weixin.qq.com) redirects straight back with a one-time code for
 whoever `web_user` names (the person holding the phone), and `GET /sns/oauth2/access_token` exchanges it
 for that openid (40029 an unknown code, 40163 a code used already, 40125 a wrong secret). `FakeLLM` (the
-OpenAI-compatible chat-completions fake for the agent) lives in `bot/agent/testing.py` and is re-exported here.
+OpenAI-compatible chat-completions fake for the agent) lives in `fakes/llm.py` and is re-exported here.
 """
 
 from __future__ import annotations
@@ -24,13 +24,13 @@ from urllib.parse import parse_qs, urlencode
 
 from starlette.types import Receive, Scope, Send
 
-from bot.agent.testing import FakeLLM as FakeLLM
-from bot.loopback import LoopbackServer
 from bot.pages.links import PageLinks
 from bot.pages.visitor import SESSION_COOKIE, SESSION_TTL_S, seal
 from bot.wechat import signature
 from bot.wechat.crypto import MessageCrypto
 from bot.wechat.xml import cdata
+from fakes.llm import FakeLLM as FakeLLM
+from fakes.loopback import LoopbackServer
 
 ENDPOINTS = ("stable_token", "message/custom/send", "message/custom/typing", "message/template/send",
              "menu/create", "template/get_all_private_template", "menu/get", "menu/delete", "get_api_domain_ip",

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from bot.api_models import EpochMs, ItemIn, ItemList, ItemOut, ItemPatch, ReminderOut, Timing
+from bot.web.api_models import EpochMs, ItemIn, ItemList, ItemOut, ItemPatch, ReminderOut, Timing
 from schedule.clock import now_ms
 from schedule.domain import ItemChanges, NewItem, NewReminder, User
 from schedule.service import ScheduleService

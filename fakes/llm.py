@@ -26,7 +26,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from bot.loopback import LoopbackServer
+from fakes.loopback import LoopbackServer
 
 CREATED = 1_781_748_000  # a fixed `created` stamp: the fake never reads the clock
 ERROR_TYPES = {400: "invalid_request_error", 401: "invalid_request_error", 404: "invalid_request_error",

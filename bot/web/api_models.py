@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
-from bot.api_recurrence import RecurrenceIn
+from bot.web.api_recurrence import RecurrenceIn
 from schedule.domain import Item, Recurrence, Reminder
 from schedule.occurrence import reminder_occurrence
 

@@ -24,13 +24,13 @@ from fastapi.responses import PlainTextResponse, Response
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from bot.handler import Handler
 from bot.settings import Settings
-from bot.spool import BadRecord, Record, Spool
 from bot.wechat import messages, signature
 from bot.wechat.client import WeChatClient
 from bot.wechat.crypto import DecryptError, InvalidSignature, MessageCrypto
 from bot.wechat.dispatch import SUCCESS, Dispatcher, Replayed, UserDirectory
+from bot.wechat.handler import Handler
+from bot.wechat.spool import BadRecord, Record, Spool
 from bot.wechat.xml import XmlRejected, text_reply
 from schedule.clock import Clock, now_ms
 

@@ -1,6 +1,6 @@
 """`schedbot serve`: one process, or N web processes under uvicorn's process manager (MariaDB only).
 
-Worker processes build their app through the factory `bot.serve:app_from_env`, which reads the same
+Worker processes build their app through the factory `bot.cli.serve:app_from_env`, which reads the same
 environment the parent validated; the parent migrates once and the children do not migrate again.
 """
 
@@ -39,7 +39,7 @@ def refusal(settings: Settings, options: ServeOptions) -> str | None:
 
 def app_from_env() -> FastAPI:
     """Factory for worker processes: settings from the environment, logging as configured."""
-    from bot.app import create_app
+    from bot.web.app import create_app
 
     settings = load_settings()
     configure_logging(settings.LOG_FORMAT)
@@ -58,10 +58,10 @@ def run(settings: Settings, options: ServeOptions) -> int:
     if options.forwarded_allow_ips is not None:
         common["forwarded_allow_ips"] = options.forwarded_allow_ips
     if options.workers == 1:
-        from bot.app import create_app
+        from bot.web.app import create_app
 
         uvicorn.run(create_app(settings), **common)  # type: ignore[arg-type]
         return 0
     os.environ["DATABASE_AUTO_MIGRATE"] = "0"  # the parent migrated; N children racing to migrate gains nothing
-    uvicorn.run("bot.serve:app_from_env", factory=True, workers=options.workers, **common)  # type: ignore[arg-type]
+    uvicorn.run("bot.cli.serve:app_from_env", factory=True, workers=options.workers, **common)  # type: ignore[arg-type]
     return 0

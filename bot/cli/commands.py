@@ -1,5 +1,5 @@
 """Implementations of the database-backed `schedbot` subcommands (serve, worker, migrate, user token, wechat,
-doctor). Database failures end as one line naming DATABASE_URL and exit status 2 (bot/preflight.py)."""
+doctor). Database failures end as one line naming DATABASE_URL and exit status 2 (bot/cli/preflight.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import sys
 from collections.abc import Coroutine
 from typing import Any
 
+from bot.cli.preflight import DatabaseProblem, check_claiming, check_database
 from bot.logging_setup import configure_logging
-from bot.preflight import DatabaseProblem, check_claiming, check_database
 from bot.settings import ConfigError, Settings, load_settings
 
 
@@ -42,11 +42,11 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         return _run_fast(_worker(settings, metrics_at=(args.metrics_host, args.metrics_port)
                                  if args.metrics_port is not None else None))
     if args.command == "wechat":
-        from bot import wechat_admin
+        from bot.wechat import admin as wechat_admin
 
         return asyncio.run(wechat_admin.run(settings, args, sys.stdout))
     if args.command == "doctor":
-        from bot import doctor
+        from bot.cli import doctor
 
         return asyncio.run(doctor.run(settings, sys.stdout))
     if args.command == "chat":
@@ -86,8 +86,8 @@ async def _worker(settings: Settings, *, metrics_at: tuple[str, int] | None = No
     """Delivery worker only (scale-out): due reminders, digests and the outbox, until SIGINT/SIGTERM."""
     import signal
 
-    from bot.metrics import WorkerMetrics
     from bot.runtime import delivery_worker, push_budget_of, wechat_client
+    from bot.web.metrics import WorkerMetrics
     from schedule.clock import SystemClock
     from schedule.db import create_engine, session_factory
 
@@ -144,8 +144,8 @@ async def _worker(settings: Settings, *, metrics_at: tuple[str, int] | None = No
 
 
 def _chat(settings: Settings, args: argparse.Namespace) -> int:
-    """A terminal conversation through the same message handler WeChat messages reach (bot/chat.py)."""
-    from bot.chat import parse_now, run_chat
+    """A terminal conversation through the same message handler WeChat messages reach (bot/cli/chat.py)."""
+    from bot.cli.chat import parse_now, run_chat
 
     try:
         now = parse_now(args.now) if args.now else None
@@ -157,7 +157,7 @@ def _chat(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def _serve(settings: Settings, args: argparse.Namespace) -> int:
-    from bot import serve
+    from bot.cli import serve
 
     options = serve.ServeOptions(host=args.host, port=args.port, workers=args.workers,
                                  proxy_headers=args.proxy_headers, forwarded_allow_ips=args.forwarded_allow_ips)
@@ -271,6 +271,6 @@ def _when(ms: int) -> str:
 
 
 def _safe_url(url: str) -> str:
-    from bot.preflight import masked
+    from bot.cli.preflight import masked
 
     return masked(url)

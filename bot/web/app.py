@@ -19,22 +19,24 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from bot import api, heap, home, incident
+from bot import heap
 from bot.agent import build_agent
 from bot.agent.scheduled import RunnerTask, request_runner, run_lease_ms
 from bot.conversation import ConversationHandler
-from bot.handler import Handler
-from bot.headers import SecurityHeaders
 from bot.logging_setup import RequestLog, loggable_path
-from bot.metrics import CONTENT_TYPE_LATEST, Metrics, allowed
 from bot.pages.links import PageLinks
 from bot.pages.routes import pages_router
 from bot.pages.visitor import WebOAuth
 from bot.runtime import IN_PROCESS_BATCH, WorkerTask, delivery_worker, push_budget_of, wechat_client
 from bot.settings import Settings
-from bot.spool import Spool, SpoolReplayer
-from bot.webhook import MAX_BODY_BYTES, WeChatFastPath, build_wechat_router, replay_spool
+from bot.web import api, home
+from bot.web.headers import SecurityHeaders
+from bot.web.metrics import CONTENT_TYPE_LATEST, Metrics, allowed
+from bot.wechat import incident
+from bot.wechat.endpoint import MAX_BODY_BYTES, WeChatFastPath, build_wechat_router, replay_spool
+from bot.wechat.handler import Handler
 from bot.wechat.jsapi import JsApiTickets, jsapi_router, subscribe_button
+from bot.wechat.spool import Spool, SpoolReplayer
 from intent import target
 from schedule import holiday_store
 from schedule.clock import Clock, SystemClock, now_ms

@@ -15,11 +15,11 @@ from typing import TextIO
 
 import httpx
 
-from bot import incident
-from bot.preflight import DatabaseProblem, check_claiming, check_database, masked
+from bot.cli.preflight import DatabaseProblem, check_claiming, check_database, masked
 from bot.settings import Settings
+from bot.wechat import incident
+from bot.wechat.admin import AccountAPI, describe
 from bot.wechat.errors import WeChatError
-from bot.wechat_admin import AccountAPI, describe
 from schedule.clock import Clock, SystemClock, now_ms
 
 PASS, FAIL, SKIP = "✔", "✘", "–"

@@ -1,0 +1,1 @@
+"""The `schedbot` command line and the commands it runs."""

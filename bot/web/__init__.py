@@ -1,0 +1,1 @@
+"""The web surface: the FastAPI app, its middleware, health, metrics and the REST API."""

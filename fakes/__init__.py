@@ -1,0 +1,1 @@
+"""Test-only servers on real loopback HTTP (a fake WeChat API, a fake LLM); not shipped."""

@@ -46,3 +46,12 @@ def test_ruff_clean() -> None:
 def test_mypy_strict_on_the_packages() -> None:
     result = subprocess.run([_tool("mypy")], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_bot_top_level_stays_small() -> None:
+    """What speaks WeChat lives in bot/wechat/, the web surface in bot/web/, the commands in bot/cli/: the top level
+    keeps only what every part shares (settings, logging, the wiring), so a newcomer finds each edge in one folder."""
+    modules = sorted(p.name for p in (ROOT / "bot").glob("*.py") if p.name != "__init__.py")
+    assert len(modules) <= 6, modules
+    for edge in ("wechat", "web", "cli"):
+        assert (ROOT / "bot" / edge / "__init__.py").is_file()

@@ -29,7 +29,6 @@ from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 from intent import clarify
-from intent.lists import clock_list
 from intent.model import Changes, CompleteIntent, CreateIntent, Intent, Pending, Recurrence, Reminder, UpdateIntent
 from intent.timex.numerals import cn_int
 from intent.timex.resolve import hour24
@@ -46,7 +45,7 @@ WORK_WINDOW = (time(9), time(18))  # 上班时间: working days
 _N = r"(?:\d{1,3}|[零一二两三四五六七八九十百]{1,4})"
 _PERIOD = r"凌晨|早上|早晨|清晨|上午|中午|下午|傍晚|晚上|夜里|早|晚|睡前"
 _CLOCK = (rf"(?P<p>{_PERIOD})?(?P<h>\d{{1,2}}|[零一二两三四五六七八九十]{{1,3}})"
-          r"(?:[:：](?P<m>\d{2})|点(?:(?P<half>半)|(?P<q1>一刻)|(?P<q3>三刻)|(?P<mm>\d{1,2}|[零一二三四五六七八九十]{1,3})分?)?|时)")
+          r"(?:[:：](?P<m>\d{2})|点(?:(?P<half>半)|(?P<q1>一刻)|(?P<q3>三刻)|(?P<mm>\d{1,2}|[零一二三四五六七八九十]{1,3})(?:分|(?![次遍回顿下])))?|时)")
 CLOCK = re.compile(_CLOCK)
 _DOSES = re.compile(r"(?:每天|每日|一天|一日|天天)(?:吃|服|用|喝|滴|涂|量|打)?(?P<n>[两二三四五六2-6])(?:次|顿|回|遍)")
 _DAYS = re.compile(
@@ -58,7 +57,9 @@ _UNTIL = re.compile(r"(?:一直|吃|服|用|喝|滴|涂|擦|敷|持续|坚持|�
                     r"(?P<d>[^,.!?;]{2,12}?)(?:为止|结束)?(?=[,.!?;]|$)")
 _COUNT = re.compile(rf"(?:还|共|一共|总共|分|要还|需还)(?P<n>{_N})期"
                     rf"|(?:共|一共|总共)(?:提醒|吃|服|上|去)?(?P<n2>{_N})次")
-_EACH = re.compile(r"各(?:提醒|叫|喊)?(?:我)?(?:一)?(?:次|遍|下)")
+_EACH = re.compile(r"各(?:提醒|叫|喊)?(?:我)?(?:一)?(?:次|遍|下)"
+                   r"|各(?=(?:吃|服|用|喝|滴|涂|量|打|擦)(?:一)?(?:次|遍|顿|回))")
+_EACH_DOSE = re.compile(r"(?<=吃|服|用|喝|滴|涂|量|打|擦)(?:一)?(?:次|遍|顿|回)")  # 各吃一次药: the verb stays (吃药)
 _EVERY_OTHER = re.compile(rf"(?:每)?隔(?:一)?天|隔日|每隔(?P<n>{_N})天|每(?P<m>[两二三四五六七八九十2-9])天")
 _PARITY = re.compile(r"(?:每逢|逢)?(?P<w>单|双)(?:数)?周(?:的)?")
 _STEP = re.compile(rf"每(?:隔)?(?:(?P<n>{_N}|半)(?:个)?(?P<half>半)?)?(?:个)?(?P<u>小时|钟头|分钟)")
@@ -181,6 +182,8 @@ def scan(text: str) -> Spec:
         spans.append(m.span())
     if (m := _EACH.search(text)) is not None:  # 早上8点和晚上8点各提醒一次: one series, both times
         spans.append(m.span())
+        if (dose := _EACH_DOSE.match(text, m.end() + 1)) is not None:  # 各吃一次药 → 吃药
+            spans.append(dose.span())
     if not spec.step and (m := _UNTIL.search(text)) is not None and not _overlaps(m.span(), spans) \
             and CLOCK.fullmatch(m.group("d")) is None and not CLOCK.match(m.group("d")):
         spec.until_words = m.group("d")
@@ -190,9 +193,8 @@ def scan(text: str) -> Spec:
         left = _cut(text, spans)
         daily = not _NOT_DAILY.search(left) and (spec.every_days or spec.days or spec.months or spec.until_words
                                                   or spec.count or _DAILY.search(left))
-        ends = spec.days or spec.months or spec.count or spec.until_words or spec.every_days
-        # 每天10点、3点提醒我喝水: one request per clock; with an end or a count (…连续5天) one course, however said
-        several = len(found) >= 2 and (clock_list(text) is None or bool(ends))
+        # 每天10点、3点提醒我喝水 / 每天早上8点晚上8点…: one series with both times, however the clocks are joined
+        several = len(found) >= 2
         if (spec.doses and found) or (daily and found and (several or (spec.found and len(found) == 1))):
             spec.times = sorted({at for at, _ in found})
             spans.extend(span for _, span in found)
@@ -364,6 +366,11 @@ def _course(spec: Spec, *, now: datetime, tz: ZoneInfo, meeting_offset: int) -> 
     body = ";".join(f"{k}={v}" for k, v in parts.items())
     if anchor is None:
         return None
+    if (spec.every_days or 1) > 1 and base.question and base.pending is not None:  # 每隔两天…: asked as it is kept
+        said = f"每{spec.every_days}天"
+        base = base.model_copy(update={"question": base.question.replace("每天", said, 1),
+                                       "pending": base.pending.model_copy(
+                                           update={"label": base.pending.label.replace("每天", said, 1)})})
     return _made(base, title, body, anchor, spec, times=(), until=until, tz=tz, reminded=False)
 
 

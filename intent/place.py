@@ -9,7 +9,8 @@ import re
 
 # The place runs to the clause's end or to a space before Chinese (地点：国贸三期 提前1小时叫我);
 # 望京SOHO T3 keeps its space.
-_PLACE = re.compile(r"(?:(?:地点|地址|位置)(?:在|是|为|:|\s)|(?:会议室|会场)(?:在|是|为|:))\s*"
+_PLACE = re.compile(r"(?:(?:地点|地址|位置)(?:在|是|为|:|\s)|(?:会议室|会场)(?:在|是|为|:)"
+                    r"|(?:^|(?<=[\s,]))(?:地点|地址)(?=[^\s,!?;在是为:哪什啥多]))\s*"  # 项目评审 地点三楼会议室
                     r"(?P<place>(?:[^,!?;\s]|\s(?=[A-Za-z0-9]))+)")
 _TRAIL = re.compile(r"[吧哈啊呀呢哦。.~\s]+$|(?:提醒我|叫我|见面|集合|见|碰头)+$")
 

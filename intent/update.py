@@ -24,7 +24,7 @@ _RENAME = re.compile(r"(?:名字|标题|名称|叫法)(?:改成|改为|换成)(.
 _EVERY = re.compile(
     r"所有|全部|统统|通通|一律|(?<![成首京])都(?:给我|帮我|先)?(?:取消|删|去掉|不|完成|做完|搞定|弄完|结束)")
 _RELOCATE = re.compile(r"(?:地点|地址|位置|地方)(?:改成|改为|换成|改到|换到|挪到)(?:在)?([^,!?]+)")
-_SHIFT = re.compile(r"(推迟|延后|往后推|往后挪|顺延|提前|往前挪|往前推)")
+_SHIFT = re.compile(r"(推迟|延后|往后推|往后挪|往后延|推后|顺延|提前|往前挪|往前推)")
 
 
 def build(text: str, action: str, mentions: list[TimeMention], *, rule: str) -> Intent:

@@ -133,3 +133,12 @@ def test_follow_ups_on_a_series_in_focus() -> None:
     assert isinstance(later, UpdateIntent) and later.target_text == "消炎药" and later.changes is not None
     taken = parse("降压药吃了", now=NOW, tz=SH)
     assert isinstance(taken, CompleteIntent) and taken.target_text == "降压药"
+
+
+@pytest.mark.parametrize("text", ["每隔两天提醒我给花浇水", "每3天提醒我给花浇水"])
+def test_an_interval_of_days_is_asked_about_as_it_will_be_kept(text: str) -> None:
+    """The question echoes 每3天, the rule the answer will store, never 每天."""
+    it = parse(text, now=NOW, tz=SH)
+    assert isinstance(it, CreateIntent) and it.recurrence is not None
+    assert "INTERVAL=3" in it.recurrence.rrule
+    assert it.question is not None and "每3天给花浇水" in it.question and "每天" not in it.question

@@ -10,7 +10,7 @@ from intent_helpers import NOW, TZ, at, needs_engine
 from typing_helpers import NEW_YORK, SHANGHAI, explain, mismatches, ref
 
 from intent import Intent, parse, parse_all
-from intent.model import CreateIntent
+from intent.model import CreateIntent, UpdateIntent
 
 THU = ref("2026-06-18 10:00")  # Thursday morning, Shanghai
 SUN_NIGHT = ref("2026-11-29 21:00")  # Sunday evening, Shanghai
@@ -176,15 +176,37 @@ def test_a_colon_without_a_list_is_read_as_before() -> None:
     assert isinstance(it, CreateIntent) and it.title == "开会"
 
 
-@pytest.mark.parametrize(("text", "hours", "series"), [
-    ("每天上午10点、下午3点提醒我喝水", [10, 15], True),
-    ("明天上午10点和下午3点提醒我吃药", [10, 15], False),
-    ("每天早上8点、中午12点、晚上6点提醒我吃药", [8, 12, 18], True),
+def test_several_clocks_on_one_day_are_one_request_each() -> None:
+    found = parse_all("明天上午10点和下午3点提醒我吃药", now=NOW, tz=TZ)
+    assert all(isinstance(it, CreateIntent) and it.recurrence is None for it in found)
+    assert [it.due_at.hour for it in found if isinstance(it, CreateIntent) and it.due_at] == [10, 15]
+    assert {it.title for it in found if isinstance(it, CreateIntent)} == {"吃药"}
+
+
+@pytest.mark.parametrize(("text", "hours", "title"), [
+    ("每天上午10点、下午3点提醒我喝水", [10, 15], "喝水"),
+    ("每天早上8点、中午12点、晚上6点提醒我吃药", [8, 12, 18], "吃药"),
+    ("每天早上8点晚上8点提醒我吃药", [8, 20], "吃药"),
+    ("每天早上八点和晚上八点提醒我吃药", [8, 20], "吃药"),
+    ("每天早上八点、晚上八点各吃一次药", [8, 20], "吃药"),
+    ("吃药 每天早上八点一次 晚上八点一次", [8, 20], "吃药"),
 ])
-def test_several_clocks_for_one_thing_are_one_request_each(text: str, hours: list[int], series: bool) -> None:
-    found = parse_all(text, now=NOW, tz=TZ)
-    assert all(isinstance(it, CreateIntent) for it in found)
-    creates = [it for it in found if isinstance(it, CreateIntent)]
-    assert [(it.due_at.hour if it.due_at else None) for it in creates] == hours
-    assert len({it.title for it in creates}) == 1
-    assert all((it.recurrence is not None) == series for it in creates)
+def test_several_clocks_every_day_are_one_series_however_joined(text: str, hours: list[int], title: str) -> None:
+    [it] = parse_all(text, now=NOW, tz=TZ)
+    assert isinstance(it, CreateIntent) and it.recurrence is not None
+    assert [t.hour for t in it.recurrence.times] == hours
+    assert it.title == title
+    assert it.recurrence.rrule.startswith("FREQ=DAILY;BYHOUR=" + ",".join(map(str, hours)))
+
+
+@pytest.mark.parametrize(("text", "minutes"), [
+    ("把明天的会往后挪一个小时", 60),
+    ("明天的会往后延半小时", 30),
+    ("把明天的会往前推半小时", -30),
+    ("明天的会往后推一小时", 60),
+])
+def test_moving_an_item_by_an_amount_in_other_words_is_a_shift(text: str, minutes: int) -> None:
+    """往后挪 / 往后延 / 往前推 say what 推迟 / 提前 say: the meeting moves, nothing new is drafted."""
+    [it] = parse_all(text, now=NOW, tz=TZ)
+    assert isinstance(it, UpdateIntent) and it.changes is not None
+    assert it.changes.shift_minutes == minutes and it.target_text == "会"

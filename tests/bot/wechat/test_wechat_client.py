@@ -25,7 +25,7 @@ async def api() -> AsyncIterator[FakeWeChatAPI]:
 
 def make_client(api: FakeWeChatAPI, sessions: async_sessionmaker[AsyncSession], clock: FrozenClock,
                 **kwargs: object) -> WeChatClient:
-    return WeChatClient(app_id=api.app_id, app_secret=api.app_secret, sessions=sessions, clock=clock,
+    return WeChatClient.over_http(app_id=api.app_id, app_secret=api.app_secret, sessions=sessions, clock=clock,
                         api_base=api.base_url, token_poll_s=0.01, **kwargs)  # type: ignore[arg-type]
 
 
@@ -174,7 +174,7 @@ async def test_timeout_is_transient(api: FakeWeChatAPI, sessions: async_sessionm
 
 
 async def test_unreachable_api_is_transient(sessions: async_sessionmaker[AsyncSession], clock: FrozenClock) -> None:
-    client = WeChatClient(app_id="wx", app_secret="s", sessions=sessions, clock=clock,
+    client = WeChatClient.over_http(app_id="wx", app_secret="s", sessions=sessions, clock=clock,
                           api_base="http://127.0.0.1:9", timeout=1.0)
     with pytest.raises(WeChatTransportError):
         await client.access_token()
@@ -183,7 +183,7 @@ async def test_unreachable_api_is_transient(sessions: async_sessionmaker[AsyncSe
 
 async def test_bad_secret_fails_and_releases_the_lease(
         api: FakeWeChatAPI, sessions: async_sessionmaker[AsyncSession], clock: FrozenClock) -> None:
-    client = WeChatClient(app_id=api.app_id, app_secret="wrong", sessions=sessions, clock=clock,
+    client = WeChatClient.over_http(app_id=api.app_id, app_secret="wrong", sessions=sessions, clock=clock,
                           api_base=api.base_url, token_poll_s=0.01, token_wait_polls=5)
     for _ in range(2):  # the second attempt can lease again (no stuck lease) but the API is paused
         with pytest.raises(WeChatAPIError) as info:

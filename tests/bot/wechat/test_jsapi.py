@@ -48,8 +48,8 @@ async def test_the_page_gets_a_signed_config_and_the_ticket_is_fetched_once_per_
             # another process on the same database reuses the stored ticket
             engine = create_engine(database_url)
             sessions = session_factory(engine)
-            other_client = WeChatClient.over_http(app_id=api.app_id, app_secret=api.app_secret, sessions=sessions, clock=clock,
-                                        api_base=api.base_url)
+            other_client = WeChatClient.over_http(app_id=api.app_id, app_secret=api.app_secret,
+                                                  sessions=sessions, clock=clock, api_base=api.base_url)
             try:
                 other = JsApiTickets(other_client, sessions, clock)
                 assert await other.ticket() == "FAKE_TICKET_1"

@@ -83,6 +83,22 @@ async def test_post_sends_one_well_formed_request_with_the_raw_utf8_body(
     assert request.body.decode() == '{"content": "明天下午三点开会"}'  # raw UTF-8, no \\uXXXX escapes
 
 
+async def test_get_sends_its_query_without_a_body_on_the_same_connection(
+        serve: Serve, make_transport: MakeTransport) -> None:
+    server = await serve(replying(lambda r: ok(r.method.encode())))
+    client = make_transport(server.url)
+
+    assert await client.get("cgi-bin/ticket/getticket", params={"type": "jsapi", "access_token": "T"}) == (200, b"GET")
+    assert await client.post("cgi-bin/menu/create", b"{}") == (200, b"POST")
+
+    get, post = server.requests
+    assert URL(get.target).path == "/cgi-bin/ticket/getticket" and dict(URL(get.target).query) == {
+        "type": "jsapi", "access_token": "T"}
+    assert get.body == b"" and "content-type" not in get.headers and get.headers["user-agent"] == "schedbot"
+    assert post.headers["content-type"] == "application/json"
+    assert get.connection == post.connection  # one kept-alive connection for both methods
+
+
 @pytest.mark.parametrize("base", ["/api/", "/api"])
 async def test_base_url_path_prefixes_every_target(serve: Serve, make_transport: MakeTransport, base: str) -> None:
     server = await serve(replying(lambda _: ok(b"{}")))

@@ -149,10 +149,9 @@ class ProcessStore:
         return value if value is not None and value.usable_until_ms > now_ms(self._clock) else None
 
     async def acquire(self, stale: str | None) -> str | None:
-        if self._lease is not None:
-            return None
-        if await self.read() is not None and (stale is None or self._value is None or self._value.token != stale):
-            return None
+        current = await self.read()
+        if self._lease is not None or (current is not None and current.token != stale):
+            return None  # being fetched, or still good
         self._lease = str(uuid.uuid4())
         return self._lease
 

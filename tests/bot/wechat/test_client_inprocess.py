@@ -8,7 +8,7 @@ import logging
 
 import pytest
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from bot.wechat.admin import describe
 from bot.wechat.client import BIZSEND, WeChatClient
@@ -21,17 +21,18 @@ from bot.wechat.errors import (
     whitelist_ip,
 )
 from bot.wechat.jsapi import JsApiTickets
-from bot.wechat.token_store import LeaseStore, ProcessStore, TokenStore
+from bot.wechat.token_store import CachedToken, LeaseStore, ProcessStore, TokenStore
 from fakes.inprocess import InProcessTransport
 from fakes.wechat import TOKEN_PREFIX, FakeWeChatAPI
+from schedule.clock import now_ms
 from schedule.testing import FrozenClock
 
 Sessions = async_sessionmaker[AsyncSession]
 
 
-def client_on(app: object, tokens: LeaseStore, clock: FrozenClock, *, timeout: float = 5.0,
+def client_on(app: ASGIApp, tokens: LeaseStore, clock: FrozenClock, *, timeout: float = 5.0,
               client_ip: str = "127.0.0.1") -> tuple[WeChatClient, InProcessTransport]:
-    transport = InProcessTransport(app, timeout=timeout, client_ip=client_ip)  # type: ignore[arg-type]
+    transport = InProcessTransport(app, timeout=timeout, client_ip=client_ip)
     return WeChatClient(app_id="wxtestappid", app_secret="testsecret", transport=transport, tokens=tokens,
                         clock=clock, token_poll_s=0.01), transport
 
@@ -190,3 +191,18 @@ def test_the_whitelist_ip_is_read_from_either_form() -> None:
     assert whitelist_ip("invalid ip 1.2.3.4 ipv6 ::ffff:1.2.3.4, not in whitelist rid: x") == "1.2.3.4"
     assert whitelist_ip("invalid ip 2001:db8::1, not in whitelist") == "2001:db8::1"
     assert whitelist_ip("invalid credential") is None
+
+
+async def test_the_process_store_leases_one_fetch_and_never_forces(clock: FrozenClock) -> None:
+    store = ProcessStore(clock)
+    lease = await store.acquire(None)
+    assert lease is not None and await store.acquire(None) is None  # one fetch at a time
+    await store.publish(lease, "T1", now_ms(clock) + 60_000)
+    assert (await store.read()) == CachedToken("T1", now_ms(clock) + 60_000)
+    assert await store.acquire(None) is None  # still good
+    stale = await store.acquire("T1")  # refused by WeChat: fetched again
+    assert stale is not None
+    await store.release(stale)
+    clock.advance(seconds=61)
+    assert await store.read() is None and await store.acquire(None) is not None  # expired
+    assert not await store.claim_forced_refresh()

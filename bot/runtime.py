@@ -31,8 +31,9 @@ def wechat_client(settings: Settings, sessions: async_sessionmaker[AsyncSession]
     """The outbound WeChat client, or None while credentials are missing."""
     if not (settings.H5_WECHAT_MP_ENABLED and settings.WECHAT_APP_ID and settings.WECHAT_APP_SECRET):
         return None
-    return WeChatClient(app_id=settings.WECHAT_APP_ID, app_secret=settings.WECHAT_APP_SECRET, sessions=sessions,
-                        clock=clock, api_base=settings.WECHAT_API_BASE, timeout=settings.WECHAT_API_TIMEOUT_S)
+    return WeChatClient.over_http(app_id=settings.WECHAT_APP_ID, app_secret=settings.WECHAT_APP_SECRET,
+                                  sessions=sessions, clock=clock, api_base=settings.WECHAT_API_BASE,
+                                  timeout=settings.WECHAT_API_TIMEOUT_S)
 
 
 IN_PROCESS_BATCH = 64  # the web process's own worker takes small bites: a claim blocks its event loop

@@ -18,7 +18,7 @@ import httpx
 from bot.cli.preflight import DatabaseProblem, check_claiming, check_database, masked
 from bot.settings import Settings
 from bot.wechat import incident
-from bot.wechat.admin import AccountAPI, describe
+from bot.wechat.admin import account_client, describe
 from bot.wechat.errors import WeChatError
 from schedule.clock import Clock, SystemClock, now_ms
 
@@ -92,11 +92,14 @@ async def _wechat(settings: Settings, clock: Clock) -> list[Check]:
     if missing:
         return [Check(SKIP, "wechat", f"not configured (set {', '.join(missing)}); /wechat answers 503")]
     mode = "safe mode (AES)" if settings.WECHAT_ENCODING_AES_KEY else "plaintext mode"
-    async with AccountAPI(settings) as api:
-        try:
-            await api.token()
-        except WeChatError as exc:
-            return [Check(FAIL, "wechat", describe(exc)), await clock_check(settings, clock)]
+    api = account_client(settings)  # the bot's own WeChat client, without the database
+    try:
+        await api.access_token()
+    except WeChatError as exc:
+        return [Check(FAIL, "wechat", describe(exc, api_base=settings.WECHAT_API_BASE)),
+                await clock_check(settings, clock)]
+    finally:
+        await api.aclose()
     template = (f", template fallback {settings.WECHAT_TEMPLATE_ID_REMINDER} (check: schedbot wechat template)"
                 if settings.WECHAT_TEMPLATE_ID_REMINDER else ", no template fallback")
     return [Check(PASS, "wechat", f"access token for {settings.WECHAT_APP_ID} issued; {mode}{template}"),

@@ -265,7 +265,7 @@ def create_app(
     app.state.page_links, app.state.spool_replayer = page_links, replayer
     app.state.requests = requests
     _install_error_handlers(app)
-    jsapi = JsApiTickets(client, sessions, clock, api_base=settings.WECHAT_API_BASE) if client is not None else None
+    jsapi = JsApiTickets(client, sessions, clock) if client is not None else None
     subscribe = (subscribe_button(jsapi, settings.WECHAT_SUBSCRIBE_TEMPLATE_ID)  # the 订阅通知 button
                  if jsapi is not None and settings.WECHAT_SUBSCRIBE_TEMPLATE_ID else None)
     if settings.H5_SCHEDULE_ENABLED:

@@ -1,7 +1,7 @@
 """`schedbot wechat menu|template`: set up the service account through the WeChat API.
 
-Account calls are rare and interactive, so they take a stable_token directly (a normal stable_token
-call returns the token the bot already uses; it does not invalidate it) and need no database.
+Account calls are rare and interactive: they go through the bot's one WeChat client with a token kept for
+the process (`account_client`), so they need no database and never invalidate the token the bot uses.
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ import tomllib
 from pathlib import Path
 from typing import Any, TextIO
 
-import httpx
-
 from bot.settings import Settings
 from bot.wechat import subscribe_templates
-from bot.wechat.errors import FailureClass, WeChatAPIError, WeChatError, WeChatTransportError
+from bot.wechat.client import WeChatClient
+from bot.wechat.errors import WeChatAPIError, WeChatError, WeChatTransportError, whitelist_ip
+from schedule.clock import SystemClock
 
 # 今日/本周/行程页 are the CLICK keys the webhook turns into questions; HELP asks what the bot can do.
 DEFAULT_MENU: dict[str, Any] = {"button": [
@@ -38,75 +38,24 @@ ADVICE = {
 }
 
 
-def whitelist_ip(errmsg: str) -> str | None:
-    """The caller's IP from a 40164 errmsg ("invalid ip 1.2.3.4 ipv6 …, not in whitelist")."""
-    match = re.search(r"invalid ip ([0-9a-fA-F.:]+)", errmsg)
-    return match.group(1) if match else None
-
-
-def describe(exc: WeChatError) -> str:
+def describe(exc: WeChatError, *, api_base: str | None = None) -> str:
     """One line for the owner: the error and what to do about it."""
     if isinstance(exc, WeChatAPIError):
         advice = ADVICE.get(exc.errcode or 0, "")
         if exc.errcode == 40164 and (ip := whitelist_ip(exc.errmsg)):
             advice = f"add {ip} to the IP whitelist (公众号后台 → 设置与开发 → 基本配置 → IP白名单)"
         return f"{exc} — {advice}" if advice else str(exc)
+    if isinstance(exc, WeChatTransportError) and api_base:
+        return f"{exc} reaching {api_base}"
     return str(exc)
 
 
-class AccountAPI:
-    """The few account-management calls, each with a fresh stable_token and no retry loop."""
-
-    def __init__(self, settings: Settings, *, timeout: float = 10.0) -> None:
-        self._settings = settings
-        self._http = httpx.AsyncClient(base_url=settings.WECHAT_API_BASE.rstrip("/"), timeout=timeout)
-        self._token: str | None = None
-
-    async def __aenter__(self) -> AccountAPI:
-        return self
-
-    async def __aexit__(self, *_exc: object) -> None:
-        await self._http.aclose()
-
-    async def _request(self, method: str, api: str, body: dict[str, Any] | None = None, *,
-                       token: str | None = None) -> dict[str, Any]:
-        params = {"access_token": token} if token else None
-        try:
-            # ensure_ascii=False: WeChat stores \uXXXX escapes in menu names literally on some APIs
-            content = None if body is None else json.dumps(body, ensure_ascii=False).encode()
-            path = api if api.startswith("/") else f"/cgi-bin/{api}"  # /wxaapi/… (订阅通知) has its own root
-            response = await self._http.request(method, path, params=params, content=content,
-                                                headers={"content-type": "application/json"} if content else None)
-            data = response.json()
-        except httpx.HTTPError as exc:
-            where = self._settings.WECHAT_API_BASE
-            raise WeChatTransportError(f"{api}: {type(exc).__name__} reaching {where}") from None
-        except ValueError:
-            raise WeChatTransportError(f"{api}: unreadable answer (HTTP {response.status_code})") from None
-        if not isinstance(data, dict):
-            raise WeChatTransportError(f"{api}: answer is not a JSON object")
-        if data.get("errcode"):
-            raise WeChatAPIError(int(data["errcode"]), str(data.get("errmsg", "")), api=api)
-        return data
-
-    async def token(self) -> str:
-        if self._token is None:
-            data = await self._request("POST", "stable_token", {
-                "grant_type": "client_credential", "appid": self._settings.WECHAT_APP_ID,
-                "secret": self._settings.WECHAT_APP_SECRET})
-            if not isinstance(data.get("access_token"), str):
-                raise WeChatTransportError("stable_token answered without access_token")
-            self._token = data["access_token"]
-        return self._token
-
-    async def call(self, method: str, api: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
-        try:
-            return await self._request(method, api, body, token=await self.token())
-        except WeChatAPIError as exc:
-            if exc.failure is not FailureClass.AUTH:
-                raise
-            self._token = None  # one fresh token, one retry
-        return await self._request(method, api, body, token=await self.token())
+def account_client(settings: Settings, *, timeout: float = 10.0) -> WeChatClient:
+    """The WeChat client for a command: no database, its token kept for the process and never forced (a plain
+    stable_token returns the token the bot already uses; it does not invalidate it)."""
+    return WeChatClient.over_http(app_id=settings.WECHAT_APP_ID, app_secret=settings.WECHAT_APP_SECRET,
+                                  clock=SystemClock(), sessions=None, api_base=settings.WECHAT_API_BASE,
+                                  timeout=timeout)
 
 
 def load_menu(path: str | None) -> dict[str, Any]:
@@ -164,15 +113,17 @@ async def run(settings: Settings, args: argparse.Namespace, out: TextIO) -> int:
     if missing:
         out.write(f"✘ set {', '.join(missing)} first (公众号后台 → 设置与开发 → 基本配置)\n")
         return 2
-    async with AccountAPI(settings) as api:
-        try:
-            if args.wechat_command == "template":
-                reminder = await _template(settings, api, out)
-                return max(reminder, await subscribe_templates.check(settings, api, out))  # 订阅通知
-            return await _menu(args, api, out)
-        except WeChatError as exc:
-            out.write(f"✘ {describe(exc)}\n")
-            return 1
+    api = account_client(settings)
+    try:
+        if args.wechat_command == "template":
+            reminder = await _template(settings, api, out)
+            return max(reminder, await subscribe_templates.check(settings, api, out))  # 订阅通知
+        return await _menu(args, api, out)
+    except WeChatError as exc:
+        out.write(f"✘ {describe(exc, api_base=settings.WECHAT_API_BASE)}\n")
+        return 1
+    finally:
+        await api.aclose()
 
 
 def _print_menu(path: str | None, out: TextIO) -> int:
@@ -188,14 +139,14 @@ def _print_menu(path: str | None, out: TextIO) -> int:
     return 1 if problems else 0
 
 
-async def _menu(args: argparse.Namespace, api: AccountAPI, out: TextIO) -> int:
+async def _menu(args: argparse.Namespace, api: WeChatClient, out: TextIO) -> int:
     if args.delete:
-        await api.call("GET", "menu/delete")
+        await api.get("menu/delete")
         out.write("✔ menu deleted\n")
         return 0
     if args.show:
         try:
-            data = await api.call("GET", "menu/get")
+            data = await api.get("menu/get")
         except WeChatAPIError as exc:
             if exc.errcode != 46003:
                 raise
@@ -212,16 +163,16 @@ async def _menu(args: argparse.Namespace, api: AccountAPI, out: TextIO) -> int:
     if problems:
         out.write("".join(f"✘ {p}\n" for p in problems))
         return 2
-    await api.call("POST", "menu/create", menu)
+    await api.post("menu/create", menu)
     names = [b.get("name") for b in menu["button"]]
     out.write(f"✔ menu created: {' | '.join(map(str, names))} (users see it after re-entering the chat)\n")
     return 0
 
 
-async def _template(settings: Settings, api: AccountAPI, out: TextIO) -> int:
+async def _template(settings: Settings, api: WeChatClient, out: TextIO) -> int:
     out.write("The reminder template fallback fills: "
               + ", ".join(f"{{{{{k}.DATA}}}} {v}" for k, v in REMINDER_FIELDS.items()) + "\n")
-    templates = (await api.call("GET", "template/get_all_private_template")).get("template_list") or []
+    templates = (await api.get("template/get_all_private_template")).get("template_list") or []
     fitting = [t for t in templates if not _missing_fields(t)]
     wanted = settings.WECHAT_TEMPLATE_ID_REMINDER
     if not wanted:

@@ -1,8 +1,12 @@
-"""The one table from WeChat errcodes to failure classes (the retry policy), and the typed errors built on it."""
+"""The one table from WeChat errcodes to failure classes (the retry policy), the typed errors built on it, and
+the one reading of an answer (`parse_answer`) that turns an HTTP status and body into data or one of them."""
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass
+from typing import Any
 
 from schedule.channel import Failure
 
@@ -54,6 +58,16 @@ ERRCODES: dict[int, ErrcodeRule] = {
                        setting="WECHAT_TEMPLATE_ID_REMINDER"),
 }
 _UNKNOWN = ErrcodeRule(FailureClass.UNKNOWN, "unclassified errcode")
+
+
+# A 40164's errmsg names the caller's IP: "invalid ip 1.2.3.4 ipv6 ::ffff:1.2.3.4, not in whitelist rid: …"
+_WHITELIST_IP = re.compile(r"invalid ip ([0-9a-fA-F.:]+)")
+
+
+def whitelist_ip(errmsg: str) -> str | None:
+    """The IP WeChat saw the call come from (the one to whitelist), from a 40164's errmsg."""
+    match = _WHITELIST_IP.search(errmsg)
+    return match.group(1) if match else None
 
 
 def rule_for(errcode: int) -> ErrcodeRule:
@@ -110,3 +124,25 @@ class PartialSendError(WeChatError):
         super().__init__(str(cause), failure=cause.failure, errcode=cause.errcode, rule=cause.rule)
         self.cause = cause
         self.sent = sent
+
+
+def parse_answer(api: str, status: int, body: bytes) -> dict[str, Any]:
+    """The JSON object WeChat answered `api` with; a 5xx or an unreadable body is a WeChatTransportError, a
+    non-zero errcode a classified WeChatAPIError. The body is read whatever its content-type (WeChat sometimes
+    says text/plain), and only its errcode and errmsg reach an error's text."""
+    if status >= 500:
+        raise WeChatTransportError(f"{api}: HTTP {status}", api=api)
+    try:
+        data = json.loads(body)
+    except ValueError:
+        raise WeChatTransportError(f"{api}: unreadable body (HTTP {status})", api=api) from None
+    if not isinstance(data, dict):
+        raise WeChatTransportError(f"{api}: body is not a JSON object", api=api)
+    errcode = data.get("errcode") or 0
+    if errcode:
+        try:
+            code = int(errcode)
+        except (TypeError, ValueError):
+            raise WeChatTransportError(f"{api}: unreadable errcode (HTTP {status})", api=api) from None
+        raise WeChatAPIError(code, str(data.get("errmsg", "")), api=api)
+    return data

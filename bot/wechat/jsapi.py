@@ -4,7 +4,6 @@ page needs to show WeChat's `wx-open-subscribe` button (the subscription-message
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import logging
 import secrets
@@ -12,12 +11,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
 from fastapi import APIRouter, HTTPException, Query
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.wechat.client import WeChatClient
-from bot.wechat.errors import FailureClass, WeChatAPIError, WeChatTransportError
-from bot.wechat.token_store import CachedToken, TokenStore, usable_until
+from bot.wechat.errors import WeChatAPIError, WeChatTransportError
+from bot.wechat.token_store import LeasedValue, TokenStore
 from render.subscribe import SubscribeButton
 from schedule.clock import Clock, now_ms
 
@@ -52,77 +51,34 @@ class JsConfig:
 
 
 class JsApiTickets:
-    """`jsapi_ticket` for the account: one `ticket/getticket` per expiry across processes."""
+    """`jsapi_ticket` for the account: one `ticket/getticket` per expiry across processes, through the one
+    WeChat client (its token, its auth retry, its configuration incidents: a 40164 here pauses every call)."""
 
-    def __init__(self, client: WeChatClient, sessions: Any, clock: Clock, *, api_base: str,
-                 timeout_s: float = 5.0, poll_s: float = 0.05, wait_polls: int = 100) -> None:
+    def __init__(self, client: WeChatClient, sessions: async_sessionmaker[AsyncSession], clock: Clock, *,
+                 poll_s: float = 0.05, wait_polls: int = 100) -> None:
         self._client = client
         self._clock = clock
-        self._store = TokenStore(sessions, clock, f"jsapi:{client.app_id}")
-        self._api_base = api_base.rstrip("/")
-        self._timeout = timeout_s
-        self._memory: CachedToken | None = None
+        self._ticket = LeasedValue(TokenStore(sessions, clock, f"jsapi:{client.app_id}"), clock,
+                                   what="the jsapi_ticket", poll_s=poll_s, wait_polls=wait_polls)
         self._failure: tuple[int, WeChatAPIError | WeChatTransportError] | None = None  # (until ms, error)
-        self._lock = asyncio.Lock()
-        self._poll_s, self._wait_polls = poll_s, wait_polls
 
     async def ticket(self) -> str:
-        if self._memory is not None and self._memory.usable_until_ms > now_ms(self._clock):
-            return self._memory.token
-        async with self._lock:
-            for _ in range(self._wait_polls):
-                stored = await self._store.read()
-                if stored is not None:
-                    self._memory = stored
-                    return stored.token
-                self._raise_recent_failure()  # another process may have one meanwhile: only WeChat is spared
-                lease = await self._store.acquire(None)
-                if lease is not None:
-                    try:
-                        ticket, expires_in = await self._fetch()
-                    except (WeChatAPIError, WeChatTransportError) as exc:
-                        self._failure = (now_ms(self._clock) + FAILURE_MEMORY_MS, exc)
-                        await self._store.release(lease)
-                        raise
-                    except BaseException:
-                        await self._store.release(lease)
-                        raise
-                    cached = CachedToken(ticket, usable_until(now_ms(self._clock), expires_in))
-                    await self._store.publish(lease, ticket, cached.usable_until_ms)
-                    self._memory = cached
-                    return ticket
-                await asyncio.sleep(self._poll_s)
-        raise WeChatTransportError("timed out waiting for another process to fetch the jsapi_ticket")
+        return await self._ticket.get(self._fetch)
 
-    def _raise_recent_failure(self) -> None:
+    async def _fetch(self, _stale: str | None) -> tuple[str, int]:
+        """`GET /cgi-bin/ticket/getticket?type=jsapi`, unless it failed less than a minute ago (another process
+        may have a ticket meanwhile: the store is read first, only WeChat is spared)."""
         if self._failure is not None and self._failure[0] > now_ms(self._clock):
             raise self._failure[1].with_traceback(None)
-
-    async def _fetch(self) -> tuple[str, int]:
-        """`GET /cgi-bin/ticket/getticket?type=jsapi` (a GET, so httpx rather than the worker's POST client)."""
-        for attempt in range(2):
-            token = await self._client.access_token()
-            try:
-                async with httpx.AsyncClient(base_url=self._api_base, timeout=self._timeout) as http:
-                    response = await http.get("/cgi-bin/ticket/getticket",
-                                              params={"access_token": token, "type": "jsapi"})
-                data = response.json()
-            except (httpx.HTTPError, ValueError) as exc:
-                raise WeChatTransportError(f"ticket/getticket: {type(exc).__name__}") from None
-            errcode = int(data.get("errcode") or 0)
-            if errcode:
-                error = WeChatAPIError(errcode, str(data.get("errmsg", "")), api="ticket/getticket")
-                if error.failure is FailureClass.AUTH and attempt == 0:
-                    await self._client.access_token(stale=token)  # refresh once, retry once
-                    continue
-                if error.failure is FailureClass.CONFIG and not error.rule.ladder:  # 40164 here is 40164 anywhere
-                    self._client.configuration_failed(error)
-                raise error
-            ticket, expires_in = data.get("ticket"), data.get("expires_in")
-            if not isinstance(ticket, str) or not isinstance(expires_in, int):
-                raise WeChatTransportError("ticket/getticket answered without ticket/expires_in")
-            return ticket, expires_in
-        raise WeChatTransportError("ticket/getticket: the access token was refused twice")
+        try:
+            data = await self._client.get("ticket/getticket", {"type": "jsapi"})
+        except (WeChatAPIError, WeChatTransportError) as exc:
+            self._failure = (now_ms(self._clock) + FAILURE_MEMORY_MS, exc)
+            raise
+        ticket, expires_in = data.get("ticket"), data.get("expires_in")
+        if not isinstance(ticket, str) or not isinstance(expires_in, int):
+            raise WeChatTransportError("ticket/getticket answered without ticket/expires_in")
+        return ticket, expires_in
 
     async def config(self, url: str) -> JsConfig:
         nonce = secrets.token_hex(8)

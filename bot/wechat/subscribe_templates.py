@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any, Protocol, TextIO
 
 from bot.settings import Settings
@@ -15,7 +16,9 @@ GETTEMPLATE = "/wxaapi/newtmpl/gettemplate"
 
 
 class Account(Protocol):
-    async def call(self, method: str, api: str, body: dict[str, Any] | None = None) -> dict[str, Any]: ...
+    """What the check needs of the WeChat client: one authenticated GET."""
+
+    async def get(self, api: str, params: Mapping[str, str] | None = None) -> dict[str, Any]: ...
 
 
 def _missing(template: dict[str, Any]) -> list[str]:
@@ -29,7 +32,7 @@ async def check(settings: Settings, api: Account, out: TextIO) -> int:
     out.write("The subscription-message (订阅通知) rung fills: "
               + ", ".join(f"{{{{{k}.DATA}}}} {v}" for k, v in FIELDS.items()) + "\n")
     try:
-        templates = (await api.call("GET", GETTEMPLATE)).get("data") or []
+        templates = (await api.get(GETTEMPLATE)).get("data") or []
     except WeChatAPIError as exc:
         if not wanted:
             out.write(f"– 订阅通知 is not available on this account (errcode {exc.errcode}); it is optional\n")

@@ -1,6 +1,8 @@
-"""The WeChat API's HTTP transport: JSON POSTs over one aiohttp `ClientSession` (kept-alive connections,
-a per-host limit, aiohttp's C parser), and every way a call can end without an answer as a
+"""The WeChat API's HTTP transport: JSON POSTs and query GETs over one aiohttp `ClientSession` (kept-alive
+connections, a per-host limit, aiohttp's C parser), and every way a call can end without an answer as a
 `WeChatTransportError`. The HTTP status and body are the caller's to read.
+
+`Transport` is what the client needs of it: tests hand the client an in-process one (fakes/inprocess.py).
 
 An error's text is built from the exception's type and HTTP status only: aiohttp's own text carries the
 request URL, access_token included, and the text goes to logs and `schedule_delivery_logs.error_message`.
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import urllib.request
 from collections.abc import Mapping
+from typing import Protocol
 
 import aiohttp
 from yarl import URL
@@ -17,9 +20,22 @@ from yarl import URL
 from bot.wechat.errors import WeChatTransportError
 
 MAX_BODY = 4 << 20  # a WeChat JSON answer is tiny; a huge one is a broken peer
-# Every call is a JSON POST. No Accept-Encoding: the answers are a few dozen bytes, not worth compressing
-# (a server that compresses anyway is still decoded: auto_decompress stays on).
-HEADERS = {"User-Agent": "schedbot", "Accept": "application/json", "Content-Type": "application/json"}
+# No Accept-Encoding: the answers are a few dozen bytes, not worth compressing (a server that compresses
+# anyway is still decoded: auto_decompress stays on).
+HEADERS = {"User-Agent": "schedbot", "Accept": "application/json"}
+JSON_BODY = {"Content-Type": "application/json"}  # every POST body is JSON
+
+
+class Transport(Protocol):
+    """One origin's HTTP calls, each ending in (status, body) or a WeChatTransportError whose text holds the
+    path, the exception's type and the HTTP status only (never a URL: it carries the access token)."""
+
+    async def get(self, path: str, *, params: Mapping[str, str] | None = None) -> tuple[int, bytes]: ...
+
+    async def post(self, path: str, body: bytes, *, params: Mapping[str, str] | None = None
+                   ) -> tuple[int, bytes]: ...
+
+    async def aclose(self) -> None: ...
 
 
 def env_proxy(url: URL) -> str | None:
@@ -31,7 +47,7 @@ def env_proxy(url: URL) -> str | None:
 
 
 class AiohttpTransport:
-    """POST JSON bodies to one origin over at most `max_connections` kept-alive connections.
+    """POST JSON bodies to (and GET from) one origin over at most `max_connections` kept-alive connections.
 
     The session is made on the first call, inside the running loop (a ClientSession belongs to one loop).
     `timeout` bounds a whole call, including the wait for a free connection (the worker keeps its sends
@@ -63,12 +79,22 @@ class AiohttpTransport:
                 proxy=env_proxy(self.base_url))
         return self._session
 
+    async def get(self, path: str, *, params: Mapping[str, str] | None = None) -> tuple[int, bytes]:
+        """(status, body) of one GET of `path`, relative to the base URL; raises WeChatTransportError when no
+        complete answer arrives."""
+        return await self._call("GET", path, None, params)
+
     async def post(self, path: str, body: bytes, *, params: Mapping[str, str] | None = None) -> tuple[int, bytes]:
         """(status, body) of one POST of `body` (JSON bytes, sent as they are) to `path`, relative to the base
         URL; raises WeChatTransportError when no complete answer arrives."""
+        return await self._call("POST", path, body, params)
+
+    async def _call(self, method: str, path: str, body: bytes | None, params: Mapping[str, str] | None
+                    ) -> tuple[int, bytes]:
         session = self._open()
         try:
-            async with session.post(path, data=body, params=params) as response:
+            async with session.request(method, path, data=body, params=params,
+                                       headers=JSON_BODY if body is not None else None) as response:
                 if (response.content_length or 0) > MAX_BODY:
                     raise WeChatTransportError(f"{path}: answer body too large ({response.content_length} bytes)")
                 answer = await response.read()

@@ -127,16 +127,16 @@ def test_template_checks_the_configured_id(fake: FakeWeChatAPI, tmp_path: Path) 
     assert [c.endpoint for c in fake.calls].count("template/get_all_private_template") == 3
 
 
-def test_an_auth_errcode_refreshes_the_token_once(fake: FakeWeChatAPI, tmp_path: Path) -> None:
+def test_an_auth_errcode_refetches_the_token_once_and_never_forces_it(fake: FakeWeChatAPI, tmp_path: Path) -> None:
+    """A command never forces a refresh (that would invalidate the token the running bot uses): on 40001 it asks
+    for the current token once, and when WeChat hands the same one back it reports the errcode, no retry, no loop."""
     fake.script("menu/create", 40001)
-    once = wechat(fake, tmp_path, "menu")
-    assert once.returncode == 0 and fake.menu == DEFAULT_MENU
-    fake.script("menu/create", 40001, 40001)
-    twice = wechat(fake, tmp_path, "menu", "--delete")  # another API: the script only affects menu/create
-    assert twice.returncode == 0
-    looping = wechat(fake, tmp_path, "menu")
-    assert looping.returncode == 1 and "errcode 40001" in looping.stdout
-    assert [c.endpoint for c in fake.calls].count("menu/create") == 4  # 2 + 2: one retry each, never a loop
+    refused = wechat(fake, tmp_path, "menu")
+    assert refused.returncode == 1 and "errcode 40001" in refused.stdout and fake.menu is None
+    assert [c.endpoint for c in fake.calls] == ["stable_token", "menu/create", "stable_token"]
+    assert not any(c.body.get("force_refresh") for c in fake.calls_to("stable_token"))
+    again = wechat(fake, tmp_path, "menu")  # the next command's token works
+    assert again.returncode == 0 and fake.menu == DEFAULT_MENU
 
 
 async def test_the_fields_checked_are_the_fields_the_template_channel_fills() -> None:

@@ -12,13 +12,12 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from bot.logging_setup import configure_logging, log_handler, mask_secrets
 from bot.pages import tokens
-from bot.settings import Settings
-from bot.wechat.admin import AccountAPI
 from fakes.wechat import FakeWeChatAPI
 from schedule.model import DeliveryLogRow
 from schedule.users import new_token
@@ -72,15 +71,13 @@ async def test_a_third_party_loggers_request_line_is_masked_by_the_process_handl
     root = logging.getLogger()
     root.addHandler(handler)
     try:
-        settings = Settings(_env_file=None, WECHAT_APP_ID=fake.app_id,  # type: ignore[call-arg]
-                            WECHAT_APP_SECRET=fake.app_secret, WECHAT_API_BASE=fake.base_url)
-        async with AccountAPI(settings) as api:
-            await api.call("GET", "get_api_domain_ip")
+        async with httpx.AsyncClient(base_url=fake.base_url) as http:  # the pages' web OAuth client, say
+            await http.get("/cgi-bin/get_api_domain_ip", params={"access_token": "FAKE_TOKEN_77"})
         logging.getLogger("aiohttp.client").warning("failed: %s", f"{fake.base_url}/cgi-bin/x?access_token=tok")
     finally:
         root.removeHandler(handler)
     lines = stream.getvalue()
-    assert fake.calls[-1].access_token and fake.calls[-1].access_token not in lines
+    assert fake.calls[-1].access_token == "FAKE_TOKEN_77" and "FAKE_TOKEN_77" not in lines
     assert "get_api_domain_ip?access_token=…" in lines and "x?access_token=…" in lines
     assert not leaks(lines)
 
@@ -114,8 +111,14 @@ def test_wechat_menu_show_prints_no_token(fake: FakeWeChatAPI, tmp_path: Path) -
     assert "今日" in shown.stdout
     token = fake.calls[-1].access_token
     assert token and token not in shown.stdout + shown.stderr
-    assert "menu/get?access_token=…" in shown.stderr  # the request line is there, its token masked
-    assert not leaks(shown.stdout + shown.stderr)
+    fake.script("menu/get", 40001, 40001)  # refused: the client logs its one refresh, and says why it failed
+    refused = subprocess.run([sys.executable, "-m", "bot.cli.main", "wechat", "menu", "--show"], cwd=tmp_path,
+                             env=env, capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 1 and "errcode 40001" in refused.stdout
+    assert "refreshing the access token once" in refused.stderr
+    tokens = {c.access_token for c in fake.calls if c.access_token}
+    assert not any(t in refused.stdout + refused.stderr for t in tokens)
+    assert not leaks(shown.stdout + shown.stderr + refused.stdout + refused.stderr)
 
 
 def test_the_suite_watch_catches_a_line_the_filter_cannot_mask() -> None:

@@ -34,8 +34,8 @@ async def wechat_app(database_url: str, clock: FrozenClock, handler: RecordingHa
                       DATABASE_URL=database_url)
     engine = create_engine(database_url)
     app = create_app(config, clock=clock, handler=handler, engine=engine, reply_budget_s=reply_budget_s)
-    client = WeChatClient(app_id=api.app_id, app_secret=api.app_secret, sessions=app.state.sessions, clock=clock,
-                          api_base=config.WECHAT_API_BASE)
+    client = WeChatClient.over_http(app_id=api.app_id, app_secret=api.app_secret, sessions=app.state.sessions,
+                                    clock=clock, api_base=config.WECHAT_API_BASE)
     router = mounted_router(app)
     if router is None:  # until create_app mounts /wechat itself, wire it the way it will
         router = build_wechat_router(settings=config, sessions=app.state.sessions, clock=clock, handler=handler,

@@ -99,8 +99,8 @@ async def test_events_deduplicate_on_sender_time_event_and_key(sessions: Session
 async def test_slow_handler_acknowledges_and_queues_the_answer(sessions: Sessions, clock: FrozenClock) -> None:
     handler = RecordingHandler(reply="慢慢想好的答案", delay_s=0.5)
     async with FakeWeChatAPI() as api:
-        client = WeChatClient(app_id=api.app_id, app_secret=api.app_secret, sessions=sessions, clock=clock,
-                              api_base=api.base_url)
+        client = WeChatClient.over_http(app_id=api.app_id, app_secret=api.app_secret, sessions=sessions,
+                                        clock=clock, api_base=api.base_url)
         app, router = bare_app(sessions, clock, handler, client=client, reply_budget_s=0.2)
         body = text_message("o-slow", "帮我规划一下", msg_id=2001, create_time=1)
         loop = asyncio.get_running_loop()

@@ -48,10 +48,10 @@ async def test_the_page_gets_a_signed_config_and_the_ticket_is_fetched_once_per_
             # another process on the same database reuses the stored ticket
             engine = create_engine(database_url)
             sessions = session_factory(engine)
-            other_client = WeChatClient(app_id=api.app_id, app_secret=api.app_secret, sessions=sessions, clock=clock,
-                                        api_base=api.base_url)
+            other_client = WeChatClient.over_http(app_id=api.app_id, app_secret=api.app_secret,
+                                                  sessions=sessions, clock=clock, api_base=api.base_url)
             try:
-                other = JsApiTickets(other_client, sessions, clock, api_base=api.base_url)
+                other = JsApiTickets(other_client, sessions, clock)
                 assert await other.ticket() == "FAKE_TICKET_1"
                 clock.advance(timedelta(hours=2))  # past the ticket's 7200 s (less the early-refresh margin)
                 assert await other.ticket() == "FAKE_TICKET_2"
@@ -94,13 +94,13 @@ async def test_the_private_page_carries_the_subscribe_button_with_a_signed_wx_co
 
 async def test_while_the_ticket_is_unavailable_requests_make_no_call_for_a_minute(
         database_url: str, clock: FrozenClock) -> None:
-    """WeChat refuses `getticket` (40164: the server's IP is not whitelisted): the pages and /wechat/jssdk asked
-    for in the next 60 s get the same answer without another call; after that, one call tries again."""
+    """WeChat cannot answer `getticket` (-1: system busy): the pages and /wechat/jssdk asked for in the next
+    60 s get the same answer without another call; after that, one call tries again."""
     async with FakeWeChatAPI() as api:
         settings = Settings(_env_file=None, DATABASE_URL=database_url, WECHAT_TOKEN="t",  # type: ignore[call-arg]
                             WECHAT_APP_ID=api.app_id, WECHAT_APP_SECRET=api.app_secret, WECHAT_API_BASE=api.base_url,
                             PUBLIC_BASE_URL="https://bot.example.com", WECHAT_SUBSCRIBE_TEMPLATE_ID="tmpl-sub")
-        api.script("ticket/getticket", 40164, 40164)
+        api.script("ticket/getticket", -1, -1)
         app = create_app(settings, clock=clock, run_worker=False)
         async with LifespanManager(app), httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
                                                            base_url="http://t") as client:
@@ -124,7 +124,7 @@ async def test_while_the_ticket_is_unavailable_requests_make_no_call_for_a_minut
             pages = [await client.get(page, headers=owner) for _ in range(3)]
     assert first == still == retried == [503] * 8 + [200, 200]  # the page shows, without its 订阅通知 button
     assert calls_in_the_first_minute == 1
-    assert [c.answer["errcode"] for c in api.calls_to("ticket/getticket")] == [40164, 40164, 0]
+    assert [c.answer["errcode"] for c in api.calls_to("ticket/getticket")] == [-1, -1, 0]
     assert recovered == [200] * 10 and all("wx-open-subscribe" in p.text for p in pages)
 
 
@@ -143,8 +143,15 @@ async def test_an_ip_whitelist_error_from_getticket_is_an_incident_like_the_othe
                 refused = await client.get("/wechat/jssdk", params={"url": PAGE})
             degraded = (await client.get("/healthz")).json()
             misconfigured = app.state.wechat_client.misconfigured
+            clock.advance(timedelta(seconds=61))  # past the ticket's own failure memory, within the pause
+            paused = await client.get("/wechat/jssdk", params={"url": PAGE})
+            calls_while_paused = len(api.calls_to("ticket/getticket"))
+            clock.advance(timedelta(seconds=600))  # the pause over: one call, and the incident clears
+            fixed = await client.get("/wechat/jssdk", params={"url": PAGE})
+            cleared = app.state.wechat_client.misconfigured
     assert healthy["status"] == "ok"
-    assert refused.status_code == 503
+    assert refused.status_code == 503 and paused.status_code == 503 and calls_while_paused == 1
+    assert fixed.status_code == 200 and cleared is None
     assert degraded == {"status": "degraded", "database": "ok"}
     assert misconfigured is not None and "whitelist 127.0.0.1" in misconfigured
     [line] = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]

@@ -83,6 +83,22 @@ async def test_post_sends_one_well_formed_request_with_the_raw_utf8_body(
     assert request.body.decode() == '{"content": "明天下午三点开会"}'  # raw UTF-8, no \\uXXXX escapes
 
 
+async def test_get_sends_its_query_without_a_body_on_the_same_connection(
+        serve: Serve, make_transport: MakeTransport) -> None:
+    server = await serve(replying(lambda r: ok(r.method.encode())))
+    client = make_transport(server.url)
+
+    assert await client.get("cgi-bin/ticket/getticket", params={"type": "jsapi", "access_token": "T"}) == (200, b"GET")
+    assert await client.post("cgi-bin/menu/create", b"{}") == (200, b"POST")
+
+    get, post = server.requests
+    assert URL(get.target).path == "/cgi-bin/ticket/getticket" and dict(URL(get.target).query) == {
+        "type": "jsapi", "access_token": "T"}
+    assert get.body == b"" and "content-type" not in get.headers and get.headers["user-agent"] == "schedbot"
+    assert post.headers["content-type"] == "application/json"
+    assert get.connection == post.connection  # one kept-alive connection for both methods
+
+
 @pytest.mark.parametrize("base", ["/api/", "/api"])
 async def test_base_url_path_prefixes_every_target(serve: Serve, make_transport: MakeTransport, base: str) -> None:
     server = await serve(replying(lambda _: ok(b"{}")))
@@ -377,7 +393,7 @@ async def test_client_maps_bad_answers_to_transient_transport_errors(
         serve: Serve, sessions: async_sessionmaker[AsyncSession], clock: FrozenClock, answer: bytes,
         message: str) -> None:
     server = await serve(replying(wechat(answer)))
-    client = WeChatClient(app_id="wx", app_secret="s", sessions=sessions, clock=clock, api_base=server.url)
+    client = WeChatClient.over_http(app_id="wx", app_secret="s", sessions=sessions, clock=clock, api_base=server.url)
     try:
         with pytest.raises(WeChatTransportError, match=message) as caught:
             await client.send_text("o-user", "提醒")
@@ -390,7 +406,7 @@ async def test_client_reads_json_sent_as_text_plain_and_sends_raw_utf8(
         serve: Serve, sessions: async_sessionmaker[AsyncSession], clock: FrozenClock) -> None:
     answer = ok(b'{"errcode": 0, "errmsg": "ok", "msgid": 42}', headers="Content-Type: text/plain\r\n")
     server = await serve(replying(wechat(answer)))
-    client = WeChatClient(app_id="wx", app_secret="s", sessions=sessions, clock=clock, api_base=server.url)
+    client = WeChatClient.over_http(app_id="wx", app_secret="s", sessions=sessions, clock=clock, api_base=server.url)
     try:
         [part] = await client.send_text("o-user", "明天下午三点开会")
     finally:
@@ -450,7 +466,7 @@ async def test_a_malformed_answer_leaves_no_url_or_token_in_the_delivery_failure
         serve: Serve, sessions: async_sessionmaker[AsyncSession], clock: FrozenClock) -> None:
     """The failure's text is what `schedule_delivery_logs.error_message` and the delivery log line keep."""
     server = await serve(replying(wechat(b"garbage\r\n\r\n")))
-    client = WeChatClient(app_id="wx", app_secret="s", sessions=sessions, clock=clock, api_base=server.url)
+    client = WeChatClient.over_http(app_id="wx", app_secret="s", sessions=sessions, clock=clock, api_base=server.url)
     message = Outgoing(outbox_id=1, user_id=1, openid="o-user", kind="notice", idempotency_key="k",
                        payload={"text": "提醒"})
     try:

@@ -1,4 +1,5 @@
-"""WeChatClient against the fake WeChat API on real loopback HTTP: tokens, retries, sends."""
+"""WeChatClient against the fake WeChat API: tokens, retries, sends. Most tests call the fake in process
+(fakes/inprocess.py); the ones marked "over loopback" run the production aiohttp transport on real HTTP."""
 
 from __future__ import annotations
 
@@ -11,29 +12,43 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from bot.wechat.client import WeChatClient, template_client_msg_id
 from bot.wechat.errors import FailureClass, PartialSendError, WeChatAPIError, WeChatTransportError
-from bot.wechat.token_store import usable_until
+from bot.wechat.token_store import TokenStore, usable_until
+from fakes.inprocess import InProcessTransport
 from fakes.wechat import FakeWeChatAPI
 from schedule.db import create_engine, session_factory
 from schedule.testing import FrozenClock
 
 
 @pytest.fixture
-async def api() -> AsyncIterator[FakeWeChatAPI]:
-    async with FakeWeChatAPI(custom_msgid=True) as fake:
+def api() -> FakeWeChatAPI:
+    return FakeWeChatAPI(custom_msgid=True)  # called in process: no server
+
+
+@pytest.fixture
+async def served() -> AsyncIterator[FakeWeChatAPI]:
+    async with FakeWeChatAPI(custom_msgid=True) as fake:  # on loopback HTTP
         yield fake
 
 
 def make_client(api: FakeWeChatAPI, sessions: async_sessionmaker[AsyncSession], clock: FrozenClock,
                 **kwargs: object) -> WeChatClient:
-    return WeChatClient(app_id=api.app_id, app_secret=api.app_secret, sessions=sessions, clock=clock,
-                        api_base=api.base_url, token_poll_s=0.01, **kwargs)  # type: ignore[arg-type]
+    return WeChatClient(app_id=api.app_id, app_secret=api.app_secret, transport=InProcessTransport(api),
+                        tokens=TokenStore(sessions, clock, f"wechat:{api.app_id}"), clock=clock, token_poll_s=0.01,
+                        **kwargs)  # type: ignore[arg-type]
 
 
-async def test_cold_start_many_processes_make_one_token_request(
-        api: FakeWeChatAPI, database_url: str, sessions: async_sessionmaker[AsyncSession],
+def http_client(api: FakeWeChatAPI, sessions: async_sessionmaker[AsyncSession], clock: FrozenClock,
+                **kwargs: object) -> WeChatClient:
+    return WeChatClient.over_http(app_id=api.app_id, app_secret=api.app_secret, sessions=sessions, clock=clock,
+                                  api_base=api.base_url, token_poll_s=0.01, **kwargs)  # type: ignore[arg-type]
+
+
+async def test_cold_start_many_processes_make_one_token_request_over_loopback(
+        served: FakeWeChatAPI, database_url: str, sessions: async_sessionmaker[AsyncSession],
         clock: FrozenClock) -> None:
+    api = served
     engines = [create_engine(database_url) for _ in range(3)]  # three "processes" on one database
-    clients = [make_client(api, session_factory(e), clock) for e in engines]
+    clients = [http_client(api, session_factory(e), clock) for e in engines]
     try:
         tokens = await asyncio.gather(*(c.access_token() for c in clients for _ in range(8)))
     finally:
@@ -63,9 +78,10 @@ def test_usable_until_margin() -> None:
     assert usable_until(0, 200) == 100 * 1000  # short-lived tokens keep half their life
 
 
-async def test_revoked_token_refreshes_once_and_retries_once(
-        api: FakeWeChatAPI, sessions: async_sessionmaker[AsyncSession], clock: FrozenClock) -> None:
-    client = make_client(api, sessions, clock)
+async def test_revoked_token_refreshes_once_and_retries_once_over_loopback(
+        served: FakeWeChatAPI, sessions: async_sessionmaker[AsyncSession], clock: FrozenClock) -> None:
+    api = served
+    client = http_client(api, sessions, clock)
     await client.access_token()
     api.revoke_tokens()
     parts = await client.send_text("o-user", "你好")
@@ -162,9 +178,10 @@ async def test_business_errcodes_raise_classified_errors(
     await client.aclose()
 
 
-async def test_timeout_is_transient(api: FakeWeChatAPI, sessions: async_sessionmaker[AsyncSession],
-                                    clock: FrozenClock) -> None:
-    client = make_client(api, sessions, clock, timeout=0.2)
+async def test_timeout_is_transient_over_loopback(served: FakeWeChatAPI, sessions: async_sessionmaker[AsyncSession],
+                                                 clock: FrozenClock) -> None:
+    api = served
+    client = http_client(api, sessions, clock, timeout=0.2)
     await client.access_token()
     api.set_latency("message/custom/send", 1.0)
     with pytest.raises(WeChatTransportError) as info:
@@ -174,8 +191,8 @@ async def test_timeout_is_transient(api: FakeWeChatAPI, sessions: async_sessionm
 
 
 async def test_unreachable_api_is_transient(sessions: async_sessionmaker[AsyncSession], clock: FrozenClock) -> None:
-    client = WeChatClient(app_id="wx", app_secret="s", sessions=sessions, clock=clock,
-                          api_base="http://127.0.0.1:9", timeout=1.0)
+    client = WeChatClient.over_http(app_id="wx", app_secret="s", sessions=sessions, clock=clock,
+                                    api_base="http://127.0.0.1:9", timeout=1.0)
     with pytest.raises(WeChatTransportError):
         await client.access_token()
     await client.aclose()
@@ -183,8 +200,9 @@ async def test_unreachable_api_is_transient(sessions: async_sessionmaker[AsyncSe
 
 async def test_bad_secret_fails_and_releases_the_lease(
         api: FakeWeChatAPI, sessions: async_sessionmaker[AsyncSession], clock: FrozenClock) -> None:
-    client = WeChatClient(app_id=api.app_id, app_secret="wrong", sessions=sessions, clock=clock,
-                          api_base=api.base_url, token_poll_s=0.01, token_wait_polls=5)
+    client = WeChatClient(app_id=api.app_id, app_secret="wrong", transport=InProcessTransport(api),
+                          tokens=TokenStore(sessions, clock, f"wechat:{api.app_id}"), clock=clock, token_poll_s=0.01,
+                          token_wait_polls=5)
     for _ in range(2):  # the second attempt can lease again (no stuck lease) but the API is paused
         with pytest.raises(WeChatAPIError) as info:
             await client.access_token()

@@ -32,8 +32,8 @@ async def api() -> AsyncIterator[FakeWeChatAPI]:
 
 
 def make_client(api: FakeWeChatAPI, sessions: Sessions, clock: FrozenClock, **kwargs: object) -> WeChatClient:
-    return WeChatClient(app_id=api.app_id, app_secret=api.app_secret, sessions=sessions, clock=clock,
-                        api_base=api.base_url, token_poll_s=0.01, **kwargs)  # type: ignore[arg-type]
+    return WeChatClient.over_http(app_id=api.app_id, app_secret=api.app_secret, sessions=sessions, clock=clock,
+                                  api_base=api.base_url, token_poll_s=0.01, **kwargs)  # type: ignore[arg-type]
 
 
 def forced(api: FakeWeChatAPI) -> int:

@@ -31,7 +31,7 @@ from bot.pages.visitor import (
     STATE_COOKIE,
     STATE_TTL_S,
     UNKNOWN_TTL_S,
-    WebOAuth,
+    SignIn,
     clean_query,
     in_wechat,
     new_state,
@@ -79,7 +79,7 @@ class Pages:
 
     def __init__(self, *, links: PageLinks, loader: ItineraryLoader, actions: PageActions, renderer: PageRenderer,
                  clock: Clock, calendar: CalendarFeed, subscribe: SubscribeFor | None = None,
-                 oauth: WebOAuth | None = None, edits: PageEdits | None = None) -> None:
+                 oauth: SignIn | None = None, edits: PageEdits | None = None) -> None:
         self.links, self.loader, self.actions, self.renderer, self.clock = links, loader, actions, renderer, clock
         self.calendar = calendar
         self.subscribe = subscribe  # the 订阅通知 button (signed wx.config) on private pages
@@ -412,7 +412,7 @@ def build_pages_router(pages: Pages) -> APIRouter:
 
 
 def pages_router(links: PageLinks, service: ScheduleService, sessions: async_sessionmaker[AsyncSession],
-                 clock: Clock, *, subscribe: SubscribeFor | None = None, oauth: WebOAuth | None = None) -> APIRouter:
+                 clock: Clock, *, subscribe: SubscribeFor | None = None, oauth: SignIn | None = None) -> APIRouter:
     """Wire the page endpoints (templates are loaded here, once per app). `oauth` None: WeChat is not
     configured, and a private link acts for whoever holds it (the local demo)."""
     loader = ItineraryLoader(service, sessions, clock)

@@ -20,9 +20,8 @@ import logging
 import re
 import secrets
 from dataclasses import dataclass
+from typing import Protocol
 from urllib.parse import parse_qsl, urlencode
-
-import httpx
 
 log = logging.getLogger("schedbot.pages")
 SESSION_COOKIE, STATE_COOKIE = "sb_who", "sb_state"
@@ -31,7 +30,6 @@ UNKNOWN_TTL_S = 600  # an exchange that failed is tried again after ten minutes,
 STATE_TTL_S = 600  # WeChat's codes live five minutes; the state cookie a little longer
 MAX_COOKIE = 200
 _STATE = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
-_CODE = re.compile(r"^[A-Za-z0-9_-]{1,128}$")
 DROPPED = frozenset({"code", "state"})  # what WeChat appends to redirect_uri, never carried back to the page
 
 
@@ -89,43 +87,12 @@ def clean_query(query: str) -> str:
     return urlencode([(k, v) for k, v in parse_qsl(query, keep_blank_values=True) if k not in DROPPED][:20])
 
 
-class WebOAuth:
-    """WeChat's web OAuth for one official account: the authorize URL and the code exchange."""
+class SignIn(Protocol):
+    """Who a WeChat browser is: the authorize URL to send it through, and the openid its code stands for
+    (None when the code cannot be exchanged). `bot.wechat.oauth.WebOAuth` is the one that asks WeChat."""
 
-    def __init__(self, *, app_id: str, app_secret: str, api_base: str, oauth_base: str,
-                 timeout_s: float = 5.0) -> None:
-        self.app_id, self._secret = app_id, app_secret
-        self._api_base, self._oauth_base = api_base.rstrip("/"), oauth_base.rstrip("/")
-        self._timeout = timeout_s
+    app_id: str
 
-    def authorize_url(self, redirect_uri: str, state: str) -> str:
-        """Silent (`snsapi_base`): WeChat sends the browser straight back to redirect_uri with code and state.
-        redirect_uri's host must be the account's 网页授权域名 (deploy/README.md)."""
-        query = urlencode({"appid": self.app_id, "redirect_uri": redirect_uri, "response_type": "code",
-                           "scope": "snsapi_base", "state": state})
-        return f"{self._oauth_base}/connect/oauth2/authorize?{query}#wechat_redirect"
+    def authorize_url(self, redirect_uri: str, state: str) -> str: ...
 
-    async def openid(self, code: str) -> str | None:
-        """The openid a code stands for, or None (40029 invalid, 40163 used, a snapshot-mode virtual user,
-        WeChat unreachable). The web access token that comes with it is not kept: the openid is all we need."""
-        if not _CODE.match(code):
-            return None
-        params = {"appid": self.app_id, "secret": self._secret, "code": code, "grant_type": "authorization_code"}
-        try:
-            async with httpx.AsyncClient(base_url=self._api_base, timeout=self._timeout) as http:
-                response = await http.get("/sns/oauth2/access_token", params=params)
-            data = response.json()
-        except (httpx.HTTPError, ValueError) as exc:
-            log.warning("web OAuth: sns/oauth2/access_token unreachable (%s)", type(exc).__name__)
-            return None
-        if not isinstance(data, dict):
-            return None
-        errcode = int(data.get("errcode") or 0)
-        if errcode:
-            level = logging.INFO if errcode in (40029, 40163) else logging.WARNING  # a reload, a back button
-            log.log(level, "web OAuth: code exchange refused (errcode %s)", errcode)
-            return None
-        if data.get("is_snapshotuser") == 1:  # 朋友圈's snapshot page: a virtual user, not the visitor
-            return None
-        openid = data.get("openid")
-        return openid if isinstance(openid, str) and 0 < len(openid) <= 128 else None
+    async def openid(self, code: str) -> str | None: ...

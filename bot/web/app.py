@@ -26,7 +26,6 @@ from bot.conversation import ConversationHandler
 from bot.logging_setup import RequestLog, loggable_path
 from bot.pages.links import PageLinks
 from bot.pages.routes import pages_router
-from bot.pages.visitor import WebOAuth
 from bot.runtime import IN_PROCESS_BATCH, WorkerTask, delivery_worker, push_budget_of, wechat_client
 from bot.settings import Settings
 from bot.web import api, home
@@ -36,6 +35,7 @@ from bot.wechat import incident
 from bot.wechat.endpoint import MAX_BODY_BYTES, WeChatFastPath, build_wechat_router, replay_spool
 from bot.wechat.handler import Handler
 from bot.wechat.jsapi import JsApiTickets, jsapi_router, subscribe_button
+from bot.wechat.oauth import WebOAuth
 from bot.wechat.spool import Spool, SpoolReplayer
 from intent import target
 from schedule import holiday_store

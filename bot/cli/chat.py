@@ -36,7 +36,7 @@ async def run_chat(settings: Settings, name: str, *, now: datetime | None = None
     from bot.agent import build_agent
     from bot.conversation import ConversationHandler
     from bot.pages.links import PageLinks
-    from bot.runtime import delivery_worker
+    from bot.wiring import delivery_worker
     from bot.wechat.messages import InboundMessage
     from intent import target
     from schedule import holiday_store

@@ -86,7 +86,7 @@ async def _worker(settings: Settings, *, metrics_at: tuple[str, int] | None = No
     """Delivery worker only (scale-out): due reminders, digests and the outbox, until SIGINT/SIGTERM."""
     import signal
 
-    from bot.runtime import delivery_worker, push_budget_of, wechat_client
+    from bot.wiring import delivery_worker, push_budget_of, wechat_client
     from bot.web.metrics import WorkerMetrics
     from schedule.clock import SystemClock
     from schedule.db import create_engine, session_factory

@@ -27,7 +27,7 @@ from bot.logging_setup import RequestLog, loggable_path
 from bot.pages.links import PageLinks
 from bot.pages.routes import pages_router
 from bot.pages.visitor import WebOAuth
-from bot.runtime import IN_PROCESS_BATCH, WorkerTask, delivery_worker, push_budget_of, wechat_client
+from bot.wiring import IN_PROCESS_BATCH, WorkerTask, delivery_worker, push_budget_of, wechat_client
 from bot.settings import Settings
 from bot.web import api, home
 from bot.web.headers import SecurityHeaders

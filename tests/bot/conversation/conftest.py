@@ -17,7 +17,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from bot.agent.port import Conversation
-from bot.runtime import delivery_worker
+from bot.wiring import delivery_worker
 from bot.settings import Settings
 from bot.web.app import create_app
 from fakes.wechat import event_message, sign_request, text_message

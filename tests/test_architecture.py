@@ -46,3 +46,10 @@ def test_ruff_clean() -> None:
 def test_mypy_strict_on_the_packages() -> None:
     result = subprocess.run([_tool("mypy")], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_bot_package_keeps_its_top_level_small() -> None:
+    """What the bot does lives in its sub-packages; at its top only the wiring and a few process-wide pieces
+    (settings, logging, the heap) stay."""
+    modules = sorted(path.name for path in (ROOT / "bot").glob("*.py") if path.name != "__init__.py")
+    assert len(modules) <= 6, modules

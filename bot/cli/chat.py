@@ -33,16 +33,11 @@ def parse_now(value: str) -> datetime:
 
 async def run_chat(settings: Settings, name: str, *, now: datetime | None = None, stdin: TextIO = sys.stdin,
                    stdout: TextIO = sys.stdout) -> int:
-    from bot.agent import build_agent
-    from bot.conversation import ConversationHandler
-    from bot.pages.links import PageLinks
-    from bot.runtime import delivery_worker
+    from bot import wiring
     from bot.wechat.messages import InboundMessage
     from intent import target
     from schedule import holiday_store
     from schedule.clock import Clock, PinnedClock, SystemClock
-    from schedule.db import create_engine, session_factory
-    from schedule.service import ScheduleService
 
     target.warm_up()  # the same text gets the same answer from the first message on
     interactive = stdin.isatty()
@@ -51,19 +46,10 @@ async def run_chat(settings: Settings, name: str, *, now: datetime | None = None
         import readline  # noqa: F401 - line editing and history for input()
     pinned = PinnedClock(now) if now is not None else None
     clock: Clock = pinned or SystemClock()
-    engine = create_engine(settings.DATABASE_URL)
+    wired = wiring.chat(settings, clock)  # page links point where `serve` serves the pages
+    handler, worker, service = wired.handler, wired.worker, wired.ports.service
     try:
-        sessions = session_factory(engine)
-        await holiday_store.refresh(sessions)  # the official holiday schedules an operator loaded
-        service = ScheduleService(sessions, clock, default_timezone=settings.H5_DEFAULT_TIMEZONE,
-                                  max_active_items=settings.H5_MAX_ACTIVE_ITEMS)
-        agent = build_agent(settings, service=service, sessions=sessions, clock=clock)
-        links = PageLinks(settings, sessions, clock) if settings.H5_SCHEDULE_ENABLED else None  # served by `serve`
-        handler = ConversationHandler(service, clock, agent=agent, links=links,
-                                      meeting_offset_minutes=settings.H5_REMINDER_DEFAULT_MEETING_OFFSET_MINUTES,
-                                      dialog_ttl_minutes=settings.H5_DIALOG_TTL_MINUTES,
-                                      request_limit=settings.SCHEDULED_REQUESTS_PER_USER)
-        worker = delivery_worker(settings, sessions, clock, None)  # no WeChat here: pushes wait in-app
+        await holiday_store.refresh(wired.ports.sessions)  # the official holiday schedules an operator loaded
         user = await service.get_or_create_user(name)
         print("schedbot chat — 输入消息回车发送，Ctrl-D 退出。", file=stdout, flush=True)
         serial = 0
@@ -96,9 +82,8 @@ async def run_chat(settings: Settings, name: str, *, now: datetime | None = None
                                      user_id=user.id)
             answer = await handler(message)
             print(f"{ANSWER}{answer or '（没有回复）'}\n", file=stdout, flush=True)
-        await agent.aclose()
     finally:
-        await engine.dispose()
+        await wired.ports.aclose()
     return 0
 
 

@@ -86,36 +86,18 @@ async def _worker(settings: Settings, *, metrics_at: tuple[str, int] | None = No
     """Delivery worker only (scale-out): due reminders, digests and the outbox, until SIGINT/SIGTERM."""
     import signal
 
-    from bot.runtime import delivery_worker, push_budget_of, wechat_client
+    from bot import wiring
     from bot.web.metrics import WorkerMetrics
-    from schedule.clock import SystemClock
-    from schedule.db import create_engine, session_factory
 
     await _prepare(settings, claims=True)
-    engine = create_engine(settings.DATABASE_URL)
-    clock = SystemClock()
-    sessions = session_factory(engine)
-    client = wechat_client(settings, sessions, clock)
-    worker = delivery_worker(settings, sessions, clock, client)
     # requests run later (the agent answers free-form ones); their answers go out through this worker
-    from bot.agent.build import build_agent
-    from bot.agent.scheduled import RunnerTask, request_runner, run_lease_ms
-    from schedule.service import ScheduleService
-
-    service = ScheduleService(sessions, clock, default_timezone=settings.H5_DEFAULT_TIMEZONE,
-                              max_active_items=settings.H5_MAX_ACTIVE_ITEMS)
-    agent = build_agent(settings, service=service, sessions=sessions, clock=clock)
-    requests = RunnerTask(request_runner(sessions, clock, service, agent,
-                                         catchup_hours=settings.H5_REMINDER_CATCHUP_HOURS,
-                                         lease_ms=run_lease_ms(settings),
-                                         concurrency=settings.SCHEDULED_REQUEST_CONCURRENCY,
-                                         push_budget=push_budget_of(settings),
-                                         on_queued=worker.notify))
+    wired = wiring.worker(settings)
+    ports, worker = wired.ports, wired.worker
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, worker.stop)
     log = logging.getLogger("schedbot")
-    metrics = WorkerMetrics(sessions, clock) if metrics_at is not None else None
+    metrics = WorkerMetrics(ports.sessions, ports.clock) if metrics_at is not None else None
     try:
         if metrics is not None and metrics_at is not None:
             try:
@@ -124,22 +106,16 @@ async def _worker(settings: Settings, *, metrics_at: tuple[str, int] | None = No
                 print(f"schedbot: cannot serve metrics on {metrics_at[0]}:{metrics_at[1]} ({exc.strerror or exc})",
                       file=sys.stderr)
                 return 2
-        if client is None:
+        if ports.client is None:
             log.info("WeChat is not configured: pushes wait in the in-app queue")
         log.info("delivery worker running (%s)", _safe_url(settings.DATABASE_URL))
-        requests.start()
-        try:
-            await worker.run()
-        finally:
-            await requests.stop()
-            await agent.aclose()
+        wired.requests.start()
+        await worker.run()
         log.info("delivery worker stopped")
     finally:
         if metrics is not None:
-            await metrics.aclose()
-        if client is not None:
-            await client.aclose()
-        await engine.dispose()
+            await metrics.aclose()  # before the engine goes: a refresh in flight reads the database
+        await ports.aclose()
     return 0
 
 

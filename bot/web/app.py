@@ -1,90 +1,40 @@
-"""The composition root: `create_app(settings, *, clock, agent, ...)` wires every port."""
+"""The web app: `create_app(settings, ...)` serves the ports `bot.wiring.web` built with routes and middleware."""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from functools import partial
-from typing import Any
 
-from fastapi import FastAPI, HTTPException, Request
+from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, Response
-from fastapi_offline import FastAPIOffline
-from sqlalchemy import text
+from fastapi.responses import JSONResponse
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
-from bot import heap
-from bot.agent import build_agent
-from bot.agent.scheduled import RunnerTask, request_runner, run_lease_ms
-from bot.conversation import ConversationHandler
+from bot import heap, wiring
+from bot.agent.port import Agent
 from bot.logging_setup import RequestLog, loggable_path
-from bot.pages.links import PageLinks
 from bot.pages.routes import pages_router
-from bot.runtime import IN_PROCESS_BATCH, WorkerTask, delivery_worker, push_budget_of, wechat_client
 from bot.settings import Settings
 from bot.web import api, home
 from bot.web.headers import SecurityHeaders
-from bot.web.metrics import CONTENT_TYPE_LATEST, Metrics, allowed
-from bot.wechat import incident
-from bot.wechat.endpoint import MAX_BODY_BYTES, WeChatFastPath, build_wechat_router, replay_spool
+from bot.web.health import health_router
+from bot.web.metrics import Metrics, metrics_router
+from bot.web.middleware import BodyLimit, guarded
+from bot.wechat.endpoint import WeChatRouter, serves
 from bot.wechat.handler import Handler
-from bot.wechat.jsapi import JsApiTickets, jsapi_router, subscribe_button
+from bot.wechat.jsapi import jsapi_router, subscribe_button
 from bot.wechat.oauth import WebOAuth
-from bot.wechat.spool import Spool, SpoolReplayer
 from intent import target
 from schedule import holiday_store
-from schedule.clock import Clock, SystemClock, now_ms
-from schedule.db import create_engine, session_factory
+from schedule.clock import Clock
 from schedule.errors import InvalidChange, NotFound
 from schedule.migrate import upgrade
-from schedule.service import ScheduleService
 
 log = logging.getLogger("schedbot")
-
-
-class BodyLimit:
-    """Refuse request bodies over the limit with 413 before any handler reads them."""
-
-    def __init__(self, app: ASGIApp, limit: int = MAX_BODY_BYTES) -> None:
-        self.app, self.limit = app, limit
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        declared = dict(scope.get("headers") or []).get(b"content-length")
-        if declared is not None and (not declared.isdigit() or int(declared) > self.limit):
-            await JSONResponse({"detail": "request body too large"}, status_code=413)(scope, receive, send)
-            return
-        seen = 0
-
-        async def limited() -> Message:
-            nonlocal seen
-            message = await receive()
-            if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > self.limit:
-                    raise _TooLarge
-            return message
-
-        try:
-            await self.app(scope, limited, send)
-        except _TooLarge:
-            await JSONResponse({"detail": "request body too large"}, status_code=413)(scope, receive, send)
-
-
-class _TooLarge(HTTPException):
-    """Raised from `receive` once a chunked body passes the limit: FastAPI re-raises HTTPExceptions from body
-    parsing (any other error becomes 400 "There was an error parsing the body"), so the answer is 413."""
-
-    def __init__(self) -> None:
-        super().__init__(413, "request body too large")
 
 
 class SchedbotApp(FastAPI):
@@ -92,37 +42,19 @@ class SchedbotApp(FastAPI):
 
     WeChat's callbacks are nearly all the traffic. They keep what every request gets here (`RequestLog`'s
     id, access line and histogram, `BodyLimit`'s 413, a JSON 500 should anything escape), but skip
-    Starlette's and FastAPI's layers (error and telemetry middleware, FastAPI's body limit) that a
-    callback never needs: ~3 % of a message's CPU (py-spy on the webhook bench). Every other request,
-    and `/wechat` on any other method, goes through the framework as before. `FastAPIOffline` is a factory
-    of plain FastAPI objects, so `create_app` turns its object into this subclass (`adopt`), which adds only
-    this routing.
+    Starlette's and FastAPI's layers (error and telemetry middleware, FastAPI's body limit, routing and
+    request objects) that a callback never needs: ~3 % of a message's CPU (py-spy on the webhook bench).
+    Every other request, and `/wechat` on any other method, goes through the framework as before.
     """
 
     _wechat: ASGIApp | None = None
 
-    @classmethod
-    def adopt(cls, app: FastAPI) -> SchedbotApp:
-        app.__class__ = cls
-        return app  # type: ignore[return-value]
-
-    def serve_wechat_first(self, router: Any) -> None:
-        self._wechat = RequestLog(self._guarded(BodyLimit(WeChatFastPath(super().__call__, router=router))))
-
-    @staticmethod
-    def _guarded(inner: ASGIApp) -> ASGIApp:
-        async def guarded(scope: Scope, receive: Receive, send: Send) -> None:
-            try:
-                await inner(scope, receive, send)
-            except Exception:
-                log.exception("unhandled error on %s /wechat", scope.get("method"))
-                with contextlib.suppress(RuntimeError):  # the answer had begun: the server closes the connection
-                    await JSONResponse({"detail": "internal error"}, status_code=500)(scope, receive, send)
-
-        return guarded
+    def serve_wechat_first(self, router: WeChatRouter) -> None:
+        """Answer GET and POST `/wechat` with `router`'s ASGI callable (the endpoint behind the body limit)."""
+        self._wechat = RequestLog(guarded(router.asgi))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if self._wechat is not None and WeChatFastPath.takes(scope):
+        if self._wechat is not None and serves(scope):
             await self._wechat(scope, receive, send)
         else:
             await super().__call__(scope, receive, send)
@@ -163,65 +95,32 @@ async def _keep_holidays_fresh(sessions: async_sessionmaker[AsyncSession]) -> No
 def create_app(
     settings: Settings,
     *,
+    ports: wiring.Web | None = None,
     clock: Clock | None = None,
-    agent: Any = None,
+    agent: Agent | None = None,
     handler: Handler | None = None,
     engine: AsyncEngine | None = None,
     run_worker: bool | None = None,
     reply_budget_s: float = 4.0,
-) -> FastAPI:
-    """Build the web app. Ports not given get their production implementation.
+) -> SchedbotApp:
+    """The web app around `ports` (default: `wiring.web` with the clock, agent, handler, engine and reply budget
+    given here, production implementations for the rest); its lifespan closes them.
 
     `run_worker` (default: H5_REMINDER_WORKER_ENABLED) runs the delivery worker in-process;
     `reply_budget_s` is how long a WeChat answer may take before it goes through the outbox.
     """
-    clock = clock or SystemClock()
-    owns_engine = engine is None
-    engine = engine or create_engine(settings.DATABASE_URL)
-    sessions: async_sessionmaker[AsyncSession] = session_factory(engine)
-    service = ScheduleService(sessions, clock, default_timezone=settings.H5_DEFAULT_TIMEZONE,
-                              max_active_items=settings.H5_MAX_ACTIVE_ITEMS)
-    client = wechat_client(settings, sessions, clock)
-    page_links = PageLinks(settings, sessions, clock)
-
-    async def agent_page_link(user_id: int, start_ms: int, end_ms: int) -> str:
-        return await page_links.itinerary_url(user_id, start_ms=start_ms, end_ms=end_ms)
-
-    owns_agent = agent is None
-    page_link = agent_page_link if settings.H5_SCHEDULE_ENABLED else None
-    if agent is None:  # the agent's plan-page tool links to /p/… only where the pages are served
-        agent = build_agent(settings, service=service, sessions=sessions, clock=clock, page_link=page_link)
-    # scheduled runs get an LLM client of their own (its own connection pool), capped apart from chat
-    run_agent = (build_agent(settings, service=service, sessions=sessions, clock=clock, page_link=page_link)
-                 if owns_agent else agent)
-    handler = handler or ConversationHandler(
-        service, clock, agent=agent, links=page_links if settings.H5_SCHEDULE_ENABLED else None,
-        meeting_offset_minutes=settings.H5_REMINDER_DEFAULT_MEETING_OFFSET_MINUTES,
-        dialog_ttl_minutes=settings.H5_DIALOG_TTL_MINUTES,
-        subscribe_template_id=settings.WECHAT_SUBSCRIBE_TEMPLATE_ID if client is not None else "",
-        request_limit=settings.SCHEDULED_REQUESTS_PER_USER)
-    worker = delivery_worker(settings, sessions, clock, client, batch_size=IN_PROCESS_BATCH)
-    background = WorkerTask(worker)
-    requests = request_runner(sessions, clock, service, run_agent,
-                              catchup_hours=settings.H5_REMINDER_CATCHUP_HOURS,
-                              poll_interval_s=settings.H5_REMINDER_SCAN_INTERVAL_MS / 1000,
-                              lease_ms=run_lease_ms(settings), concurrency=settings.SCHEDULED_REQUEST_CONCURRENCY,
-                              push_budget=push_budget_of(settings),
-                              on_queued=worker.notify)  # requests run later, answers pushed by the worker
-    requests_task = RunnerTask(requests)
+    if ports is None:
+        ports = wiring.web(settings, clock=clock, agent=agent, handler=handler, engine=engine,
+                           reply_budget_s=reply_budget_s)
     if run_worker is None:
         run_worker = settings.H5_REMINDER_WORKER_ENABLED
-    router, replayer = None, None
-    if settings.H5_WECHAT_MP_ENABLED:
-        spool = Spool(settings.SPOOL_DIR)
-        router = build_wechat_router(settings=settings, sessions=sessions, clock=clock, handler=handler,
-                                     client=client, users=service, reply_budget_s=reply_budget_s, spool=spool)
-        replayer = SpoolReplayer(spool, partial(replay_spool, spool, router.dispatcher))
+    wired = ports.ports
+    sessions = wired.sessions
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         if settings.DATABASE_AUTO_MIGRATE:
-            await upgrade(engine)
+            await upgrade(wired.engine)
         await holiday_store.refresh(sessions)  # the official holiday schedules an operator loaded
         calendar = asyncio.create_task(_keep_holidays_fresh(sessions), name="holiday-schedules")
         # jieba's dictionary loads before the first request (the same text gets the same answer from the first
@@ -231,41 +130,35 @@ def create_app(
         if not settings.wechat_configured:
             log.info("WeChat is not configured: set %s to enable /wechat",
                      ", ".join(settings.missing_wechat_variables))
-        if run_worker:
-            background.start()
-            requests_task.start()
-        if replayer is not None:
-            replayer.start()  # what an earlier outage (or a process that died) spooled goes out now
+        ports.start(run_worker=run_worker)
         try:
             yield
         finally:
             calendar.cancel()
-            if replayer is not None:
-                await replayer.stop()
-            await requests_task.stop()
-            await background.stop()
-            if router is not None:
-                await router.dispatcher.drain()
-            if client is not None:
-                await client.aclose()
-            if owns_agent:
-                await agent.aclose()
-                await run_agent.aclose()
-            if owns_engine:
-                await engine.dispose()
+            await wired.aclose()
 
-    # Docs assets come from the package (fastapi-offline), not a CDN often unreachable in mainland China;
-    # validatorUrl None stops Swagger UI from fetching a badge from validator.swagger.io.
-    app = SchedbotApp.adopt(FastAPIOffline(title="schedbot", version=home.VERSION, lifespan=lifespan,
-                                           swagger_ui_parameters={"validatorUrl": None}))
-    app.state.settings, app.state.clock, app.state.service = settings, clock, service
-    app.state.sessions, app.state.engine = sessions, engine
-    app.state.agent, app.state.handler = agent, handler
-    app.state.wechat_client, app.state.wechat_router, app.state.worker = client, router, worker
-    app.state.page_links, app.state.spool_replayer = page_links, replayer
-    app.state.requests = requests
+    # validatorUrl None stops Swagger UI from fetching a badge from validator.swagger.io
+    app = SchedbotApp(title="schedbot", version=home.VERSION, lifespan=lifespan, docs_url=None, redoc_url=None,
+                      swagger_ui_parameters={"validatorUrl": None})
+    home.serve_docs(app)
+    app.state.settings, app.state.clock, app.state.service = settings, wired.clock, wired.service
+    app.state.sessions, app.state.engine = sessions, wired.engine
+    app.state.agent, app.state.handler = ports.agent, ports.handler
+    app.state.wechat_client, app.state.wechat_router, app.state.worker = wired.client, ports.router, ports.worker
+    app.state.page_links, app.state.spool_replayer = wired.page_links, ports.replayer
+    app.state.requests = ports.requests
     _install_error_handlers(app)
-    jsapi = JsApiTickets(client, sessions, clock) if client is not None else None
+    _include_routes(app, settings, ports)
+    if ports.router is not None:
+        app.serve_wechat_first(ports.router)
+    app.add_middleware(SecurityHeaders)  # innermost: no-store on the API, CSP on / and the docs
+    app.add_middleware(BodyLimit)
+    app.add_middleware(RequestLog)  # outermost: every answer, 413s included, gets an id and an access line
+    return app
+
+
+def _include_routes(app: FastAPI, settings: Settings, ports: wiring.Web) -> None:
+    wired, jsapi = ports.ports, ports.jsapi
     subscribe = (subscribe_button(jsapi, settings.WECHAT_SUBSCRIBE_TEMPLATE_ID)  # the 订阅通知 button
                  if jsapi is not None and settings.WECHAT_SUBSCRIBE_TEMPLATE_ID else None)
     if settings.H5_SCHEDULE_ENABLED:
@@ -274,45 +167,13 @@ def create_app(
                           api_base=settings.WECHAT_API_BASE, oauth_base=settings.WECHAT_OAUTH_BASE,
                           timeout_s=settings.WECHAT_API_TIMEOUT_S)
                  if settings.WECHAT_APP_ID and settings.WECHAT_APP_SECRET else None)  # who opens a page (web OAuth)
-        app.include_router(pages_router(page_links, service, sessions, clock, subscribe=subscribe, oauth=oauth))
-    if router is not None:
-        app.include_router(router)
+        app.include_router(pages_router(wired.page_links, wired.service, wired.sessions, wired.clock,
+                                        subscribe=subscribe, oauth=oauth))
+    if ports.router is not None:
+        app.include_router(ports.router)
     if jsapi is not None:  # the JS-SDK signature for our pages
         app.state.jsapi = jsapi
         app.include_router(jsapi_router(jsapi, public_base_url=settings.PUBLIC_BASE_URL))
-
     app.include_router(home.router)
-
-    @app.get("/healthz", tags=["ops"])
-    async def healthz() -> JSONResponse:
-        try:
-            async with engine.connect() as conn:
-                await conn.execute(text("SELECT 1"))
-        except Exception:
-            log.warning("health check: database unreachable")
-            return JSONResponse({"status": "degraded", "database": "unreachable"}, status_code=503)
-        # Public: ok or degraded, nothing more. What is wrong with WeChat (bad AppID/secret, the server's IP
-        # missing from the whitelist, an incident any worker met) is for the operator: the ERROR line, `doctor`.
-        degraded = client is not None and client.misconfigured is not None
-        degraded = degraded or bool(await incident.standing(sessions, now_ms(clock)))
-        return JSONResponse({"status": "degraded" if degraded else "ok", "database": "ok"})
-
-    metrics = Metrics(sessions, clock)
-
-    networks = settings.metrics_networks
-
-    @app.get("/metrics", tags=["ops"], response_class=Response)
-    async def prometheus_metrics(request: Request) -> Response:
-        """Prometheus text format: outbox backlog, delivery attempts and latency, webhook latency. Only for
-        METRICS_ALLOW (the backlog is nobody else's business, and a scrape reads the database)."""
-        if not allowed(request.client.host if request.client else None, request.headers.get("x-forwarded-for"),
-                       networks):
-            raise HTTPException(status_code=404)
-        return Response(await metrics.render(), media_type=CONTENT_TYPE_LATEST)
-
-    if router is not None:
-        app.serve_wechat_first(router)
-    app.add_middleware(SecurityHeaders)  # innermost: no-store on the API, CSP on / and the docs
-    app.add_middleware(BodyLimit)
-    app.add_middleware(RequestLog)  # outermost: every answer, 413s included, gets an id and an access line
-    return app
+    app.include_router(health_router(wired.engine, wired.sessions, wired.clock, wired.client))
+    app.include_router(metrics_router(Metrics(wired.sessions, wired.clock), settings.metrics_networks))

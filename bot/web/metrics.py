@@ -14,6 +14,8 @@ import ipaddress
 import logging
 from collections.abc import Sequence
 
+from fastapi import APIRouter, HTTPException, Request
+from fastapi.responses import Response
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client import start_http_server as _start_http_server
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -30,7 +32,8 @@ AGENT_FALLBACKS = Counter("schedbot_parse_agent_fallbacks", "Messages the rule p
 REFRESH_S = 5.0  # the worker's metrics server: how often the outbox figures are re-read
 CACHE_MS = 5_000  # `schedbot serve`: the database figures are this fresh (a flood of scrapes is one query)
 
-__all__ = ["AGENT_FALLBACKS", "CONTENT_TYPE_LATEST", "WEBHOOK_SECONDS", "Metrics", "WorkerMetrics", "allowed"]
+__all__ = ["AGENT_FALLBACKS", "CONTENT_TYPE_LATEST", "WEBHOOK_SECONDS", "Metrics", "WorkerMetrics", "allowed",
+           "metrics_router"]
 
 
 class Metrics:
@@ -90,6 +93,22 @@ class WorkerMetrics(Metrics):
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+
+
+def metrics_router(metrics: Metrics, networks: Sequence[IPNetwork]) -> APIRouter:
+    """`GET /metrics` of `schedbot serve`, for the addresses of `networks` only (404 to anyone else)."""
+    router = APIRouter(tags=["ops"])
+
+    @router.get("/metrics", response_class=Response)
+    async def prometheus_metrics(request: Request) -> Response:
+        """Prometheus text format: outbox backlog, delivery attempts and latency, webhook latency. Only for
+        METRICS_ALLOW (the backlog is nobody else's business, and a scrape reads the database)."""
+        if not allowed(request.client.host if request.client else None, request.headers.get("x-forwarded-for"),
+                       networks):
+            raise HTTPException(status_code=404)
+        return Response(await metrics.render(), media_type=CONTENT_TYPE_LATEST)
+
+    return router
 
 
 def allowed(peer: str | None, forwarded_for: str | None, networks: Sequence[IPNetwork]) -> bool:

@@ -1,8 +1,8 @@
 """`/wechat`: URL verification (GET) and message callbacks (POST) in plaintext and safe mode.
 
-Checks run cheapest-first and before any parsing or decryption: configuration (503), body
-size (413), url signature (403), timestamp freshness (403), plaintext refused while an AES key
-is set (403, unless WECHAT_ACCEPT_PLAINTEXT), then the msg_signature (403) and decryption (400).
+Checks run cheapest-first and before any parsing or decryption: body size (413, `BodyLimit` around
+the endpoint), configuration (503), url signature (403), timestamp freshness (403), plaintext refused
+while an AES key is set (403, unless WECHAT_ACCEPT_PLAINTEXT), then the msg_signature (403) and decryption (400).
 A body that passed the signature but cannot be read is logged and acknowledged with `success`
 (a 4xx only makes WeChat retry and show the user "service unavailable"); a (timestamp, nonce)
 pair that already carried another message is refused (403). Bad input never reaches a 500;
@@ -14,17 +14,17 @@ from __future__ import annotations
 import hashlib
 import logging
 import secrets
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl
 
-from fastapi import APIRouter, Request
-from fastapi.responses import PlainTextResponse, Response
+from fastapi import APIRouter
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from bot.settings import Settings
+from bot.web.middleware import BodyLimit
 from bot.wechat import messages, signature
 from bot.wechat.client import WeChatClient
 from bot.wechat.crypto import DecryptError, InvalidSignature, MessageCrypto
@@ -35,35 +35,22 @@ from bot.wechat.xml import XmlRejected, text_reply
 from schedule.clock import Clock, now_ms
 
 log = logging.getLogger(__name__)
-MAX_BODY_BYTES = 64 * 1024  # any request body, a callback's or the app's (BodyLimit): 413 past it
 SPOOLED = "收到，系统有点忙，稍后回复你"  # the passive reply while the database is down (docs/delivery.md#spool)
 
 
 class WeChatRouter(APIRouter):
-    """The `/wechat` routes; `dispatcher.drain()` waits for slow answers still being computed."""
+    """The `/wechat` route; `asgi` is what it serves (the endpoint behind the body limit), for the app's fast
+    path; `dispatcher.drain()` waits for slow answers still being computed."""
 
     dispatcher: Dispatcher
     endpoint: WeChatEndpoint
-    max_body_bytes: int
+    asgi: ASGIApp
 
 
 class _Rejected(Exception):
     def __init__(self, status: int, reason: str) -> None:
         super().__init__(reason)
         self.status = status
-
-
-async def _read_body(stream: AsyncIterator[bytes], headers: Mapping[str, str], limit: int) -> bytes:
-    declared = headers.get("content-length")
-    if declared is not None and (not declared.isdigit() or int(declared) > limit):
-        raise _Rejected(413, "body over limit")
-    chunks, size = [], 0
-    async for chunk in stream:
-        size += len(chunk)
-        if size > limit:
-            raise _Rejected(413, "body over limit")
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 def _replay_key(timestamp: str, nonce: str) -> str:
@@ -81,8 +68,9 @@ class Answer:
 class WeChatEndpoint:
     """What `/wechat` does, apart from any web framework: query parameters and the body in, an `Answer` out.
 
-    Served by the FastAPI routes of `build_wechat_router` and, inside `create_app`, by `WeChatFastPath`,
-    which skips the framework's routing and request objects on the one path WeChat calls for every message.
+    It is its own ASGI callable (`__call__`: GET verifies, POST receives), served behind `BodyLimit` by the
+    route of `build_wechat_router` and, inside `create_app`, ahead of the framework's middleware, routing and
+    request objects on the one path WeChat calls for every message.
     """
 
     def __init__(self, *, settings: Settings, clock: Clock, dispatcher: Dispatcher,
@@ -138,7 +126,7 @@ class WeChatEndpoint:
         return Answer(200, q.get("echostr", ""))
 
     async def receive(self, q: Mapping[str, str], read_body: Callable[[], Awaitable[bytes]]) -> Answer:
-        """A message callback; `read_body` raises `_Rejected(413)` past the size limit."""
+        """A message callback; past the size limit, `read_body` raises (the body limit around it answers 413)."""
         dispatcher, crypto, settings = self.dispatcher, self.crypto, self.settings
         arrived = dispatcher.monotonic()  # the reply budget starts now, not after the database
         if not settings.wechat_configured:
@@ -195,68 +183,13 @@ class WeChatEndpoint:
         return Answer(200, reply, "application/xml")
 
 
-def _response(answer: Answer) -> Response:
-    if answer.media_type == "text/plain":
-        return PlainTextResponse(answer.body, status_code=answer.status)
-    return Response(answer.body, status_code=answer.status, media_type=answer.media_type)
-
-
-def build_wechat_router(*, settings: Settings, sessions: async_sessionmaker[AsyncSession], clock: Clock,
-                        handler: Handler, client: WeChatClient | None, users: UserDirectory | None = None,
-                        reply_budget_s: float = 4.0, max_body_bytes: int = MAX_BODY_BYTES,
-                        crypto: MessageCrypto | None = None,
-                        monotonic: Callable[[], float] | None = None, spool: Spool | None = None) -> WeChatRouter:
-    if users is None:
-        from schedule.service import ScheduleService
-
-        users = ScheduleService(sessions, clock, default_timezone=settings.H5_DEFAULT_TIMEZONE)
-    if crypto is None and settings.WECHAT_ENCODING_AES_KEY:
-        crypto = MessageCrypto(settings.WECHAT_TOKEN, settings.WECHAT_ENCODING_AES_KEY, settings.WECHAT_APP_ID,
-                               previous_key=settings.WECHAT_PREVIOUS_ENCODING_AES_KEY)
-    dispatcher = Dispatcher(sessions=sessions, clock=clock, handler=handler, users=users, client=client,
-                            reply_budget_s=reply_budget_s, monotonic=monotonic)
-    endpoint = WeChatEndpoint(settings=settings, clock=clock, dispatcher=dispatcher, crypto=crypto, spool=spool)
-    router = WeChatRouter(tags=["wechat"])
-    router.dispatcher, router.endpoint, router.max_body_bytes = dispatcher, endpoint, max_body_bytes
-
-    @router.get("/wechat", include_in_schema=False)
-    async def verify(request: Request) -> Response:
-        return _response(endpoint.verify(request.query_params))
-
-    @router.post("/wechat", include_in_schema=False)
-    async def receive(request: Request) -> Response:
-        return _response(await endpoint.receive(request.query_params,
-                                                lambda: _read_body(request.stream(), request.headers, max_body_bytes)))
-
-    return router
-
-
-class WeChatFastPath:
-    """ASGI middleware: GET and POST `/wechat` answered by the endpoint directly, everything else passed on.
-
-    Inside `RequestLog` and `BodyLimit` (request ids, the access line, the webhook histogram and the
-    413 stay as they are), but before FastAPI's routing, dependency solving and request objects, which
-    cost as much CPU per message as the message's own signature, XML and dedupe checks.
-    """
-
-    def __init__(self, app: ASGIApp, router: WeChatRouter) -> None:
-        self.app, self.endpoint, self.limit = app, router.endpoint, router.max_body_bytes
-
-    @staticmethod
-    def takes(scope: Scope) -> bool:
-        """Whether this request is one the endpoint answers (GET or POST on /wechat)."""
-        return scope["type"] == "http" and scope["method"] in ("GET", "POST") and _route_path(scope) == "/wechat"
-
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if not self.takes(scope):
-            await self.app(scope, receive, send)
-            return
+        """ASGI: GET verifies, POST receives a callback; whoever routes here has checked the path and method."""
         query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True))
         if scope["method"] == "GET":
-            answer = self.endpoint.verify(query)
+            answer = self.verify(query)
         else:
-            headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope.get("headers") or ()}
-            answer = await self.endpoint.receive(query, lambda: _read_body(_chunks(receive), headers, self.limit))
+            answer = await self.receive(query, lambda: _body(receive))
         body = answer.body.encode("utf-8") if isinstance(answer.body, str) else answer.body
         content_type = answer.media_type + ("; charset=utf-8" if answer.media_type.startswith("text/") else "")
         await send({"type": "http.response.start", "status": answer.status,
@@ -265,19 +198,44 @@ class WeChatFastPath:
         await send({"type": "http.response.body", "body": body})
 
 
+def serves(scope: Scope) -> bool:
+    """Whether this request is one the endpoint answers (GET or POST on /wechat)."""
+    return scope["type"] == "http" and scope["method"] in ("GET", "POST") and _route_path(scope) == "/wechat"
+
+
+def build_wechat_router(*, settings: Settings, sessions: async_sessionmaker[AsyncSession], clock: Clock,
+                        handler: Handler, client: WeChatClient | None, users: UserDirectory,
+                        reply_budget_s: float = 4.0, crypto: MessageCrypto | None = None,
+                        monotonic: Callable[[], float] | None = None, spool: Spool | None = None) -> WeChatRouter:
+    """The `/wechat` route around one dispatcher; `users` finds or creates the user a message comes from."""
+    if crypto is None and settings.WECHAT_ENCODING_AES_KEY:
+        crypto = MessageCrypto(settings.WECHAT_TOKEN, settings.WECHAT_ENCODING_AES_KEY, settings.WECHAT_APP_ID,
+                               previous_key=settings.WECHAT_PREVIOUS_ENCODING_AES_KEY)
+    dispatcher = Dispatcher(sessions=sessions, clock=clock, handler=handler, users=users, client=client,
+                            reply_budget_s=reply_budget_s, monotonic=monotonic)
+    endpoint = WeChatEndpoint(settings=settings, clock=clock, dispatcher=dispatcher, crypto=crypto, spool=spool)
+    router = WeChatRouter(tags=["wechat"])
+    router.dispatcher, router.endpoint, router.asgi = dispatcher, endpoint, BodyLimit(endpoint)
+    # an endpoint that is not a function is served as the ASGI app it is (no Request object built for it)
+    router.add_route("/wechat", router.asgi, methods=["GET", "POST"], include_in_schema=False)  # type: ignore[arg-type]
+    return router
+
+
 def _route_path(scope: Scope) -> str:
     path, root = str(scope.get("path", "")), str(scope.get("root_path", ""))
     return path[len(root):] if root and path.startswith(root) else path
 
 
-async def _chunks(receive: Receive) -> AsyncIterator[bytes]:
+async def _body(receive: Receive) -> bytes:
+    chunks = []
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
-            return
-        yield message.get("body", b"")
+            break
+        chunks.append(message.get("body", b""))
         if not message.get("more_body", False):
-            return
+            break
+    return b"".join(chunks)
 
 
 async def replay_spool(spool: Spool, dispatcher: Dispatcher) -> int:

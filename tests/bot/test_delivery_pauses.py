@@ -12,7 +12,7 @@ from fastapi import FastAPI
 from sqlalchemy import select, text
 from test_delivery import app_with, outbox_row, queue_text
 
-from bot.runtime import delivery_worker, wechat_client
+from bot.wiring import delivery_worker, wechat_client
 from fakes.wechat import FakeWeChatAPI
 from schedule.clock import to_ms
 from schedule.model import ChannelPauseRow

@@ -15,16 +15,11 @@ from sqlalchemy import select
 from webhook_helpers import RecordingHandler, settings, signed
 
 from bot.web.app import create_app
-from bot.wechat.client import WeChatClient
-from bot.wechat.endpoint import WeChatRouter, build_wechat_router
+from bot.wechat.endpoint import WeChatRouter
 from fakes.wechat import FakeWeChatAPI, event_message, text_message
 from schedule.db import create_engine
 from schedule.model import OutboundMessageRow, UserRow
 from schedule.testing import FrozenClock
-
-
-def mounted_router(app: FastAPI) -> WeChatRouter | None:
-    return getattr(app.state, "wechat_router", None)
 
 
 @asynccontextmanager
@@ -34,20 +29,12 @@ async def wechat_app(database_url: str, clock: FrozenClock, handler: RecordingHa
                       DATABASE_URL=database_url)
     engine = create_engine(database_url)
     app = create_app(config, clock=clock, handler=handler, engine=engine, reply_budget_s=reply_budget_s)
-    client = WeChatClient.over_http(app_id=api.app_id, app_secret=api.app_secret, sessions=app.state.sessions,
-                                    clock=clock, api_base=config.WECHAT_API_BASE)
-    router = mounted_router(app)
-    if router is None:  # until create_app mounts /wechat itself, wire it the way it will
-        router = build_wechat_router(settings=config, sessions=app.state.sessions, clock=clock, handler=handler,
-                                     client=client, users=app.state.service, reply_budget_s=reply_budget_s)
-        app.include_router(router)
+    router: WeChatRouter = app.state.wechat_router
     try:
         async with LifespanManager(app):
             yield app, router
     finally:
-        await router.dispatcher.drain()
-        await client.aclose()
-        await engine.dispose()
+        await engine.dispose()  # the caller's engine: the app closed only what it built
 
 
 async def test_conversation_through_the_real_app(database_url: str, clock: FrozenClock) -> None:

@@ -1,5 +1,6 @@
-"""`WeChatFastPath` answers `/wechat` exactly as the FastAPI routes do: the same requests sent through
-both give the same status, body and content type; other paths pass through untouched."""
+"""The fast path (`SchedbotApp.serve_wechat_first`) answers `/wechat` exactly as the FastAPI route does: the
+same requests sent through both give the same status, body and content type; other paths pass through
+untouched."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from webhook_helpers import TOKEN, RecordingHandler, bare_app, content_of, http, now_s, settings, signed
 
-from bot.web.app import BodyLimit
-from bot.wechat.endpoint import WeChatFastPath
+from bot.web.app import SchedbotApp
+from bot.web.middleware import BodyLimit
 from fakes.wechat import sign_request, text_message
 from schedule.testing import FrozenClock
 
@@ -22,13 +23,12 @@ _IDS = itertools.count(5_000)
 
 
 def both(sessions: Sessions, clock: FrozenClock, handler: RecordingHandler) -> tuple[FastAPI, FastAPI]:
-    """The router mounted as FastAPI routes, and an app with no routes of its own where whatever answers
-    /wechat is the middleware (behind BodyLimit, as in create_app); one dispatcher behind both."""
+    """The router mounted as a FastAPI route (behind the app's BodyLimit too, as in create_app), and an app
+    with no routes of its own where whatever answers /wechat is the fast path; one dispatcher behind both."""
     routed, router = bare_app(sessions, clock, handler, config=settings(WECHAT_ENCODING_AES_KEY=""))
     routed.add_middleware(BodyLimit)
-    fast = FastAPI()
-    fast.add_middleware(WeChatFastPath, router=router)
-    fast.add_middleware(BodyLimit)
+    fast = SchedbotApp()
+    fast.serve_wechat_first(router)
     return routed, fast
 
 

@@ -12,9 +12,9 @@ from sqlalchemy import event, select
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from webhook_helpers import FakeMonotonic, bare_app, content_of, http, settings, signed
 
-from bot.runtime import RECOVERY_MARGIN_MS, answer_budget_ms
 from bot.wechat.handler import Reply
 from bot.wechat.messages import InboundMessage
+from bot.wiring import RECOVERY_MARGIN_MS, answer_budget_ms
 from fakes.wechat import event_message, text_message
 from schedule.clock import now_ms
 from schedule.domain import NewItem

@@ -12,10 +12,10 @@ from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from webhook_helpers import FakeMonotonic, bare_app, content_of, http, settings, signed
 
-from bot.runtime import delivery_worker, wechat_client
 from bot.wechat.handler import Reply
 from bot.wechat.messages import InboundMessage
 from bot.wechat.xml import split_utf8
+from bot.wiring import delivery_worker, wechat_client
 from fakes.wechat import FakeWeChatAPI, text_message
 from schedule.testing import FrozenClock
 from schedule.worker import DeliveryWorker

@@ -20,6 +20,7 @@ from bot.wechat.endpoint import WeChatRouter, build_wechat_router
 from bot.wechat.handler import Reply
 from bot.wechat.messages import InboundMessage
 from fakes.wechat import sign_request
+from schedule.service import ScheduleService
 from schedule.testing import FrozenClock
 
 TOKEN = "AAAAA"
@@ -66,7 +67,9 @@ def bare_app(sessions: async_sessionmaker[AsyncSession], clock: FrozenClock, han
              config: Settings | None = None, client: WeChatClient | None = None,
              reply_budget_s: float = 4.0, users: UserDirectory | None = None,
              monotonic: Callable[[], float] | None = None) -> tuple[FastAPI, WeChatRouter]:
-    router = build_wechat_router(settings=config or settings(), sessions=sessions, clock=clock, handler=handler,
+    config = config or settings()
+    users = users or ScheduleService(sessions, clock, default_timezone=config.H5_DEFAULT_TIMEZONE)
+    router = build_wechat_router(settings=config, sessions=sessions, clock=clock, handler=handler,
                                  client=client, reply_budget_s=reply_budget_s, users=users, monotonic=monotonic)
     app = FastAPI()
     app.include_router(router)

@@ -17,9 +17,9 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from bot.agent.port import Conversation
-from bot.runtime import delivery_worker
 from bot.settings import Settings
 from bot.web.app import create_app
+from bot.wiring import delivery_worker
 from fakes.wechat import event_message, sign_request, text_message
 from schedule.clock import to_ms
 from schedule.domain import User

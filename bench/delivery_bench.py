@@ -10,7 +10,10 @@ comes due, so each firing also plans the series' next dose) all due at one insta
 starts the workers, waits until every push is sent, then prints reminders/s (first due → last sent), worker
 CPU ms per delivered message (from /proc, all worker processes), due→sent p50/p99/max, worker RSS peak, and
 the number of sends the fake API saw.
-BENCH_PROFILE_DIR=dir writes a cProfile of every worker there.
+BENCH_PROFILE_DIR=dir writes a cProfile of every worker there; BENCH_PYSPY=dir records each worker with
+py-spy (`pip install py-spy`: a sampling profiler that sees through asyncio) as a speedscope file there.
+"API calls" counts every request the fake API saw during the run, by endpoint, per delivered message
+(token fetches and typing included): what the worker's POSTs per reminder are made of.
 """
 
 from __future__ import annotations
@@ -18,11 +21,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import signal
 import subprocess
 import sys
 import tempfile
 import time
 import uuid
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -158,7 +163,7 @@ def run(backend: str, workers: int, kind: str, count: int, latency: float) -> di
         env = {**os.environ, "DATABASE_URL": url, "DATABASE_AUTO_MIGRATE": "false", "WECHAT_APP_ID": "wxbench",
                "WECHAT_APP_SECRET": "benchsecret", "WECHAT_API_BASE": api.base_url, "H5_WECHAT_MP_ENABLED": "true"}
         profile = os.environ.get("BENCH_PROFILE_DIR")  # cProfile each worker (written on SIGTERM)
-        command = os.environ.get("BENCH_WORKER", f"{ROOT}/.venv/bin/schedbot worker").split()  # or instrumented
+        command = os.environ.get("BENCH_WORKER", f"{sys.executable} -m bot.cli.main worker").split()  # or instrumented
         if profile:
             command = [sys.executable, "-m", "cProfile", "-o", f"{profile}/{backend}-{kind}-{{}}.prof", "-m",
                        "bot.cli.main", "worker"]
@@ -166,6 +171,8 @@ def run(backend: str, workers: int, kind: str, count: int, latency: float) -> di
                                   stdout=subprocess.DEVNULL, stderr=open(f"{tmp}/worker{i}.log", "wb"))  # noqa: SIM115
                  for i in range(workers)]
         time.sleep(max(0.0, (due - _now_ms()) / 1000 - 0.5))
+        spies = _spy(procs, backend, kind)
+        calls0 = len(api.calls)
         cpu0 = sum(cpu_s(p.pid) for p in procs)
         rss = 0.0
         deadline = time.monotonic() + 600
@@ -177,12 +184,17 @@ def run(backend: str, workers: int, kind: str, count: int, latency: float) -> di
             if len(stamps) >= count:
                 break
         cpu = sum(cpu_s(p.pid) for p in procs) - cpu0
+        by_endpoint = Counter(c.endpoint for c in list(api.calls)[calls0:])  # a copy: the fake appends meanwhile
+        for spy in spies:
+            spy.send_signal(signal.SIGINT)  # py-spy writes its file on SIGINT
+            spy.wait(timeout=60)
         lat = sorted(s - due for s in stamps)
         span = (max(stamps) - due) / 1000 if stamps else float("nan")
         return {"backend": backend, "workers": workers, "kind": kind, "n": count, "sent": len(stamps),
                 "per_s": len(stamps) / span if span else 0.0, "cpu_ms": cpu * 1000 / max(1, len(stamps)),
                 "p50": pct(lat, 0.5), "p99": pct(lat, 0.99), "max": span, "rss": rss,
-                "api_sends": len(api.calls_to("message/custom/send"))}
+                "api_sends": len(api.calls_to("message/custom/send")),
+                "per_msg": {e: n / max(1, len(stamps)) for e, n in sorted(by_endpoint.items())}}
     finally:
         for p in procs:
             p.terminate()
@@ -191,6 +203,17 @@ def run(backend: str, workers: int, kind: str, count: int, latency: float) -> di
         api.stop()
         if backend == "mariadb":
             asyncio.run(admin_sql(f"DROP DATABASE IF EXISTS `{name}`"))
+
+
+def _spy(procs: list[subprocess.Popen[bytes]], backend: str, kind: str) -> list[subprocess.Popen[bytes]]:
+    """py-spy recorders attached to the workers (BENCH_PYSPY=dir), started just before the burst is due."""
+    folder = os.environ.get("BENCH_PYSPY")
+    if not folder:
+        return []
+    binary = os.environ.get("BENCH_PYSPY_BIN", "py-spy")
+    return [subprocess.Popen([binary, "record", "--pid", str(p.pid), "--rate", "250", "--format", "speedscope",
+                              "-o", f"{folder}/{backend}-{kind}-{i}.json"], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL) for i, p in enumerate(procs)]
 
 
 def main() -> None:
@@ -221,6 +244,9 @@ def main() -> None:
         print(f"{r['backend']:8} {r['workers']:>7} {f'{count} {kind}s':>14} {r['sent']:>6} {r['per_s']:>7.0f} "
               f"{r['cpu_ms']:>10.2f} {r['p50']:>6.2f} {r['p99']:>6.2f} {r['max']:>6.2f} {r['rss']:>6.0f} "
               f"{r['api_sends']:>9}", flush=True)
+        calls = r["per_msg"]
+        assert isinstance(calls, dict)
+        print("  API calls per message: " + ", ".join(f"{e} {n:.3f}" for e, n in calls.items()), flush=True)
 
 
 if __name__ == "__main__":

@@ -7,22 +7,29 @@ fake WeChat API on loopback.
 Seeds users with an open customer-service window and N reminders (or digest subscriptions, or series several
 times a day — half every 2 hours in a window, half twice-a-day courses with an end — whose first reminder
 comes due, so each firing also plans the series' next dose) all due at one instant a few seconds ahead,
-starts the workers, waits until every push is sent, then prints reminders/s (first due → last sent), worker
-CPU ms per delivered message (from /proc, all worker processes), due→sent p50/p99/max, worker RSS peak, and
-the number of sends the fake API saw.
-BENCH_PROFILE_DIR=dir writes a cProfile of every worker there.
+starts the workers (warmed on a small burst first, not measured: their start-up is no cost per message),
+waits until every push is sent, then prints reminders/s (first due → last sent), worker CPU ms per delivered
+message (from /proc, all worker processes), due→sent p50/p99/max, worker RSS peak, and the number of sends
+the fake API saw.
+BENCH_PROFILE_DIR=dir writes a cProfile of every worker there; BENCH_PYSPY=dir records each worker with
+py-spy (`pip install py-spy`: a sampling profiler that sees through asyncio) as a speedscope file there.
+"API calls" counts every request the fake API saw during the run, by endpoint, per delivered message
+(token fetches and typing included): what the worker's POSTs per reminder are made of.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
 import time
 import uuid
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,7 +50,10 @@ from schedule.model import (  # noqa: E402
 )
 
 MARIADB = os.environ.get("SCHEDBOT_BENCH_MARIADB_URL", "mysql+aiomysql://root@127.0.0.1:3306")
-LEAD_S = 6.0  # workers start and warm up before the burst is due
+LEAD_S = 8.0  # the burst is seeded this far ahead of its due instant, once the workers are warm
+# The workers first send a burst this small (imports, connections, compiled statements: a few seconds of CPU on
+# a busy machine, once): CPU is measured only from just before the real burst is due, so none of it is counted.
+WARM = 64
 TICK = os.sysconf("SC_CLK_TCK")
 
 
@@ -153,19 +163,31 @@ def run(backend: str, workers: int, kind: str, count: int, latency: float) -> di
         api.set_latency(endpoint, latency)
     procs: list[subprocess.Popen[bytes]] = []
     try:
-        due = _now_ms() + int(LEAD_S * 1000)
-        asyncio.run(seed(url, kind, count, due))
+        asyncio.run(seed(url, kind, WARM, _now_ms() + 1000))  # a small burst first: see WARM
         env = {**os.environ, "DATABASE_URL": url, "DATABASE_AUTO_MIGRATE": "false", "WECHAT_APP_ID": "wxbench",
                "WECHAT_APP_SECRET": "benchsecret", "WECHAT_API_BASE": api.base_url, "H5_WECHAT_MP_ENABLED": "true"}
         profile = os.environ.get("BENCH_PROFILE_DIR")  # cProfile each worker (written on SIGTERM)
-        command = os.environ.get("BENCH_WORKER", f"{ROOT}/.venv/bin/schedbot worker").split()  # or instrumented
+        command = os.environ.get("BENCH_WORKER", f"{sys.executable} -m bot.cli.main worker").split()  # or instrumented
+        if os.environ.get("BENCH_COUNT"):  # statements counted in each worker, written at its exit
+            command = [sys.executable, str(ROOT / "bench" / "counted_worker.py")]
+            env["BENCH_COUNTS_FILE"] = f"{tmp}/counts{{}}.json"
         if profile:
             command = [sys.executable, "-m", "cProfile", "-o", f"{profile}/{backend}-{kind}-{{}}.prof", "-m",
                        "bot.cli.main", "worker"]
-        procs = [subprocess.Popen([c.format(i) for c in command], env={**env, "PYTHONPATH": str(ROOT)}, cwd=tmp,
+        procs = [subprocess.Popen([c.format(i) for c in command],
+                                  env={**{k: v.format(i) for k, v in env.items()}, "PYTHONPATH": str(ROOT)}, cwd=tmp,
                                   stdout=subprocess.DEVNULL, stderr=open(f"{tmp}/worker{i}.log", "wb"))  # noqa: SIM115
                  for i in range(workers)]
+        warmed = time.monotonic() + 120
+        while len(asyncio.run(progress(url))[1]) < WARM and time.monotonic() < warmed:
+            time.sleep(0.2)
+        due = _now_ms() + int(LEAD_S * 1000)
+        asyncio.run(seed(url, kind, count, due, first=WARM))
+        if _now_ms() > due - 500:
+            print(f"  warning: seeding took longer than {LEAD_S} s; the burst was due before measuring began")
         time.sleep(max(0.0, (due - _now_ms()) / 1000 - 0.5))
+        spies = _spy(procs, backend, kind)
+        calls0 = len(api.calls)
         cpu0 = sum(cpu_s(p.pid) for p in procs)
         rss = 0.0
         deadline = time.monotonic() + 600
@@ -173,24 +195,60 @@ def run(backend: str, workers: int, kind: str, count: int, latency: float) -> di
         while time.monotonic() < deadline:
             time.sleep(0.5)
             rss = max(rss, *(rss_mb(p.pid) for p in procs))
-            _, stamps = asyncio.run(progress(url))
+            stamps = [s for s in asyncio.run(progress(url))[1] if s >= due]  # the warm-up's were sent before
             if len(stamps) >= count:
                 break
         cpu = sum(cpu_s(p.pid) for p in procs) - cpu0
+        by_endpoint = Counter(c.endpoint for c in list(api.calls)[calls0:])  # a copy: the fake appends meanwhile
+        for spy in spies:
+            spy.send_signal(signal.SIGINT)  # py-spy writes its file on SIGINT
+            spy.wait(timeout=60)
         lat = sorted(s - due for s in stamps)
         span = (max(stamps) - due) / 1000 if stamps else float("nan")
         return {"backend": backend, "workers": workers, "kind": kind, "n": count, "sent": len(stamps),
                 "per_s": len(stamps) / span if span else 0.0, "cpu_ms": cpu * 1000 / max(1, len(stamps)),
                 "p50": pct(lat, 0.5), "p99": pct(lat, 0.99), "max": span, "rss": rss,
-                "api_sends": len(api.calls_to("message/custom/send"))}
+                "api_sends": len(api.calls_to("message/custom/send")),
+                "per_msg": {e: n / max(1, len(stamps)) for e, n in sorted(by_endpoint.items())}}
     finally:
         for p in procs:
             p.terminate()
         for p in procs:
             p.wait(timeout=15)
+        _print_counts(tmp, len(procs), count + WARM)
         api.stop()
         if backend == "mariadb":
             asyncio.run(admin_sql(f"DROP DATABASE IF EXISTS `{name}`"))
+
+
+def _print_counts(tmp: str, workers: int, messages: int) -> None:
+    """BENCH_COUNT=1: the workers' statements and commits per message (start-up and warm-up included)."""
+    files = [Path(f"{tmp}/counts{i}.json") for i in range(workers)]
+    counts = [json.loads(f.read_text()) for f in files if f.exists()]
+    if not counts:
+        return
+    shapes: Counter[str] = Counter()
+    rows: Counter[str] = Counter()
+    for c in counts:
+        for shape, (n, r) in c["shapes"].items():
+            shapes[shape] += n
+            rows[shape] += r
+    print(f"  statements {sum(c['statements'] for c in counts) / messages:.3f}, commits "
+          f"{sum(c['commits'] for c in counts) / messages:.3f} per message; by shape (per 1000 messages: "
+          "statements, rows):", flush=True)
+    for shape, n in shapes.most_common():
+        print(f"    {n * 1000 / messages:7.1f} {rows[shape] * 1000 / messages:8.0f}  {shape}", flush=True)
+
+
+def _spy(procs: list[subprocess.Popen[bytes]], backend: str, kind: str) -> list[subprocess.Popen[bytes]]:
+    """py-spy recorders attached to the workers (BENCH_PYSPY=dir), started just before the burst is due."""
+    folder = os.environ.get("BENCH_PYSPY")
+    if not folder:
+        return []
+    binary = os.environ.get("BENCH_PYSPY_BIN", "py-spy")
+    return [subprocess.Popen([binary, "record", "--pid", str(p.pid), "--rate", "100", "--nonblocking", "--format",
+                              "speedscope", "-o", f"{folder}/{backend}-{kind}-{i}.json"], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL) for i, p in enumerate(procs)]
 
 
 def main() -> None:
@@ -221,6 +279,9 @@ def main() -> None:
         print(f"{r['backend']:8} {r['workers']:>7} {f'{count} {kind}s':>14} {r['sent']:>6} {r['per_s']:>7.0f} "
               f"{r['cpu_ms']:>10.2f} {r['p50']:>6.2f} {r['p99']:>6.2f} {r['max']:>6.2f} {r['rss']:>6.0f} "
               f"{r['api_sends']:>9}", flush=True)
+        calls = r["per_msg"]
+        assert isinstance(calls, dict)
+        print("  API calls per message: " + ", ".join(f"{e} {n:.3f}" for e, n in calls.items()), flush=True)
 
 
 if __name__ == "__main__":

@@ -430,7 +430,11 @@ class DeliveryWorker:
 
     async def _finish(self, outcomes: list[Outcome]) -> list[Outcome]:
         now = now_ms(self._clock)
-        done = await in_transaction(self._sessions, lambda session: claims.finish(session, outcomes, now=now))
+        try:  # a lease lost meanwhile is rare: first without looking up which rows are still ours
+            done = await in_transaction(self._sessions, lambda session: claims.finish(
+                session, outcomes, now=now, assume_mine=True))
+        except claims.FencedOut:
+            done = await in_transaction(self._sessions, lambda session: claims.finish(session, outcomes, now=now))
         await self._share_pauses()
         _count(done, now)
         return done

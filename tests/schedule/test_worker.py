@@ -7,7 +7,7 @@ import contextlib
 import random
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from schedule import claims, outbox, window
@@ -191,6 +191,28 @@ async def test_expired_claim_returns_to_pending_and_old_worker_is_fenced(
     row = await row_of(sessions, row_id)
     assert row.status == "sent"
     assert row.attempts == 2
+
+
+async def test_receipts_of_a_batch_partly_taken_over_commit_only_the_rows_still_its_own(
+        sessions: async_sessionmaker[AsyncSession], clock: FrozenClock, user_id: int) -> None:
+    mine, lost = await queue(sessions, clock, user_id, "a"), await queue(sessions, clock, user_id, "b")
+    claimed = await lease(sessions, clock, lease_ms=10_000)
+    async with sessions.begin() as session:  # another worker took `lost` over after this lease lapsed
+        await session.execute(update(OutboundMessageRow).where(OutboundMessageRow.id == lost)
+                              .values(lock_token="other-worker", status="sending"))
+    sent = [claims.Outcome(c, "sent", receipt=Receipt({"0": None}), log="success") for c in claimed]
+    with pytest.raises(claims.FencedOut):  # the receipt's fast path notices, and its transaction writes nothing
+        await in_transaction(sessions, lambda session: claims.finish(session, sent, now=now_ms(clock),
+                                                                     assume_mine=True))
+    assert (await row_of(sessions, mine)).status == "claimed"
+    done = await in_transaction(sessions, lambda session: claims.finish(session, sent, now=now_ms(clock)))
+    assert [o.item.row_id for o in done] == [mine]
+    assert (await row_of(sessions, mine)).status == "sent"
+    taken = await row_of(sessions, lost)
+    assert (taken.status, taken.lock_token) == ("sending", "other-worker")
+    async with sessions() as session:
+        logged = (await session.scalars(select(DeliveryLogRow.outbox_id))).all()
+    assert logged == [mine]
 
 
 async def test_expired_send_becomes_unknown_and_is_replayed(sessions: async_sessionmaker[AsyncSession],

@@ -104,7 +104,7 @@ async def _rows_problem(bot: Bot, openid: str, turn: Row) -> str | None:
 async def _run(bot: Bot, dialogue: Row, *, replies: bool = True) -> str | None:
     """None when every line of the dialogue did the right thing, else what went wrong first."""
     openid = "o-" + dialogue["name"]
-    chat = bot.cli.chat(openid)
+    chat = bot.chat(openid)
     bot.clock.set(datetime.fromisoformat(dialogue["now"]))
     for number, turn in enumerate(dialogue["turns"], 1):
         if "wait" in turn:

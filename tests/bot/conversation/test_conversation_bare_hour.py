@@ -27,7 +27,7 @@ def at(hour: int, minute: int = 0) -> int:
 ])
 async def test_bare_hour_is_read_near_the_items_time(bot: Bot, created: str, change: str, hour: int,
                                                      minute: int) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say(created)
     reply = await chat.say(change)
     [item] = await bot.rows(ScheduleItemRow)
@@ -36,7 +36,7 @@ async def test_bare_hour_is_read_near_the_items_time(bot: Bot, created: str, cha
 
 
 async def test_a_reminder_only_item_and_its_reminder_move_to_the_morning(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("明天早上7点提醒我吃药")
     reply = await chat.say("把吃药的提醒改成九点")
     assert reply == "已改好：“吃药”从 6月19日（周五）07:00 改到 6月19日（周五）09:00。到时提醒你。"
@@ -46,7 +46,7 @@ async def test_a_reminder_only_item_and_its_reminder_move_to_the_morning(bot: Bo
 
 
 async def test_a_clock_alone_names_the_item_on_whatever_day_it_is(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("明天上午9点开会")
     await chat.say("明天下午3点去银行")
     reply = await chat.say("下午三点那个改成四点半")  # said at 10:00 today; the 15:00 item is tomorrow's

@@ -11,7 +11,7 @@ from schedule.model import OutboundMessageRow
 
 
 async def test_a_series_for_next_week_only(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     reply = await chat.say("下周一到周五每天早上8点提醒我打卡")
     assert reply == ("已记录：每周一到周五08:00 打卡，首次是6月22日（周一）08:00，最后一次是6月26日（周五）08:00，共 5 次。"
                      "到时提醒你。")

@@ -18,7 +18,7 @@ from schedule.model import InboundMessageRow, ScheduleItemRow, UserRow
 
 
 def _mariadb(bot: Bot) -> None:
-    if bot.web.app.state.engine.dialect.name == "sqlite":
+    if bot.app.state.engine.dialect.name == "sqlite":
         pytest.skip("MariaDB only: SQLite's claims commit in groups, with no trip of their own")
 
 
@@ -45,7 +45,7 @@ async def _user_id(bot: Bot, openid: str = "o-alice") -> int:
 
 async def test_a_create_message_takes_three_trips(bot: Bot, trips: list[str]) -> None:
     _mariadb(bot)
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("你好")  # the user exists and the webhook knows its id
     trips.clear()
     reply = await chat.say("明天上午九点提醒我带材料")
@@ -58,7 +58,7 @@ async def test_a_create_message_takes_three_trips(bot: Bot, trips: list[str]) ->
 
 async def test_a_retry_answers_the_stored_reply_and_holds_no_lock(bot: Bot, database_url: str) -> None:
     _mariadb(bot)
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("你好")
     body = text_message(chat.openid, "明天下午三点开会", msg_id=777_001, create_time=int(bot.clock.now().timestamp()))
     first = await chat.post(body)
@@ -71,7 +71,7 @@ async def test_a_retry_answers_the_stored_reply_and_holds_no_lock(bot: Bot, data
 
 async def test_a_replayed_signature_is_refused_and_holds_no_lock(bot: Bot, database_url: str) -> None:
     _mariadb(bot)
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("你好")
     params = sign_request(TOKEN, timestamp=int(bot.clock.now().timestamp()), nonce="reused-nonce")
     now = int(bot.clock.now().timestamp())
@@ -89,9 +89,9 @@ async def test_a_message_that_opens_no_unit_releases_the_transaction(bot: Bot, d
     """A help request opens the unit too; a handler that answers without one (here: the help shortcut made to
     skip the database) must still end what the claim began."""
     _mariadb(bot)
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("你好")
-    dispatcher = bot.web.app.state.wechat_router.dispatcher
+    dispatcher = bot.app.state.wechat_router.dispatcher
     original = dispatcher._handler
 
     async def no_unit(message: Any) -> str:
@@ -114,7 +114,7 @@ async def test_a_message_that_opens_no_unit_releases_the_transaction(bot: Bot, d
 async def test_two_messages_of_one_user_sent_at_once_take_turns(bot: Bot) -> None:
     """The second claim's read waits for the first message's unit (the row lock), then sees its question."""
     _mariadb(bot)
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("你好")
     results = await asyncio.gather(*(chat.say(f"明天下午{h}点提醒我开会{h}") for h in range(1, 7)))
     assert all("已记录" in r for r in results), results
@@ -126,9 +126,9 @@ async def test_without_the_handoff_each_message_takes_one_trip_more(bot: Bot, tr
     """The same message through a dispatcher with no opening read to send: the user's row is read in a trip of
     its own. (What the first test's three trips are measured against.)"""
     _mariadb(bot)
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("你好")
-    dispatcher = bot.web.app.state.wechat_router.dispatcher
+    dispatcher = bot.app.state.wechat_router.dispatcher
     dispatcher._opening = None
     trips.clear()
     assert "已记录" in await chat.say("明天上午九点提醒我带材料")
@@ -140,7 +140,7 @@ async def test_retries_in_flight_with_their_original_store_one_item_and_leave_no
     """WeChat's retries of a message still being handled: one claim wins, the others' reads wait for its unit
     (or come first and answer `success`); nothing is stored twice, nothing deadlocks, no lock stays."""
     _mariadb(bot)
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("你好")
     body = text_message(chat.openid, "明天下午三点开会", msg_id=777_201, create_time=int(bot.clock.now().timestamp()))
     replies = await asyncio.gather(*(chat.post(body) for _ in range(3)))

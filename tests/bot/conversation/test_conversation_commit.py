@@ -15,7 +15,7 @@ from schedule.model import InboundMessageRow, ScheduleItemRow
 
 @pytest.fixture
 def finished_by_webhook(bot: Bot, monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    dispatcher = bot.web.app.state.wechat_router.dispatcher
+    dispatcher = bot.app.state.wechat_router.dispatcher
     original, seen = dispatcher._finish, []
 
     async def spy(message: InboundMessage, *args: Any, **kwargs: Any) -> str:
@@ -27,7 +27,7 @@ def finished_by_webhook(bot: Bot, monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 async def test_final_answers_commit_with_the_messages_writes(bot: Bot, finished_by_webhook: list[str]) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     created = await chat.say("明天下午三点开会")
     listed = await chat.say("明天有什么安排")
     chatted = await chat.say("讲个笑话吧")
@@ -45,7 +45,7 @@ async def test_a_long_listing_commits_with_its_page_link_once_links_can_be_signe
     """More than eight entries get a page link. Before the signing key is known it may have to be read (or
     stored) first, so that first link is made after the transaction; from then on signing needs no database,
     the link is made inside the message's unit and the answer commits with it."""
-    chat = bot.cli.chat()
+    chat = bot.chat()
     for hour in range(9, 18):
         await chat.say(f"明天{hour}点提醒我做第{hour}件事")
     first = await chat.say("看看明天行程")
@@ -55,7 +55,7 @@ async def test_a_long_listing_commits_with_its_page_link_once_links_can_be_signe
     for reply in (first, again):
         assert "共 9 项安排" in reply
         url = reply.rsplit("\n", 1)[1].removeprefix("查看行程页：")
-        page = await bot.client.get(url.removeprefix(bot.web.app.state.settings.PUBLIC_BASE_URL))
+        page = await bot.client.get(url.removeprefix(bot.app.state.settings.PUBLIC_BASE_URL))
         assert page.status_code == 200 and "做第17件事" in page.text
     rows: list[Any] = [r for r in await bot.rows(InboundMessageRow) if r.dedupe_key.startswith("msg:")]
     assert rows[-1].status == "done" and "/p/" in rows[-1].reply

@@ -12,7 +12,7 @@ from schedule.model import OutboundMessageRow, ReminderRow, ScheduleItemRow
 
 
 async def test_clarification_merged_with_the_answer(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("我明天要去开会，帮我记录增加一个提醒")
     reply = await chat.say("下午三点，提前半小时")
     [item] = await bot.rows(ScheduleItemRow)
@@ -24,7 +24,7 @@ async def test_clarification_merged_with_the_answer(bot: Bot) -> None:
 
 
 async def test_clarification_expires_after_30_minutes(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("我明天要去开会，帮我记录增加一个提醒")
     bot.clock.advance(minutes=31)
     await chat.say("下午三点，提前半小时")
@@ -32,7 +32,7 @@ async def test_clarification_expires_after_30_minutes(bot: Bot) -> None:
 
 
 async def test_new_request_replaces_the_question(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("我明天要去开会，帮我记录增加一个提醒")
     reply = await chat.say("明天上午九点提醒我带材料")
     assert reply.startswith("已记录：6月19日（周五）09:00 带材料")
@@ -42,14 +42,14 @@ async def test_new_request_replaces_the_question(bot: Bot) -> None:
 
 
 async def test_dropping_the_question(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("我明天要去开会，帮我记录增加一个提醒")
     assert await chat.say("算了") == "好的，刚才的“明天开会”不记了。"
     assert await bot.questions() == [] and await bot.rows(ScheduleItemRow) == []
 
 
 async def test_several_matches_are_numbered_and_picked(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("明天上午十点开会")
     await chat.say("后天下午三点开会")
     await chat.say("周一上午九点开会")
@@ -72,7 +72,7 @@ async def test_several_matches_are_numbered_and_picked(bot: Bot) -> None:
 
 
 async def test_moving_a_meeting_moves_its_reminder(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("今天下午三点有个会")
     reply = await chat.say("下午三点的会改到四点")
     [item] = await bot.rows(ScheduleItemRow)
@@ -86,7 +86,7 @@ async def test_moving_a_meeting_moves_its_reminder(bot: Bot) -> None:
 
 
 async def test_complete_by_title_words(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("明天上午九点提醒我带材料")
     reply = await chat.say("带材料那个已经完成了")
     [item] = await bot.rows(ScheduleItemRow)
@@ -97,7 +97,7 @@ async def test_complete_by_title_words(bot: Bot) -> None:
 
 
 async def test_in_app_notice_then_snooze(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("今天上午十点半提醒我给妈妈打电话")
     bot.clock.advance(minutes=31)
     await bot.deliver(2)
@@ -116,13 +116,13 @@ async def test_in_app_notice_then_snooze(bot: Bot) -> None:
 
 
 async def test_snooze_without_a_delivered_reminder_says_so(bot: Bot) -> None:
-    reply = await bot.cli.chat().say("10分钟后再提醒我")
+    reply = await bot.chat().say("10分钟后再提醒我")
     assert reply.startswith("最近没有刚送达的提醒")
     assert await bot.rows(ReminderRow) == []
 
 
 async def test_snooze_later_asks_how_long(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("今天上午十点半提醒我给妈妈打电话")
     bot.clock.advance(minutes=31)
     await bot.deliver(2)
@@ -134,7 +134,7 @@ async def test_snooze_later_asks_how_long(bot: Bot) -> None:
 
 
 async def test_cancelled_occurrence_is_skipped_and_the_series_goes_on(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("每周一上午10点开周会")
     reply = await chat.say("下周一的周会不开了")
     assert reply == "已取消6月22日（周一）这一次的“开周会”，以后的照常。"
@@ -152,7 +152,7 @@ async def test_cancelled_occurrence_is_skipped_and_the_series_goes_on(bot: Bot) 
 
 
 async def test_two_requests_in_one_message(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     reply = await chat.say("明天上午9点提醒我交房租，下午3点提醒我取快递")
     items = {i.title: i for i in await bot.rows(ScheduleItemRow)}
     assert set(items) == {"交房租", "取快递"}
@@ -165,7 +165,7 @@ async def test_two_requests_in_one_message(bot: Bot) -> None:
 
 
 async def test_long_lists_fit_one_wechat_message(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     for day in range(1, 7):
         for hour in range(8, 20):
             await chat.say(f"6月{18 + day}日{hour}点提醒我处理一下第{day}{hour}号很长很长很长的事项备注")
@@ -175,7 +175,7 @@ async def test_long_lists_fit_one_wechat_message(bot: Bot) -> None:
 
 
 async def test_not_a_schedule_request_goes_to_the_agent(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     reply = await chat.say("明天会下雨吗")
     assert reply == "（智能助手的回答）"
     assert bot.agent.asked == ["明天会下雨吗"]
@@ -183,38 +183,38 @@ async def test_not_a_schedule_request_goes_to_the_agent(bot: Bot) -> None:
 
 
 async def test_users_see_only_their_own_items(bot: Bot) -> None:
-    await bot.cli.chat("o-alice").say("明天上午九点提醒我带材料")
-    reply = await bot.cli.chat("o-bob").say("带材料那个已经完成了")
+    await bot.chat("o-alice").say("明天上午九点提醒我带材料")
+    reply = await bot.chat("o-bob").say("带材料那个已经完成了")
     assert reply.startswith("没找到")
     assert [i.status for i in await bot.rows(ScheduleItemRow)] == ["active"]
 
 
 async def test_a_past_time_today_rolls_to_tomorrow_and_says_so(bot: Bot) -> None:
-    reply = await bot.cli.chat().say("早上8点提醒我跑步")  # it is 10:00: today's 08:00 has passed
+    reply = await bot.chat().say("早上8点提醒我跑步")  # it is 10:00: today's 08:00 has passed
     [item] = await bot.rows(ScheduleItemRow)
     assert item.due_at == at(6, 19, 8)
     assert reply.startswith("已记录：明天 6月19日（周五）08:00 跑步")
 
 
 async def test_explicit_past_reminder_is_sent_at_once(bot: Bot) -> None:
-    reply = await bot.cli.chat().say("今天上午9点提醒我交报告")
+    reply = await bot.chat().say("今天上午9点提醒我交报告")
     [reminder] = await bot.rows(ReminderRow)
     assert reminder.remind_at <= to_ms(bot.clock.now()) + 1000
     assert "时间已到，会立即提醒你" in reply
 
 
 async def test_reply_and_rows_roll_back_together_when_the_store_fails(bot: Bot) -> None:
-    await bot.cli.chat().say("明天上午九点提醒我带材料")
-    async with bot.web.app.state.engine.begin() as conn:  # break the schema under the running bot
+    await bot.chat().say("明天上午九点提醒我带材料")
+    async with bot.app.state.engine.begin() as conn:  # break the schema under the running bot
         await conn.exec_driver_sql("DROP TABLE dialog_states")
-    reply = await bot.cli.chat().say("我明天要去开会，帮我记录增加一个提醒")
+    reply = await bot.chat().say("我明天要去开会，帮我记录增加一个提醒")
     assert "没有保存任何内容" in reply
     assert len(await bot.rows(ScheduleItemRow)) == 1
 
 
 
 async def test_reminder_expired_during_downtime_is_reported_once(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("今天上午十点半提醒我给妈妈打电话")
     bot.clock.set(datetime(2026, 6, 19, 2, 0, tzinfo=SH))  # the service was down for 15.5 hours
     await bot.deliver()
@@ -227,7 +227,7 @@ async def test_reminder_expired_during_downtime_is_reported_once(bot: Bot) -> No
 
 
 async def test_no_reminder_inside_the_request(bot: Bot) -> None:
-    reply = await bot.cli.chat().say("明天下午三点开会，不用提醒")
+    reply = await bot.chat().say("明天下午三点开会，不用提醒")
     [item] = await bot.rows(ScheduleItemRow)
     assert (item.kind, item.start_at) == ("event", at(6, 19, 15))
     assert await bot.rows(ReminderRow) == []
@@ -235,7 +235,7 @@ async def test_no_reminder_inside_the_request(bot: Bot) -> None:
 
 
 async def test_a_daily_series_is_listed_every_day(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("每天早上8点提醒我吃药")
     reply = await chat.say("看看下周行程")
     assert reply.startswith("6月22日（周一）到6月28日（周日）的安排（7 项）")
@@ -243,7 +243,7 @@ async def test_a_daily_series_is_listed_every_day(bot: Bot) -> None:
 
 
 async def test_casual_cancel_of_one_occurrence_and_of_an_item(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("每个工作日早上8点半提醒我打卡")
     assert (await chat.say("下周一的打卡不用了")) == "已取消6月22日（周一）这一次的“打卡”，以后的照常。"
     await chat.say("明天下午3点取快递")

@@ -19,7 +19,7 @@ async def _active(bot: Bot) -> list[DigestSubscriptionRow]:
 
 
 async def test_evening_and_the_next_day_replaces_the_morning_push(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("每天早上7点给我发当天的待办")
     reply = await chat.say("换到晚上九点发第二天的吧")
     assert reply.startswith("好的，每天 21:00 给你发第二天的安排。")
@@ -28,7 +28,7 @@ async def test_evening_and_the_next_day_replaces_the_morning_push(bot: Bot) -> N
 
 
 async def test_no_weekends_sends_monday_to_friday(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("每天早上8点把今天的安排发给我")
     reply = await chat.say("周六周日就不用推了")
     assert reply.startswith("好的，每周一到周五 08:00 给你发当天的待办。下一次：6月19日（周五）08:00。")
@@ -41,7 +41,7 @@ async def test_no_weekends_sends_monday_to_friday(bot: Bot) -> None:
 
 
 async def test_working_days_only_and_then_a_new_time_keeps_the_days(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("每天早上7点给我发待办")
     assert (await chat.say("以后只在工作日发")).startswith("好的，每个工作日 07:00 给你发当天的待办。")
     assert (await chat.say("推送改成早上8点")).startswith("好的，每个工作日 08:00 给你发当天的待办。")
@@ -50,7 +50,7 @@ async def test_working_days_only_and_then_a_new_time_keeps_the_days(bot: Bot) ->
 
 
 async def test_several_changes_in_one_message(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("每天早上7点给我发待办")
     reply = await chat.say("改成每晚8点发明天的，周末不用发")
     assert "每周一到周五 20:00 给你发第二天的安排" in reply
@@ -60,14 +60,14 @@ async def test_several_changes_in_one_message(bot: Bot) -> None:
 
 
 async def test_a_new_subscription_with_its_days(bot: Bot) -> None:
-    await bot.cli.chat().say("每天早上7点给我发待办，周末不用发")
+    await bot.chat().say("每天早上7点给我发待办，周末不用发")
     [digest] = await _active(bot)
     assert (digest.kind, digest.local_time, digest.rrule) == ("todo_day", "07:00", MON_TO_FRI)
     assert digest.next_run_at == at(6, 19, 7)
 
 
 async def test_subscribing_again_at_another_time_replaces_it(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("每天7点半发待办给我")
     await chat.say("每天早上6点半给我发当天待办")
     [digest] = await _active(bot)
@@ -75,7 +75,7 @@ async def test_subscribing_again_at_another_time_replaces_it(bot: Bot) -> None:
 
 
 async def test_two_pushes_a_time_alone_asks_which_and_the_kind_named_picks_it(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("每天早上7点给我发当天待办")
     await chat.say("每晚9点发第二天的安排")
     bot.clock.advance(minutes=31)  # right after it, "推送改到8点" would be about the push just set (the focus)
@@ -88,13 +88,13 @@ async def test_two_pushes_a_time_alone_asks_which_and_the_kind_named_picks_it(bo
 
 
 async def test_a_change_without_a_subscription_stores_nothing(bot: Bot) -> None:
-    reply = await bot.cli.chat().say("周末就别发了")
+    reply = await bot.chat().say("周末就别发了")
     assert reply.startswith("你目前没有订阅每日待办推送，没有可改的。")
     assert await _active(bot) == []
 
 
 async def test_right_after_a_digest_reply_a_bare_time_retimes_it(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("每晚10点发第二天的安排")
     assert (await chat.say("改到晚上9点半")).startswith("好的，每天 21:30 给你发第二天的安排。")
     [digest] = await _active(bot)
@@ -102,7 +102,7 @@ async def test_right_after_a_digest_reply_a_bare_time_retimes_it(bot: Bot) -> No
 
 
 async def test_a_bare_time_after_an_item_still_moves_the_item(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("每天早上7点给我发待办")
     await chat.say("明天下午3点开会")
     await chat.say("改到4点")

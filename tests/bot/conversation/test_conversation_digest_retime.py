@@ -9,7 +9,7 @@ from schedule.model import DigestSubscriptionRow
 
 
 async def test_retime_keeps_kind_and_days(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("每个工作日晚上9点发第二天的安排")
     reply = await chat.say("推送改到晚上8点半")
     assert reply.startswith("好的，每个工作日 20:30 给你发第二天的安排。")
@@ -20,7 +20,7 @@ async def test_retime_keeps_kind_and_days(bot: Bot) -> None:
 
 
 async def test_retime_of_a_morning_digest(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("每天早上7点给我发当天待办")
     assert (await chat.say("改成每天早上8点发")).startswith("好的，每天 08:00 给你发当天的待办。")
     [digest] = await bot.rows(DigestSubscriptionRow)
@@ -28,6 +28,6 @@ async def test_retime_of_a_morning_digest(bot: Bot) -> None:
 
 
 async def test_retime_without_a_subscription_subscribes_nothing(bot: Bot) -> None:
-    reply = await bot.cli.chat().say("推送改到8点")
+    reply = await bot.chat().say("推送改到8点")
     assert reply.startswith("你目前没有订阅每日待办推送，没有可改的。")
     assert await bot.rows(DigestSubscriptionRow) == []

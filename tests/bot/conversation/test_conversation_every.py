@@ -26,7 +26,7 @@ async def tomorrow_three(chat: Chat) -> None:
 
 
 async def test_a_date_alone_names_the_targets_and_all_answers_the_question(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await tomorrow_three(chat)
     asked = await chat.say("把明天的事取消")
     assert asked == ("找到 2 条符合的，要取消哪一个？\n1. 6月19日（周五）09:00 开会\n2. 6月19日（周五）15:00 去银行\n"
@@ -41,7 +41,7 @@ async def test_a_date_alone_names_the_targets_and_all_answers_the_question(bot: 
 
 
 async def test_every_said_in_the_request_changes_every_match_at_once(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await tomorrow_three(chat)
     await chat.say("明天下午五点开项目会")
     reply = await chat.say("明天的会都取消")
@@ -54,7 +54,7 @@ async def test_every_said_in_the_request_changes_every_match_at_once(bot: Bot) -
 
 
 async def test_completing_every_item_of_a_day(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("明天交报告")
     await chat.say("明天买菜")
     await chat.say("后天交房租")
@@ -64,7 +64,7 @@ async def test_completing_every_item_of_a_day(bot: Bot) -> None:
 
 
 async def test_more_than_nine_matches_changes_nothing_and_says_so(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     for hour in range(8, 19):
         await chat.say(f"明天{hour}点开会")
     reply = await chat.say("明天的会都取消")
@@ -73,7 +73,7 @@ async def test_more_than_nine_matches_changes_nothing_and_says_so(bot: Bot) -> N
 
 
 async def test_a_new_every_request_uses_its_own_matches_not_the_offered_list(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await tomorrow_three(chat)
     await chat.say("后天下午两点开会")
     await chat.say("把明天的事取消")  # offers tomorrow's two
@@ -85,7 +85,7 @@ async def test_a_new_every_request_uses_its_own_matches_not_the_offered_list(bot
 
 
 async def test_every_occurrence_on_a_day_skips_that_day_only(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("每周一上午10点开周会")
     await chat.say("下周一下午三点交周报")
     reply = await chat.say("下周一的事都取消")
@@ -97,7 +97,7 @@ async def test_every_occurrence_on_a_day_skips_that_day_only(bot: Bot) -> None:
 
 
 async def test_all_is_not_an_answer_to_which_one_to_move(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await tomorrow_three(chat)
     await chat.say("明天下午五点开项目会")
     asked = await chat.say("明天的会改到后天")
@@ -105,7 +105,7 @@ async def test_all_is_not_an_answer_to_which_one_to_move(bot: Bot) -> None:
 
 
 async def test_undo_takes_back_the_last_cancel_within_ten_minutes(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await tomorrow_three(chat)
     await chat.say("明天的事都取消")
     reply = await chat.say("撤销")
@@ -121,7 +121,7 @@ async def test_undo_takes_back_the_last_cancel_within_ten_minutes(bot: Bot) -> N
 
 
 async def test_undo_says_a_skipped_day_of_a_series_stays_skipped(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("明天早上八点跑步")
     await chat.say("每天晚上10点提醒我吃药")
     await chat.say("把明天的事都取消")  # 跑步 cancelled, tomorrow's 吃药 skipped
@@ -137,12 +137,12 @@ async def test_undo_says_a_skipped_day_of_a_series_stays_skipped(bot: Bot) -> No
 async def test_undo_that_would_go_over_the_item_quota_is_refused_and_says_why(bot: Bot) -> None:
     """The placeholders are written in the cancel's millisecond (the clock stands still), so the cancel is
     still the latest change: taking it back would make one item over the quota."""
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await tomorrow_three(chat)
     assert (await chat.say("取消明天的会")).startswith("已取消")
     user = (await bot.rows(ScheduleItemRow))[0]
     assert isinstance(user, ScheduleItemRow)
-    quota = bot.web.app.state.service.max_active_items
+    quota = bot.app.state.service.max_active_items
     await fill_to_quota(bot.sessions, user.user_id, quota=quota, now_ms=to_ms(bot.clock.now()))
     assert await chat.say("撤销") == f"没能撤销：进行中的事项已达上限 {quota} 条，先完成或取消一些再撤销。"
     assert (await statuses(bot))["开会"] == "cancelled"
@@ -153,11 +153,11 @@ async def test_a_create_at_the_item_quota_says_so_and_the_rest_of_the_message_st
         bot: Bot, caplog: pytest.LogCaptureFixture) -> None:
     """At the quota a new item is refused plainly (no "something went wrong", no traceback in the log), and a
     query said in the same message is still answered."""
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await tomorrow_three(chat)
     user = (await bot.rows(ScheduleItemRow))[0]
     assert isinstance(user, ScheduleItemRow)
-    quota = bot.web.app.state.service.max_active_items
+    quota = bot.app.state.service.max_active_items
     await fill_to_quota(bot.sessions, user.user_id, quota=quota, now_ms=to_ms(bot.clock.now()))
     with caplog.at_level(logging.ERROR):
         reply = await chat.say("后天上午十点去银行，顺便看看明天有什么安排")

@@ -13,7 +13,7 @@ async def active(bot: Bot) -> list[ScheduleItemRow]:
 
 
 async def test_a_correction_changes_the_item_just_recorded_and_stores_nothing_new(bot: Bot) -> None:
-    chat = bot.cli.chat()  # Thursday 2026-06-18 10:00
+    chat = bot.chat()  # Thursday 2026-06-18 10:00
     await chat.say("后天上午十点和李总见面")
     reply = await chat.say("不对，是十一点")
     assert reply == "已改好：“和李总见面”从 6月20日（周六）10:00 改到 6月20日（周六）11:00。"
@@ -24,7 +24,7 @@ async def test_a_correction_changes_the_item_just_recorded_and_stores_nothing_ne
 
 
 async def test_follow_ups_without_the_item_s_name_apply_to_it(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("后天上午十点和李总见面")
     assert (await chat.say("提前一刻钟提醒我")).endswith("我会提前 15 分钟，也就是 09:45 提醒你。")
     assert "地点：人民广场" in await chat.say("地点在人民广场")
@@ -40,7 +40,7 @@ async def test_follow_ups_without_the_item_s_name_apply_to_it(bot: Bot) -> None:
 
 
 async def test_cancel_or_done_without_a_name_is_about_the_focus(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("明天下午三点去银行")
     await chat.say("明天上午九点体检")
     assert await chat.say("取消吧") == "已取消：6月19日（周五）09:00 体检。"
@@ -48,7 +48,7 @@ async def test_cancel_or_done_without_a_name_is_about_the_focus(bot: Bot) -> Non
 
 
 async def test_with_nothing_in_focus_the_likely_items_are_offered_by_number(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("明天下午三点去银行")
     await chat.say("后天上午九点体检")
     bot.clock.advance(minutes=31)  # the focus has lapsed
@@ -60,7 +60,7 @@ async def test_with_nothing_in_focus_the_likely_items_are_offered_by_number(bot:
 
 
 async def test_withdrawing_what_was_just_recorded(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("明天上午9点提醒我交水费")
     assert await chat.say("刚才那条记错了，删掉") == \
         "好的，刚才记录的已删除：6月19日（周五）09:00 交水费。相关提醒也一并取消了。"
@@ -69,7 +69,7 @@ async def test_withdrawing_what_was_just_recorded(bot: Bot) -> None:
 
 
 async def test_the_same_request_twice_is_stored_once_unless_asked(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("明天上午9点提醒我交水费")
     bot.clock.advance(minutes=2)
     assert (await chat.say("明天上午9点提醒我交水费。")).startswith("这条已经记过了：6月19日（周五）09:00 交水费。")
@@ -82,7 +82,7 @@ async def test_the_same_request_twice_is_stored_once_unless_asked(bot: Bot) -> N
 
 
 async def test_a_reminder_delivered_after_the_focus_is_what_done_means(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("今天上午十点半提醒我给妈妈打电话")
     await chat.say("明天下午三点去银行")  # the focus
     bot.clock.advance(minutes=31)

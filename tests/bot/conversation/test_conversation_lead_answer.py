@@ -9,7 +9,7 @@ from schedule.model import ReminderRow, ScheduleItemRow
 
 
 async def test_two_days_ahead_at_the_clock_the_user_gives(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("下周五交方案，提前两天提醒我")
     reply = await chat.say("晚上8点")
     assert reply == "已记录：6月26日（周五）交方案。我会在 6月24日（周三）20:00 提醒你。"
@@ -20,7 +20,7 @@ async def test_two_days_ahead_at_the_clock_the_user_gives(bot: Bot) -> None:
 
 
 async def test_half_an_hour_before_the_tasks_own_time(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     asked = await chat.say("明天交报告，提前半小时提醒我")
     assert asked.endswith("具体是几点？我会提前 30 分钟提醒你。")
     reply = await chat.say("下午5点")
@@ -32,7 +32,7 @@ async def test_half_an_hour_before_the_tasks_own_time(bot: Bot) -> None:
 
 
 async def test_the_day_before_at_a_clock_in_one_message(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     reply = await chat.say("下个月5号交房租，前一天上午9点提醒我")
     assert reply == "已记录：7月5日（周日）交房租。我会在 7月4日（周六）09:00 提醒你。"
     [item] = await bot.rows(ScheduleItemRow)

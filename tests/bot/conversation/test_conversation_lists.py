@@ -13,7 +13,7 @@ async def _active(bot: Bot) -> dict[str, ScheduleItemRow]:
 
 
 async def test_a_shopping_list_is_one_task_per_thing_and_each_is_done_alone(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("周六要买的：猫粮、洗洁精、电池")
     items = await _active(bot)
     assert sorted(items) == ["买洗洁精", "买猫粮", "买电池"]
@@ -23,7 +23,7 @@ async def test_a_shopping_list_is_one_task_per_thing_and_each_is_done_alone(bot:
 
 
 async def test_the_question_comes_after_the_others_and_the_answer_stores_it(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("周五晚上7点和同学聚餐")
     reply = await chat.say("周五上午见房东，下午三点理发，顺便看看周五还有什么")
     assert reply.index("15:00 理发") < reply.index("聚餐") < reply.index("几点")

@@ -10,7 +10,7 @@ from schedule.model import ReminderRow, ScheduleItemRow
 
 
 async def test_one_occurrence_moves_and_the_series_stays(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("每周二周四晚上8点健身，提前半小时提醒")
     reply = await chat.say("今天的健身改到明天")
     assert reply == ("已改好：6月18日（周四）这一次的“健身”改到 6月19日（周五）20:00，以后的照常。"
@@ -25,7 +25,7 @@ async def test_one_occurrence_moves_and_the_series_stays(bot: Bot) -> None:
 
 
 async def test_a_shift_of_one_day_keeps_the_other_days(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("每周二周四晚上8点健身")
     reply = await chat.say("下周二的健身推迟一小时")
     assert reply == "已改好：6月23日（周二）这一次的“健身”改到 6月23日（周二）21:00，以后的照常。"

@@ -22,7 +22,7 @@ async def _statuses(bot: Bot) -> list[tuple[str, str]]:
 
 
 async def test_another_users_titles_do_not_change_how_a_cancel_is_matched(bot: Bot) -> None:
-    bob, alice = bot.cli.chat("o-bob"), bot.cli.chat("o-alice")
+    bob, alice = bot.chat("o-bob"), bot.chat("o-alice")
     assert "已记录" in await bob.say("明天下午三点打球")
     assert "已记录" in await bob.say("后天下午三点打球")
     first = await bob.say("取消明天和小李打球")

@@ -9,7 +9,7 @@ from schedule.model import ScheduleItemRow
 
 
 async def test_the_place_is_stored_apart_from_the_title(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     reply = await chat.say("后天上午九点半面试，提前两个小时提醒我，地点在望京SOHO")
     assert reply == "已记录：6月20日（周六）09:30 面试，地点：望京SOHO。我会提前 2 小时，也就是 07:30 提醒你。"
     [item] = await bot.rows(ScheduleItemRow)
@@ -19,7 +19,7 @@ async def test_the_place_is_stored_apart_from_the_title(bot: Bot) -> None:
 
 
 async def test_a_duration_is_stored_as_the_end_and_said_back(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     reply = await chat.say("明天下午两点见客户，大概一个小时")
     assert reply.startswith("已记录：6月19日（周五）14:00–15:00 见客户。")
     [item] = await bot.rows(ScheduleItemRow)
@@ -27,13 +27,13 @@ async def test_a_duration_is_stored_as_the_end_and_said_back(bot: Bot) -> None:
 
 
 async def test_an_interval_under_half_an_hour_is_refused_plainly_and_nothing_stored(bot: Bot) -> None:
-    reply = await bot.cli.chat().say("每隔十分钟提醒我喝水")  # every two hours is an interval series now (courses)
+    reply = await bot.chat().say("每隔十分钟提醒我喝水")  # every two hours is an interval series now (courses)
     assert reply.startswith("没有记录：提醒间隔最短 30 分钟")
     assert await bot.rows(ScheduleItemRow) == []
 
 
 async def test_the_place_can_be_changed_and_the_reply_says_it(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("明天上午9点体检")
     assert await chat.say("体检地点改成人民医院") == "已改好：6月19日（周五）09:00 体检，地点：人民医院。"
     [item] = await bot.rows(ScheduleItemRow)
@@ -41,7 +41,7 @@ async def test_the_place_can_be_changed_and_the_reply_says_it(bot: Bot) -> None:
 
 
 async def test_a_lead_for_an_item_already_there(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("明天晚上8点提醒我给爸爸打电话")
     reply = await chat.say("给爸爸打电话提前半小时提醒")
     assert reply == "已改好：6月19日（周五）20:00 给爸爸打电话。我会提前 30 分钟，也就是 19:30 提醒你。"

@@ -13,13 +13,13 @@ from schedule.service import ScheduleService
 
 
 async def test_an_empty_morning_names_the_evening(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("周六晚上六点半和朋友吃饭")
     assert await chat.say("周六上午有安排吗") == "6月20日（周六）上午没有安排。当天还有：18:30 和朋友吃饭"
 
 
 async def test_the_part_asked_about_is_listed_and_the_rest_follows(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("周六晚上六点半和朋友吃饭")
     await chat.say("周六上午9点跑步")
     morning = await chat.say("周六上午有安排吗")
@@ -31,13 +31,13 @@ async def test_the_part_asked_about_is_listed_and_the_rest_follows(bot: Bot) -> 
 
 
 async def test_no_plans_only_when_the_whole_day_is_empty(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("周六晚上六点半和朋友吃饭")
     assert await chat.say("周日上午有安排吗") == "6月21日（周日）上午没有安排。"
 
 
 async def test_a_whole_day_query_is_listed_as_before(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("周六晚上六点半和朋友吃饭")
     await chat.say("周六上午9点跑步")
     whole = await chat.say("周六有什么安排")
@@ -45,7 +45,7 @@ async def test_a_whole_day_query_is_listed_as_before(bot: Bot) -> None:
 
 
 async def test_one_kind_asked_for_says_what_else_the_day_holds(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("周六中午12点和老板吃饭")
     assert await chat.say("周六上午有会吗") == "6月20日（周六）上午没有日程。当天还有：12:00 和老板吃饭"
     await chat.say("周六前交报告")
@@ -54,13 +54,13 @@ async def test_one_kind_asked_for_says_what_else_the_day_holds(bot: Bot) -> None
 
 
 async def test_a_series_occurrence_that_day_is_part_of_the_rest(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("每天早上7点吃药")
     assert await chat.say("明天下午有安排吗") == "6月19日（周五）下午没有安排。当天还有：07:00 吃药"
 
 
 async def test_the_day_is_read_once(bot: Bot, monkeypatch: pytest.MonkeyPatch) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("周六晚上六点半和朋友吃饭")
     calls: list[tuple[int | None, int | None]] = []
     real = ScheduleService.list_window  # every listing (list_items too) reads through it
@@ -77,12 +77,12 @@ async def test_the_day_is_read_once(bot: Bot, monkeypatch: pytest.MonkeyPatch) -
 async def test_a_week_of_many_series_is_listed_cut_to_what_a_reply_shows_and_says_at_least(bot: Bot) -> None:
     """A user with 60 daily series asks about the week (240 occurrences from Thursday): the reply is built from
     the first CHAT_ENTRIES entries and never states a count lower than the truth."""
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("明天上午十点面试")
-    user = await bot.web.app.state.service.find_user(chat.openid)
+    user = await bot.app.state.service.find_user(chat.openid)
     assert user is not None
     for n in range(60):
-        await bot.web.app.state.service.create_item(user.id, NewItem(
+        await bot.app.state.service.create_item(user.id, NewItem(
             kind="task", title=f"喝水{n}", timezone="Asia/Shanghai", due_at=at(6, 18, 11, n),
             recurrence=Recurrence(rrule="FREQ=DAILY")))
     reply = await chat.say("这周有什么安排")

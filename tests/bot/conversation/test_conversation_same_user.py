@@ -30,7 +30,7 @@ async def _deadlocks(bot: Bot) -> int | None:
 
 
 async def test_two_messages_of_one_user_at_once_both_land_without_a_deadlock(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("你好")  # the user exists before the race
     before = await _deadlocks(bot)
     for i in range(ROUNDS):
@@ -52,7 +52,7 @@ async def test_the_second_message_sees_the_question_the_first_asked(bot: Bot,
         await original(*args, **kwargs)
 
     monkeypatch.setattr(dialog, "save", slow_save)
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("你好")
     asked, answered = await asyncio.gather(chat.say("我明天要去开会，帮我记录增加一个提醒"),
                                            chat.say("下午三点，提前半小时"))

@@ -11,7 +11,7 @@ from schedule.model import ScheduleItemRow, UserRow
 
 
 async def test_a_yearly_reminder_on_a_day_that_does_not_exist_is_refused_in_words(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     reply = await chat.say("每年2月30号提醒我交年费")
     assert "2月没有30号" in reply and "不存在" in reply and "没有记录" in reply
     assert await bot.rows(ScheduleItemRow) == []
@@ -22,7 +22,7 @@ async def test_a_yearly_reminder_on_a_day_that_does_not_exist_is_refused_in_word
 
 
 async def test_stored_series_that_never_occur_leave_the_webhook_responsive(bot: Bot) -> None:
-    chat = bot.cli.chat("o-mallory")
+    chat = bot.chat("o-mallory")
     await chat.say("明天上午10点开会")
     user = (await bot.rows(UserRow, wechat_openid="o-mallory"))[0]
     async with bot.sessions.begin() as session:  # rows as they could be stored before submissions were checked
@@ -37,7 +37,7 @@ async def test_stored_series_that_never_occur_leave_the_webhook_responsive(bot: 
 
 
 async def test_reset_links_in_chat_revokes_the_page_link_sent_before(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("明天上午10点开会")
     answer = await chat.say("生成行程页")
     link = answer[answer.index("/p/"):].split()[0].rstrip("。")

@@ -13,7 +13,7 @@ from schedule.model import DigestSubscriptionRow, ReminderRow, ScheduleItemRow
 
 
 async def test_the_eight_sentences(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
 
     # 1. Missing time → ask, store nothing but the open question.
     reply = await chat.say("我明天要去开会，帮我记录增加一个提醒")
@@ -72,7 +72,7 @@ async def test_the_eight_sentences(bot: Bot) -> None:
 
 
 async def test_menu_clicks_answer_like_the_sentences(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("明天上午九点提醒我带材料")
     today = await chat.click("TODAY")
     week = await chat.click("WEEK")
@@ -81,7 +81,7 @@ async def test_menu_clicks_answer_like_the_sentences(bot: Bot) -> None:
 
 
 async def test_help_key_and_word_list_what_the_bot_can_do(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     for reply in (await chat.click("HELP"), await chat.say("你能做什么？")):
         assert reply.startswith("我可以帮你记待办、日程和提醒，例如：")
     assert bot.agent.asked == []
@@ -90,7 +90,7 @@ async def test_help_key_and_word_list_what_the_bot_can_do(bot: Bot) -> None:
 async def test_evening_digest_of_the_next_day_and_unsubscribe(bot: Bot) -> None:
     from schedule.model import OutboundMessageRow
 
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("明天上午九点提醒我带材料")
     reply = await chat.say("每天晚上9点把第二天的安排发给我")
     assert reply.startswith("好的，每天 21:00 给你发第二天的安排。下一次：6月18日（周四）21:00。")
@@ -107,6 +107,6 @@ async def test_evening_digest_of_the_next_day_and_unsubscribe(bot: Bot) -> None:
 
 
 async def test_weekly_digest_is_refused_plainly(bot: Bot) -> None:
-    reply = await bot.cli.chat().say("每周日晚上8点把下周的安排发给我")
+    reply = await bot.chat().say("每周日晚上8点把下周的安排发给我")
     assert "按周推送还不支持" in reply and "没有订阅" in reply
     assert await bot.rows(DigestSubscriptionRow) == []

@@ -11,7 +11,7 @@ from schedule.model import OutboundMessageRow, ReminderRow, ScheduleItemRow
 
 
 async def test_done_with_todays_pill_keeps_tomorrows(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("每天晚上10点提醒我吃药")
     reply = await chat.say("吃药那个完成了")
     assert reply == "好的，已完成6月18日（周四）这一次的“吃药”，以后的照常。"
@@ -27,14 +27,14 @@ async def test_done_with_todays_pill_keeps_tomorrows(bot: Bot) -> None:
 
 
 async def test_done_before_a_weekly_day_is_about_the_next_one(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("每周五下午5点提醒我写周报")
     assert await chat.say("周报写完了") == "好的，已完成6月19日（周五）这一次的“写周报”，以后的照常。"
     assert [r.remind_at for r in await bot.rows(ReminderRow) if r.status == "pending"] == [at(6, 26, 17)]
 
 
 async def test_cancelling_a_series_by_name_says_the_whole_series(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("每周五下午5点提醒我写周报")
     assert await chat.say("取消写周报") == "已取消整个系列：每周五17:00 写周报。相关提醒也一并取消了。"
     [series] = await bot.rows(ScheduleItemRow)
@@ -42,7 +42,7 @@ async def test_cancelling_a_series_by_name_says_the_whole_series(bot: Bot) -> No
 
 
 async def test_done_right_after_a_reminder_is_about_that_reminder(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     assert await chat.say("搞定了") == \
         "你现在还没有要办的日程或待办，没有可以改的。要新记一条的话，告诉我时间和事情。"  # nothing at all yet
     await chat.say("今天上午十点半提醒我给妈妈打电话")
@@ -56,7 +56,7 @@ async def test_done_right_after_a_reminder_is_about_that_reminder(bot: Bot) -> N
 
 
 async def test_done_after_a_series_reminder_marks_that_occurrence(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("每天上午10点半提醒我吃药")
     bot.clock.advance(minutes=31)
     await bot.deliver(2)
@@ -67,7 +67,7 @@ async def test_done_after_a_series_reminder_marks_that_occurrence(bot: Bot) -> N
 
 
 async def test_put_off_right_after_a_reminder_reminds_again_then(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("今天上午十点半提醒我拿快递")
     bot.clock.advance(minutes=31)
     await bot.deliver(2)
@@ -79,7 +79,7 @@ async def test_put_off_right_after_a_reminder_reminds_again_then(bot: Bot) -> No
 
 
 async def test_moving_an_item_whose_reminder_went_out_reminds_again_for_the_new_time(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("今天上午10点半开会")  # the 09:30 reminder is already due: it goes out at once
     await bot.deliver(2)
     assert [r.status for r in await bot.rows(ReminderRow)] == ["locked"]  # in the in-app queue, not yet shown
@@ -90,7 +90,7 @@ async def test_moving_an_item_whose_reminder_went_out_reminds_again_for_the_new_
 
 
 async def test_a_part_of_the_day_alone_asks_the_hour_instead_of_moving_to_today(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("周五下午3点开会")
     assert await chat.say("周五的会提前到上午") == "要把“会”改到上午几点？比如“改到上午10点”。"
     [item] = await bot.rows(ScheduleItemRow)
@@ -98,7 +98,7 @@ async def test_a_part_of_the_day_alone_asks_the_hour_instead_of_moving_to_today(
 
 
 async def test_the_hour_answered_moves_the_item_within_the_part_of_the_day_asked(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("周五下午3点开会")
     await chat.say("周五的会提前到上午")
     reply = await chat.say("10点")

@@ -28,7 +28,7 @@ def nothing_loaded() -> Iterator[None]:
 
 
 async def days_listed(bot: Bot, start: date, end: date) -> list[date]:
-    _, token, _ = await bot.web.app.state.service.issue_api_token("o-alice")
+    _, token, _ = await bot.app.state.service.issue_api_token("o-alice")
     answer = await bot.client.get("/api/schedule/items", headers={"Authorization": f"Bearer {token}"}, params={
         "from": to_ms(datetime(start.year, start.month, start.day, tzinfo=SH)),
         "to": to_ms(datetime(end.year, end.month, end.day, tzinfo=SH))})
@@ -39,7 +39,7 @@ async def days_listed(bot: Bot, start: date, end: date) -> list[date]:
 async def test_a_working_day_series_says_once_that_next_years_days_off_are_not_published(
         bot: Bot, sessions: async_sessionmaker[AsyncSession]) -> None:
     bot.clock.set(datetime(2026, 11, 20, 10, 0, tzinfo=SH))
-    chat = bot.cli.chat()
+    chat = bot.chat()
     made = await chat.say("每个工作日上午9点提醒我打卡")
     assert "2027年的调休安排还没公布" in made, made
     assert "调休" not in await chat.say("明天有什么安排")  # said once, when it was made

@@ -25,17 +25,17 @@ WEEK = {"from": at(6, 18), "to": at(6, 25)}
 
 
 async def api(bot: Bot) -> dict[str, str]:
-    _, token, _ = await bot.web.app.state.service.issue_api_token("o-alice")
+    _, token, _ = await bot.app.state.service.issue_api_token("o-alice")
     return {"Authorization": f"Bearer {token}"}
 
 
 async def page(bot: Bot, days: int = 7) -> tuple[str, str]:
-    user = await bot.web.app.state.service.get_or_create_user("o-alice")
-    url = await bot.web.app.state.page_links.itinerary_url(user.id, start_ms=at(6, 18),
+    user = await bot.app.state.service.get_or_create_user("o-alice")
+    url = await bot.app.state.page_links.itinerary_url(user.id, start_ms=at(6, 18),
                                                        end_ms=at(6, 18) + days * 86_400_000)
     parts = urlsplit(url)
     path = parts.path + "?" + parts.query
-    bot.client.headers.update(await signed_in(bot.web.app.state.page_links, "o-alice", now_ms=now_ms(bot.clock)))  # the owner
+    bot.client.headers.update(await signed_in(bot.app.state.page_links, "o-alice", now_ms=now_ms(bot.clock)))  # the owner
     return path, (await bot.client.get(path)).text
 
 
@@ -50,8 +50,8 @@ async def tap(bot: Bot, do: str) -> str:
 
 
 async def feed(bot: Bot) -> Calendar:
-    user = await bot.web.app.state.service.get_or_create_user("o-alice")
-    answer = await bot.client.get(urlsplit(await bot.web.app.state.page_links.feed_url(user.id)).path)
+    user = await bot.app.state.service.get_or_create_user("o-alice")
+    answer = await bot.client.get(urlsplit(await bot.app.state.page_links.feed_url(user.id)).path)
     assert answer.status_code == 200
     return Calendar.from_ical(answer.content)
 
@@ -79,7 +79,7 @@ async def listed(bot: Bot, **params: Any) -> list[dict[str, Any]]:
 
 
 async def test_a_page_snooze_stays_on_its_occurrence_in_the_worker_the_page_the_api_and_the_feed(bot: Bot) -> None:
-    await bot.cli.chat().say("每天下午3点提醒我吃药")  # today 15:00 is the first occurrence, still ahead
+    await bot.chat().say("每天下午3点提醒我吃药")  # today 15:00 is the first occurrence, still ahead
     [series] = await bot.rows(ScheduleItemRow)
     assert isinstance(series, ScheduleItemRow)
     cal = await feed(bot)
@@ -118,7 +118,7 @@ async def test_a_page_snooze_stays_on_its_occurrence_in_the_worker_the_page_the_
 
 
 async def test_a_chat_snooze_of_a_series_reminder_stays_on_that_occurrence(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("每天中午12点开站会，提前1小时提醒我")  # today 12:00, reminded at 11:00
     bot.clock.set(datetime(2026, 6, 18, 11, 0, tzinfo=SH))
     await bot.deliver()
@@ -136,7 +136,7 @@ async def test_a_chat_snooze_of_a_series_reminder_stays_on_that_occurrence(bot: 
 @pytest.mark.parametrize("said", ["每年农历九月初九给爷爷打电话", "每个工作日上午9点提醒我打卡",
                                   "每年农历八月十五下午6点跟家里视频"])
 async def test_lunar_and_workday_series_made_in_chat_never_fail_the_api(bot: Bot, said: str) -> None:
-    await bot.cli.chat().say(said)
+    await bot.chat().say(said)
     [series] = await bot.rows(ScheduleItemRow)
     assert isinstance(series, ScheduleItemRow)
     anchor = series.start_at if series.kind == "event" else series.due_at
@@ -158,7 +158,7 @@ async def test_lunar_and_workday_series_made_in_chat_never_fail_the_api(bot: Bot
 
 
 async def test_a_tap_on_a_day_the_series_does_not_occur_on_is_refused_and_the_feed_has_no_override(bot: Bot) -> None:
-    await bot.cli.chat().say("每周一上午10点上英语课")
+    await bot.chat().say("每周一上午10点上英语课")
     [series] = await bot.rows(ScheduleItemRow)
     assert isinstance(series, ScheduleItemRow)
     reminders = len(await bot.rows(ReminderRow))
@@ -172,9 +172,9 @@ async def test_a_tap_on_a_day_the_series_does_not_occur_on_is_refused_and_the_fe
     assert isinstance(after, ScheduleItemRow)
     assert not (after.metadata_json or {}).get("skipped") and not (after.metadata_json or {}).get("done")
     assert len(await bot.rows(ReminderRow)) == reminders  # no snooze stored
-    user = await bot.web.app.state.service.get_or_create_user("o-alice")
+    user = await bot.app.state.service.get_or_create_user("o-alice")
     with pytest.raises(NotAnOccurrence):
-        await bot.web.app.state.service.complete_occurrence(user.id, series.id, date(2026, 6, 24))
+        await bot.app.state.service.complete_occurrence(user.id, series.id, date(2026, 6, 24))
     for verb in ("complete", "cancel"):  # the REST API: the same refusal, said plainly
         refused = await bot.client.post(f"/api/schedule/items/{series.id}/{verb}", headers=await api(bot),
                                         params={"on": "2026-06-23"})
@@ -190,11 +190,11 @@ async def test_a_tap_on_a_day_the_series_does_not_occur_on_is_refused_and_the_fe
 
 
 async def test_a_done_day_that_is_no_occurrence_any_more_leaves_no_override_in_the_feed(bot: Bot) -> None:
-    await bot.cli.chat().say("每周一上午10点上英语课")
+    await bot.chat().say("每周一上午10点上英语课")
     [series] = await bot.rows(ScheduleItemRow)
     assert isinstance(series, ScheduleItemRow)
-    user = await bot.web.app.state.service.get_or_create_user("o-alice")
-    await bot.web.app.state.service.complete_occurrence(user.id, series.id, date(2026, 6, 29))  # the second class
+    user = await bot.app.state.service.get_or_create_user("o-alice")
+    await bot.app.state.service.complete_occurrence(user.id, series.id, date(2026, 6, 29))  # the second class
     assert len([c for c in (await feed(bot)).walk("VEVENT") if "RECURRENCE-ID" in c]) == 1
     moved = await bot.client.patch(f"/api/schedule/items/{series.id}", headers=await api(bot),
                                    json={"recurrence": {"rrule": "FREQ=WEEKLY;BYDAY=TU"}})  # now on Tuesdays
@@ -206,7 +206,7 @@ async def test_a_done_day_that_is_no_occurrence_any_more_leaves_no_override_in_t
 
 
 async def test_an_expanded_listing_names_each_occurrence_and_every_reminder_has_a_stored_id(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("每天下午3点提醒我吃药")
     await chat.say("明天上午11点开会")
     rows = [r for r in await bot.rows(ReminderRow) if isinstance(r, ReminderRow)]

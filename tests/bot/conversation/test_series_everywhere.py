@@ -19,12 +19,12 @@ DAYS = [date(2026, 6, 18) + timedelta(days=n) for n in range(7)]
 
 
 async def api(bot: Bot) -> dict[str, str]:
-    _, token, _ = await bot.web.app.state.service.issue_api_token("o-alice")
+    _, token, _ = await bot.app.state.service.issue_api_token("o-alice")
     return {"Authorization": f"Bearer {token}"}
 
 
 async def a_week(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("每天晚上10点提醒我吃药")  # from tonight
     await chat.say("每周一上午10点开周会")
     await chat.say("每个工作日上午9点提醒我打卡")
@@ -43,12 +43,12 @@ def page_counts(html: str) -> dict[date, int]:
 
 
 async def page_html(bot: Bot, start: date, days: int = 7) -> tuple[str, str]:
-    user = await bot.web.app.state.service.get_or_create_user("o-alice")
-    url = await bot.web.app.state.page_links.itinerary_url(user.id, start_ms=at(start.month, start.day),
+    user = await bot.app.state.service.get_or_create_user("o-alice")
+    url = await bot.app.state.page_links.itinerary_url(user.id, start_ms=at(start.month, start.day),
                                                        end_ms=at(start.month, start.day) + days * 86_400_000)
     parts = urlsplit(url)
     path = parts.path + "?" + parts.query
-    bot.client.headers.update(await signed_in(bot.web.app.state.page_links, "o-alice", now_ms=now_ms(bot.clock)))  # the owner
+    bot.client.headers.update(await signed_in(bot.app.state.page_links, "o-alice", now_ms=now_ms(bot.clock)))  # the owner
     return path, (await bot.client.get(path)).text
 
 
@@ -57,7 +57,7 @@ async def test_chat_page_and_api_agree_day_by_day(bot: Bot) -> None:
     _, html = await page_html(bot, DAYS[0])
     page = page_counts(html)
     headers = await api(bot)
-    chat = bot.cli.chat()
+    chat = bot.chat()
     for day in DAYS:
         start = at(day.month, day.day)
         listed = await bot.client.get("/api/schedule/items", headers=headers,
@@ -86,7 +86,7 @@ def csrf_of(html: str) -> str:
 ], ids=["daily", "weekly", "workdays"])
 async def test_one_tap_on_an_occurrence_leaves_the_series_and_the_next_reminder(
         bot: Bot, said: str, first_day: date, next_day: date, verb: str) -> None:
-    await bot.cli.chat().say(said)
+    await bot.chat().say(said)
     [series] = await bot.rows(ScheduleItemRow)
     path, html = await page_html(bot, DAYS[0], 14)
     base = path.split("?")[0]
@@ -117,7 +117,7 @@ async def test_one_tap_on_an_occurrence_leaves_the_series_and_the_next_reminder(
 
 
 async def test_a_bare_tap_on_a_series_changes_nothing_and_ending_it_is_its_own_confirmed_verb(bot: Bot) -> None:
-    await bot.cli.chat().say("每天早上8点提醒我吃药")
+    await bot.chat().say("每天早上8点提醒我吃药")
     [series] = await bot.rows(ScheduleItemRow)
     path, html = await page_html(bot, DAYS[0])
     base = path.split("?")[0]
@@ -132,7 +132,7 @@ async def test_a_bare_tap_on_a_series_changes_nothing_and_ending_it_is_its_own_c
 
 
 async def test_a_series_card_shows_only_its_own_days_reminders(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("每天上午10点半提醒我吃药")
     bot.clock.advance(minutes=31)
     await bot.deliver(2)  # today's reminder went out (to the in-app queue); tomorrow's row is planned
@@ -146,7 +146,7 @@ async def test_a_series_card_shows_only_its_own_days_reminders(bot: Bot) -> None
 
 
 async def test_snoozing_an_occurrence_reminds_of_that_day_once_and_plans_nothing_else(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     await chat.say("每天上午10点半提醒我吃药")
     bot.clock.advance(minutes=31)
     await bot.deliver(2)  # 10:30 went out; tomorrow's row is planned
@@ -182,12 +182,12 @@ async def test_postponing_every_overdue_task_to_today(bot: Bot) -> None:
 
 
 async def test_closing_the_calendar_subscription_in_chat_revokes_the_feed(bot: Bot) -> None:
-    chat = bot.cli.chat()
+    chat = bot.chat()
     feed = await chat.say("订阅日历")
-    path = feed.split("：", 1)[1].split("\n", 1)[0].removeprefix(bot.web.app.state.settings.PUBLIC_BASE_URL)
+    path = feed.split("：", 1)[1].split("\n", 1)[0].removeprefix(bot.app.state.settings.PUBLIC_BASE_URL)
     assert (await bot.client.get(path)).status_code == 200
     assert (await chat.say("关闭日历订阅")).startswith("已关闭日历订阅")
     assert (await bot.client.get(path)).status_code == 410
     again = await chat.say("订阅日历")  # a new subscription works
-    fresh = again.split("：", 1)[1].split("\n", 1)[0].removeprefix(bot.web.app.state.settings.PUBLIC_BASE_URL)
+    fresh = again.split("：", 1)[1].split("\n", 1)[0].removeprefix(bot.app.state.settings.PUBLIC_BASE_URL)
     assert fresh != path and (await bot.client.get(fresh)).status_code == 200

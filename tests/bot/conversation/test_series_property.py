@@ -143,7 +143,7 @@ def library_twins(cal: icalendar.Calendar) -> set[datetime]:
 
 
 async def _feed(bot: Bot, user_id: int) -> tuple[list[tuple[int, bool]], set[datetime]]:
-    path = urlsplit(await bot.web.app.state.page_links.feed_url(user_id))
+    path = urlsplit(await bot.app.state.page_links.feed_url(user_id))
     body = (await bot.client.get(path.path + ("?" + path.query if path.query else ""))).content
     cal = icalendar.Calendar.from_ical(body)
     twins = library_twins(cal)
@@ -167,7 +167,7 @@ async def _page(bot: Bot, user_id: int, per_day: int) -> Counter[date]:
     for first in range(0, DAYS, step):
         begin = NOW.date() + timedelta(days=first)
         end = NOW.date() + timedelta(days=min(first + step, DAYS))
-        url = await bot.web.app.state.page_links.itinerary_url(
+        url = await bot.app.state.page_links.itinerary_url(
             user_id, start_ms=to_ms(datetime.combine(begin, time(), SH)),
             end_ms=to_ms(datetime.combine(end, time(), SH)))
         parts = urlsplit(url)
@@ -180,7 +180,7 @@ async def _page(bot: Bot, user_id: int, per_day: int) -> Counter[date]:
 
 
 async def _chat(bot: Bot, openid: str, day: date) -> int:
-    reply = await bot.cli.chat(openid).say(f"{day.year}年{day.month}月{day.day}日有什么安排")
+    reply = await bot.chat(openid).say(f"{day.year}年{day.month}月{day.day}日有什么安排")
     said = re.search(r"（(\d+) 项）|共 (\d+) 项", reply)
     return 0 if said is None else int(said.group(1) or said.group(2))
 
@@ -188,7 +188,7 @@ async def _chat(bot: Bot, openid: str, day: date) -> int:
 @pytest.mark.timeout(300)
 async def test_generated_series_agree_in_chat_the_api_the_page_and_the_feed(bot: Bot) -> None:
     bot.clock.set(NOW)
-    service = bot.web.app.state.service
+    service = bot.app.state.service
     for number, spec in enumerate(generated()):
         openid = f"o-prop-{number}"
         user = await service.get_or_create_user(openid)

@@ -54,6 +54,9 @@ CLAIM_BUDGET_S = 2.5  # the database must claim a message within this, or the we
 ClaimUnit = Callable[..., Awaitable[inbound.Claim]]  # the claim on a transaction, with statements after it
 # Events that open WeChat's 3-messages-per-minute window (a click, follow or scan).
 CLICK_WINDOW_EVENTS = {"subscribe", "scan", "click", "scancode_push", "scancode_waitmsg"}
+# The fixed answer to an event that opens a conversation without text; other events get none.
+EVENT_REPLIES: dict[str, str] = {"subscribe": GREETING, "scan": GREETING, "click": UNKNOWN_MENU,
+                                 "scancode_push": SCANNED, "scancode_waitmsg": SCANNED}
 MEDIA_TYPES = {"image", "video", "shortvideo", "location", "link", "file"}  # answered with a hint
 
 
@@ -86,6 +89,12 @@ class Dispatcher:
         direct = isinstance(self._writes, DirectCommit) and isinstance(bind, AsyncEngine)
         self._engine: AsyncEngine | None = bind if direct else None
         self._user_ids: dict[str, int] = {}  # openid → users.id; ids never change (forgetting keeps the row)
+        # Events that only write (and are acknowledged with `success`), by lowercased event name.
+        self._events: dict[str, Callable[[InboundMessage, int], Awaitable[None]]] = {
+            "unsubscribe": self._unsubscribed,
+            "templatesendjobfinish": self._template_job_finished,
+            **dict.fromkeys(GRANT_EVENTS, self._granted),
+        }
 
     async def drain(self) -> None:
         """Wait for slow handlers and typing calls still running (tests, shutdown)."""
@@ -187,23 +196,31 @@ class Dispatcher:
         event = message.event_lower if message.kind == "event" else ""
         user_id = await self._user_id(message.openid)
         message = message.model_copy(update={"user_id": user_id})
-        if event == "unsubscribe":
-            await self._writes.exclusive(partial(self._users.forget_user, user_id))
-            await self._writes.run(partial(inbound.forget_replies, user_id=user_id))
-            await self._finish(message, received, None, window_kind=None)
+        recorded = self._events.get(event)
+        if recorded is not None:  # an event that only writes: acknowledged with `success`
+            await recorded(message, received)
             return SUCCESS
         window_kind = "click" if event in CLICK_WINDOW_EVENTS else ("message" if not event else None)
-        if event in GRANT_EVENTS:  # subscription-message consent given, changed, or a send refused
-            await self._writes.run(partial(record_grants, message=message, now_ms=received))
-            await self._finish(message, received, None, window_kind=None)
-            return SUCCESS
-        if event == "templatesendjobfinish":
-            await self._finish(message, received, None, window_kind=None, template_status=message.status or "")
-            return SUCCESS
         if message.content is not None and message.content.strip():
             return await self._answer(message, received, window_kind, arrived, handoff)
         fixed = self._fixed_reply(message, event)
         return await self._finish(message, received, fixed, window_kind=window_kind, passive=not self.spent(arrived))
+
+    async def _unsubscribed(self, message: InboundMessage, received: int) -> None:
+        """The user left: forgotten (their data and stored replies), the event's row done."""
+        assert message.user_id is not None
+        await self._writes.exclusive(partial(self._users.forget_user, message.user_id))
+        await self._writes.run(partial(inbound.forget_replies, user_id=message.user_id))
+        await self._finish(message, received, None, window_kind=None)
+
+    async def _granted(self, message: InboundMessage, received: int) -> None:
+        """Subscription-message consent given, changed, or a send refused."""
+        await self._writes.run(partial(record_grants, message=message, now_ms=received))
+        await self._finish(message, received, None, window_kind=None)
+
+    async def _template_job_finished(self, message: InboundMessage, received: int) -> None:
+        """A template message's delivery report, recorded on its delivery row."""
+        await self._finish(message, received, None, window_kind=None, template_status=message.status or "")
 
     async def _user_id(self, openid: str) -> int:
         cached = self._user_ids.get(openid)
@@ -217,14 +234,8 @@ class Dispatcher:
 
     @staticmethod
     def _fixed_reply(message: InboundMessage, event: str) -> Reply:
-        if event in ("subscribe", "scan"):
-            return GREETING
-        if event == "click":
-            return UNKNOWN_MENU
-        if event in ("scancode_push", "scancode_waitmsg"):
-            return SCANNED
-        if event:
-            return None  # VIEW, subscribe_msg_popup_event, location reports…: acknowledge only
+        if event:  # VIEW, location reports and the like are acknowledged only
+            return EVENT_REPLIES.get(event)
         if message.kind == "voice":
             return VOICE_UNRECOGNISED
         if message.msg_type.lower() in MEDIA_TYPES:

@@ -116,7 +116,7 @@ async def test_a_fast_tool_answer_is_passive_and_writes_for_the_sender(database_
             owner = await session.scalar(select(UserRow.id).where(UserRow.wechat_openid == "o-fast"))
             items = (await session.scalars(select(ScheduleItemRow))).all()
             outbox = (await session.scalars(select(OutboundMessageRow))).all()
-        api = bot.web.api
+        api = bot.api
     assert content_of(answer) == "已记录：今天 18:00 前写会议纪要。"
     assert [(i.user_id, i.title, i.source_channel) for i in items] == [(owner, "写会议纪要", "agent")]
     assert outbox == [] and api.calls_to("message/custom/send") == []

@@ -36,6 +36,7 @@ from bench.webhook_bench import (  # noqa: E402
     SCRIPT,
     TOKEN,
     _conversation,
+    _Later,
     _load_dictionaries,
     _mariadb,
     fresh_database,
@@ -74,7 +75,6 @@ async def _call(app: Any, query: str, body: bytes) -> tuple[int, bytes]:
 async def run(backend: str, users: int, loops: int, profile: str | None, gap_s: float = 0.0) -> None:
     from asgi_lifespan import LifespanManager
 
-    from bot.conversation import ConversationHandler
     from bot.settings import Settings
     from bot.web.app import create_app
 
@@ -84,15 +84,9 @@ async def run(backend: str, users: int, loops: int, profile: str | None, gap_s: 
                         DATABASE_AUTO_MIGRATE=False)
     clock = SystemClock()
     _load_dictionaries(clock)
-    inner: list[Any] = []
-
-    async def handler(message: Any) -> str | None:
-        return await inner[0](message)
-
-    if hasattr(ConversationHandler, "opening"):  # as the app's own handler (absent before the claim's read)
-        handler.opening = ConversationHandler.opening  # type: ignore[attr-defined]
+    handler = _Later()  # the conversation handler needs the app's service: built right after the app
     app = create_app(settings, clock=clock, handler=handler)
-    inner.append(_conversation(app, settings, clock))
+    handler.inner = _conversation(app, settings, clock)
     costs: dict[str, list[float]] = {}
     trips: dict[str, int] = {}
     current = [""]

@@ -58,11 +58,8 @@ NOT_SAVED = "没有保存任何内容"  # the handler's apology when its unit of
 
 def build_app() -> Any:
     """App factory for uvicorn workers: create_app with the handler of BENCH_LOAD, its runs logged to a file."""
-    from bot.conversation import ConversationHandler
     from bot.settings import Settings
     from bot.web.app import create_app
-    from bot.wechat.handler import Handler
-    from bot.wechat.messages import InboundMessage
 
     settings = Settings(_env_file=None, DATABASE_URL=os.environ["BENCH_DATABASE_URL"],  # type: ignore[call-arg]
                         WECHAT_APP_ID=APP_ID, WECHAT_APP_SECRET="s", WECHAT_TOKEN=TOKEN,
@@ -74,20 +71,33 @@ def build_app() -> Any:
     clock = SystemClock()
     _load_dictionaries(clock)
     runs = os.open(os.environ["BENCH_RUNS_FILE"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    inner: list[Handler] = []  # the conversation handler needs the app's service: built right after the app
-
-    async def handler(message: InboundMessage) -> str | None:
-        os.write(runs, (message.dedupe_key + "\n").encode())  # one atomic append per handler run
-        return await inner[0](message)
-
-    if os.environ.get("BENCH_LOAD", "schedule") != "echo":  # the conversation's first read, as the app's own
-        handler.opening = ConversationHandler.opening  # type: ignore[attr-defined]
+    handler = _Later(runs)  # the conversation handler needs the app's service: built right after the app
     app = create_app(settings, clock=clock, handler=handler)
     if os.environ.get("BENCH_LOAD", "schedule") == "echo":
-        inner.append(_IntentEcho(clock))
+        handler.inner = _IntentEcho(clock)
     else:
-        inner.append(_conversation(app, settings, clock))
+        handler.inner = _conversation(app, settings, clock)
     return app
+
+
+class _Later:
+    """The app's handler, delegating to one built once the app is (it needs the app's service); with `runs`, each
+    message's turn appends its dedupe key there (one atomic write per handler run)."""
+
+    def __init__(self, runs: int | None = None) -> None:
+        self.inner: Any = None
+        self._runs = runs
+
+    def opening(self, user_id: int) -> Any:
+        return self.inner.opening(user_id)
+
+    async def turn(self, message: Any, unit: Any) -> Any:
+        if self._runs is not None:
+            os.write(self._runs, (message.dedupe_key + "\n").encode())
+        return await self.inner.turn(message, unit)
+
+    async def finish(self, turn: Any) -> Any:
+        return await self.inner.finish(turn)
 
 
 class _IntentEcho:
@@ -98,7 +108,20 @@ class _IntentEcho:
 
         self._clock, self._tz = clock, ZoneInfo("Asia/Shanghai")
 
-    async def __call__(self, message: Any) -> str | None:
+    def opening(self, user_id: int) -> None:
+        return None
+
+    async def turn(self, message: Any, unit: Any) -> Any:
+        from bot.wechat.handler import Turn
+
+        return Turn.answered(message, await self.answer(message))
+
+    async def finish(self, turn: Any) -> Any:
+        from bot.wechat.handler import APOLOGY
+
+        return APOLOGY
+
+    async def answer(self, message: Any) -> str | None:
         import intent
         from bot.wechat.handler import CAPABILITIES
 

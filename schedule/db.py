@@ -203,6 +203,16 @@ async def session_transaction(sessions: async_sessionmaker[AsyncSession]) -> Asy
         raise
 
 
+def unit_of_work(sessions: async_sessionmaker[AsyncSession]) -> AbstractAsyncContextManager[fastsql.Executor]:
+    """A new transaction for a unit of work: a bare driver transaction (`fastsql.transaction`) on the factory's
+    engine, or a session where the factory is bound to something else (a test's connection). Committed when
+    the block ends, rolled back if it raises."""
+    bind = sessions.kw.get("bind")
+    if isinstance(bind, AsyncEngine):
+        return fastsql.transaction(bind)
+    return session_transaction(sessions)
+
+
 def rowcount(result: Result[Any]) -> int:
     """The rows an UPDATE or DELETE matched. `execute` is typed as returning a `Result`; for those statements
     it is a `CursorResult`, which carries the count (any other result matched nothing)."""

@@ -75,8 +75,8 @@ class Tx:
     error in one still fails the unit.
     """
 
-    __slots__ = ("_beginning", "_committed", "_connection", "_ended", "_orm", "_pending", "_trip", "dialect", "driver",
-                 "info", "shared")
+    __slots__ = ("_beginning", "_committed", "_connection", "_ended", "_orm", "_pending", "_sent", "_trip", "dialect",
+                 "driver", "info", "shared")
 
     def __init__(self, connection: AsyncConnection, driver: Any) -> None:
         self._connection = connection
@@ -90,6 +90,7 @@ class Tx:
         self.shared = False  # several units of work in this transaction (a group commit's batch)
         self._ended = False  # committed with a unit's last statements (`execute_all(…, last=True)`)
         self._beginning = False  # SQLite: BEGIN IMMEDIATE not sent yet (`begin`)
+        self._sent = False  # a statement has gone to the database in this transaction
 
     @property
     def lends_session(self) -> bool:
@@ -192,6 +193,7 @@ class Tx:
     async def _send(self, statements: list[Statement]) -> list[Outcome]:
         """Several statements in one trip, in order; the first that fails raises and stops the rest."""
         self._pending = []
+        self._sent = True
         try:
             if self._beginning:
                 self._beginning = False
@@ -216,6 +218,8 @@ class Tx:
             await self._connection.commit()
         elif self._ended and not self._pending and (self.dialect.name == "sqlite" or not self.in_transaction()):
             pass  # committed with the unit's last statements, and nothing (or only autocommit reads) since
+        elif not self._sent and not self._pending:
+            pass  # nothing ran in it (a unit whose handler needed no database): nothing to commit
         elif self._pending or self.dialect.name != "sqlite" or self.in_transaction():
             await self._send([*self._pending, _COMMIT])
         for callback in self._committed:

@@ -1,36 +1,39 @@
-"""A transaction begun by one caller and carried on by the next unit of work of the task it is offered to.
+"""A transaction begun by one caller and carried on as the unit of work of the next.
 
 The webhook claims a message and, in the same trip after the claim's COMMIT, runs the handler's first read
 (the user's row, locked) in a new transaction on that connection (`fastsql.run_then`): one round trip fewer
-per message on MariaDB. The handler's unit of work adopts that transaction (`ScheduleService.unit_of_work`
-through `take_offered`) and its statement finds the rows read already; if nothing adopts it, `release`
-ends it. Either way it ends exactly once.
+per message on MariaDB. The webhook then runs the message's unit of work in that transaction (`adopt`), and
+the handler's statement finds the rows read already; if the message never gets that far, `release` ends it.
+Either way it ends exactly once. The value is passed along explicitly: nothing adopts it behind the caller's back.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
-from contextvars import ContextVar
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any, TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from schedule.fastsql import Tx, transaction
+from schedule.retry import retry_contention
+
+T = TypeVar("T")
 
 log = logging.getLogger(__name__)
 
 
 class Handoff:
-    """One handed-over transaction (see the module docstring): `begin`, then `adopt` or `release`."""
+    """One handed-over transaction (see the module docstring): `begin` (or `begin_with`), then `adopt` or
+    `release`."""
 
     def __init__(self, engine: AsyncEngine) -> None:
         self.engine = engine
         self._begun: Any = None
         self.tx: Tx | None = None
         self.taken = False
-        self.handed_on = False  # given to a task that adopts or releases it (the webhook's handler run)
+        self.handed_on = False  # given to a task that adopts or releases it (the webhook's unit of work)
         self._ended = False
 
     async def begin(self) -> Tx:
@@ -38,6 +41,25 @@ class Handoff:
         self.tx = await begun.__aenter__()
         self._begun = begun
         return self.tx
+
+    async def begin_with(self, first: Callable[[Tx], Awaitable[T]]) -> T:
+        """`begin`, then `first(tx)` (the claim, with the read after its COMMIT). Should either fail, the
+        transaction is ended, and a driver error is raised as `schedule.errors.DatabaseUnavailable` (its
+        `contention` set for a deadlock victim, which may be run again); any other error passes through."""
+
+        async def once() -> T:
+            try:
+                return await first(await self.begin())
+            except BaseException as exc:
+                await self.fail(exc)
+                raise
+
+        return await retry_contention(once, attempts=1)
+
+    @property
+    def read_ahead(self) -> bool:
+        """Whether the statements sent after the COMMIT came back (their rows wait for the unit's own `run`)."""
+        return self.tx is not None and self.tx.has_prefetched()
 
     @asynccontextmanager
     async def adopt(self) -> AsyncIterator[Tx]:
@@ -80,24 +102,3 @@ class Handoff:
         except BaseException as raised:
             if raised is not exc:
                 raise
-
-
-_OFFERED: ContextVar[Handoff | None] = ContextVar("schedule_handoff_offered", default=None)
-
-
-@contextmanager
-def offering(handoff: Handoff | None) -> Iterator[None]:
-    """Tasks created inside the block (and the block itself) may adopt `handoff` (`take_offered`)."""
-    token = _OFFERED.set(handoff)
-    try:
-        yield
-    finally:
-        _OFFERED.reset(token)
-
-
-def take_offered(engine: AsyncEngine) -> Handoff | None:
-    """The transaction offered to this task on `engine`, once: None when there is none or it is taken."""
-    handoff = _OFFERED.get()
-    if handoff is None or handoff.taken or handoff.engine is not engine or handoff.tx is None:
-        return None
-    return handoff

@@ -1,71 +1,67 @@
 """ScheduleService: the one write path for items, reminders and digests, always scoped by user id.
 
 A thin facade: it owns the unit of work (which transaction a call runs in) and the clock, and hands each
-call to the module of its concept (users, tokens, items, listing, series, reminders, digest)."""
+call to the module of its concept (users, tokens, items, listing, series, reminders, digest).
+
+Each call runs in a transaction of its own, unless the service is bound to a unit of work (`within(unit)`):
+then every call of that bound service runs in that transaction, and commits or rolls back with it. Which
+transaction a call joins is always in the caller's hands, never picked up from the surrounding task."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from contextvars import ContextVar
+from contextlib import asynccontextmanager
 from datetime import date, datetime
 from typing import Concatenate, ParamSpec, TypeVar
 
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from schedule import digest, items, listing, reminders, series, tokens, users
 from schedule.clock import Clock, now_ms
 from schedule.convert import user_of
-from schedule.db import session_transaction
+from schedule.db import session_transaction, unit_of_work
 from schedule.domain import DigestSubscription, Item, ItemChanges, ItemKind, NewItem, NewReminder, Reminder, User
-from schedule.fastsql import Executor, orm, transaction
-from schedule.handoff import take_offered
+from schedule.fastsql import Executor, orm
 from schedule.items import MAX_ACTIVE_ITEMS
 
-_UNIT: ContextVar[Executor | None] = ContextVar("schedule_unit_of_work", default=None)
 _P = ParamSpec("_P")
 _T = TypeVar("_T")
 
 
 class ScheduleService:
     def __init__(self, sessions: async_sessionmaker[AsyncSession], clock: Clock, *,
-                 default_timezone: str = "Asia/Shanghai", max_active_items: int = MAX_ACTIVE_ITEMS) -> None:
+                 default_timezone: str = "Asia/Shanghai", max_active_items: int = MAX_ACTIVE_ITEMS,
+                 unit: Executor | None = None) -> None:
         self._sessions = sessions
         self._max_active_items = max_active_items
         self._clock = clock
         self._default_tz = default_timezone
+        self._unit = unit  # the transaction every call runs in (`within`), or None: a transaction per call
 
     # ----------------------------------------------------------- unit of work
     @asynccontextmanager
     async def unit_of_work(self) -> AsyncIterator[Executor]:
-        """One transaction for several service calls (a whole chat message): every call made inside
-        the block joins it, and everything commits together at the end or rolls back together.
+        """One transaction for several service calls (a whole chat message): the calls of `within(unit)`
+        join it, and everything commits together at the end or rolls back together.
 
         It runs on a bare driver transaction (`fastsql.Tx`): a chat message's usual statements are all
         `Fast` ones, and an ORM session costs about a sixth of a message's CPU. A call that needs the
         ORM gets a session lent on the same connection and transaction (`_orm_tx`)."""
-        if _UNIT.get() is not None:
-            raise RuntimeError("unit of work already open")
-        bind = self._sessions.kw.get("bind")
-        begin: AbstractAsyncContextManager[Executor]
-        if isinstance(bind, AsyncEngine):  # a transaction the webhook began for this unit, else a new one
-            handoff = take_offered(bind)
-            begin = handoff.adopt() if handoff is not None else transaction(bind)
-        else:
-            begin = session_transaction(self._sessions)  # bound to a connection (a test's): a session
-        async with begin as unit:
-            marker = _UNIT.set(unit)
-            try:
-                yield unit
-            finally:
-                _UNIT.reset(marker)
+        if self._unit is not None:
+            raise RuntimeError("this service runs in a unit of work already")
+        async with unit_of_work(self._sessions) as unit:
+            yield unit
+
+    def within(self, unit: Executor) -> ScheduleService:
+        """This service with every call run in `unit` (a transaction its opener commits or rolls back)."""
+        return ScheduleService(self._sessions, self._clock, default_timezone=self._default_tz,
+                               max_active_items=self._max_active_items, unit=unit)
 
     @asynccontextmanager
     async def _tx(self) -> AsyncIterator[Executor]:
-        """The open unit of work, or a transaction of this call's own: for calls made of `Fast` statements."""
-        ambient = _UNIT.get()
-        if ambient is not None:
-            yield ambient
+        """The bound unit of work, or a transaction of this call's own: for calls made of `Fast` statements."""
+        if self._unit is not None:
+            yield self._unit
             return
         async with session_transaction(self._sessions) as session:
             yield session

@@ -48,7 +48,7 @@ class Toolbox:
         self._tz = ZoneInfo(user.timezone)
         self._source_text = source_text
         self.done: list[str] = []
-        self._run: dict[str, Callable[[Any], Awaitable[tuple[dict[str, Any], Done]]]] = {
+        self._run: dict[str, Callable[[Any, ScheduleService], Awaitable[tuple[dict[str, Any], Done]]]] = {
             "schedule_create_item": self._create_item, "schedule_list_items": self._list_items,
             "schedule_update_item": self._update_item, "schedule_cancel_item": self._cancel_item,
             "schedule_create_reminder": self._create_reminder, "schedule_render_plan_page": self._plan_page,
@@ -70,10 +70,10 @@ class Toolbox:
             return tool_error("invalid_arguments", "参数不合法，未执行", problems)
         try:
             if name in self._writes:
-                async with self._service.unit_of_work():  # the writes and the result's view, or nothing
-                    result, done = await self._run[name](args)
+                async with self._service.unit_of_work() as unit:  # the writes and the result's view, or nothing
+                    result, done = await self._run[name](args, self._service.within(unit))
             else:
-                result, done = await self._run[name](args)
+                result, done = await self._run[name](args, self._service)
         except NotFound:
             return tool_error("not_found", "没有找到这个条目，未做任何修改")
         except InvalidChange as exc:
@@ -86,7 +86,7 @@ class Toolbox:
         return json.dumps({"ok": True, **result}, ensure_ascii=False)
 
     # ------------------------------------------------------------------ the tools
-    async def _create_item(self, args: CreateItemArgs) -> tuple[dict[str, Any], Done]:
+    async def _create_item(self, args: CreateItemArgs, service: ScheduleService) -> tuple[dict[str, Any], Done]:
         start_at, due_at = self._day_start(args.start_at, args.all_day), self._day_start(args.due_at, args.all_day)
         anchor = start_at if args.kind == "event" else due_at
         reminders: tuple[NewReminder, ...] = ()
@@ -95,46 +95,46 @@ class Toolbox:
         elif args.remind_offset_minutes is not None and anchor is not None:
             reminders = (NewReminder(remind_at=anchor - args.remind_offset_minutes * 60_000,
                                      offset_minutes=args.remind_offset_minutes),)
-        item = await self._service.create_item(self._user.id, NewItem(
+        item = await service.create_item(self._user.id, NewItem(
             kind=args.kind, title=args.title, timezone=self._user.timezone, start_at=start_at,
             end_at=_ms(args.end_at), due_at=due_at, all_day=args.all_day, location=args.location,
             source_channel="agent", source_text=self._source_text, reminders=reminders))
         return {"item": self._view(item)}, f"已记录：{_label(item)}"
 
-    async def _list_items(self, args: ListItemsArgs) -> tuple[dict[str, Any], Done]:
-        items = await self._service.list_items(self._user.id, start_ms=to_ms(args.start), end_ms=to_ms(args.end),
+    async def _list_items(self, args: ListItemsArgs, service: ScheduleService) -> tuple[dict[str, Any], Done]:
+        items = await service.list_items(self._user.id, start_ms=to_ms(args.start), end_ms=to_ms(args.end),
                                                kind=args.kind, include_undated_tasks=args.include_undated_tasks)
         return self._listing(items), None
 
-    async def _update_item(self, args: UpdateItemArgs) -> tuple[dict[str, Any], Done]:
-        item = await self._service.update_item(self._user.id, args.item_id, ItemChanges(
+    async def _update_item(self, args: UpdateItemArgs, service: ScheduleService) -> tuple[dict[str, Any], Done]:
+        item = await service.update_item(self._user.id, args.item_id, ItemChanges(
             title=args.title, location=args.location, start_at=_ms(args.start_at), end_at=_ms(args.end_at),
             due_at=_ms(args.due_at)))
         return {"item": self._view(item)}, f"已修改：{_label(item)}"
 
-    async def _cancel_item(self, args: CancelItemArgs) -> tuple[dict[str, Any], Done]:
-        item = await self._service.cancel_item(self._user.id, args.item_id)
+    async def _cancel_item(self, args: CancelItemArgs, service: ScheduleService) -> tuple[dict[str, Any], Done]:
+        item = await service.cancel_item(self._user.id, args.item_id)
         return {"item": self._view(item)}, f"已取消：{_label(item)}"
 
-    async def _create_reminder(self, args: CreateReminderArgs) -> tuple[dict[str, Any], Done]:
+    async def _create_reminder(self, args: CreateReminderArgs, service: ScheduleService) -> tuple[dict[str, Any], Done]:
         if args.remind_at is not None:
             new = NewReminder(remind_at=to_ms(args.remind_at))
         else:
-            item = await self._service.get_item(self._user.id, args.item_id)
+            item = await service.get_item(self._user.id, args.item_id)
             if item.anchor_at is None or args.offset_minutes is None:
                 raise InvalidChange("这个条目没有开始或截止时间，请给出具体提醒时间")
             new = NewReminder(remind_at=item.anchor_at - args.offset_minutes * 60_000,
                               offset_minutes=args.offset_minutes)
-        reminder = await self._service.create_reminder(self._user.id, args.item_id, new)
+        reminder = await service.create_reminder(self._user.id, args.item_id, new)
         when = moment_label(reminder.remind_at, self._user.timezone)
         return {"reminder": {"id": reminder.id, "item_id": reminder.item_id, "remind_at": self._iso(reminder.remind_at),
                              "label": when}}, f"已设置提醒：{when}"
 
-    async def _plan_page(self, args: PlanPageArgs) -> tuple[dict[str, Any], Done]:
+    async def _plan_page(self, args: PlanPageArgs, service: ScheduleService) -> tuple[dict[str, Any], Done]:
         start_ms, end_ms = to_ms(args.start), to_ms(args.end)
         if self._page_link is not None:
             return {"url": await self._page_link(self._user.id, start_ms, end_ms)}, None
-        listing = self._listing(await self._service.list_items(self._user.id, start_ms=start_ms, end_ms=end_ms))
+        listing = self._listing(await service.list_items(self._user.id, start_ms=start_ms, end_ms=end_ms))
         return {"url": None, "note": "行程页暂不可用，请直接用文字按日期列出这些安排", **listing}, None
 
     # ------------------------------------------------------------------ views

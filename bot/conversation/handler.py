@@ -5,15 +5,17 @@
          → dialogue saved, in-app notices taken → reply text from render/
 
 Everything a message writes (items, reminders, the dialogue, notices marked shown) commits in one
-unit of work, or nothing does and the reply says so. Messages that are not schedule requests go to
-the agent after that transaction, so a slow LLM never holds a database lock.
+unit of work, or nothing does and the reply says so. The unit is the caller's (`turn(message, unit)`, the
+`Handler` port): the webhook's, whose finishing writes commit with it, or `run_alone`'s. Messages that are
+not schedule requests go to the agent after that transaction (`finish`), so a slow LLM never holds a
+database lock.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -24,7 +26,7 @@ from bot.conversation import focus as focusing
 from bot.conversation import request as scheduled_request
 from bot.conversation.context import Context, PageLinks
 from bot.web.metrics import AGENT_FALLBACKS
-from bot.wechat.handler import CAPABILITIES, store_reply_in
+from bot.wechat.handler import CAPABILITIES, Opening, Reply, Turn, run_alone
 from bot.wechat.messages import InboundMessage
 from bot.wechat.subscribe import hint_once
 from intent import command, parse_all
@@ -48,8 +50,7 @@ from schedule import inbox
 from schedule.clock import Clock, to_ms
 from schedule.domain import User
 from schedule.errors import QuotaExceeded
-from schedule.fastsql import Fast
-from schedule.retry import retry_contention
+from schedule.fastsql import Executor
 from schedule.service import ScheduleService
 
 log = logging.getLogger(__name__)
@@ -69,6 +70,17 @@ UNDO_WINDOW_MS = 10 * 60_000  # 撤销 takes back a cancel or complete of the la
 NOT_SAVED = "抱歉，刚才出了点问题，这条消息没有保存任何内容，请再发一次。"
 
 
+@dataclass(frozen=True, slots=True)
+class _Later:
+    """What a committed turn leaves for `finish`: the outcomes still to link, and the agent's question."""
+
+    outcomes: o.Turn
+    user: User
+    text: str
+    to_agent: bool
+    context: Conversation | None
+
+
 class ConversationHandler:
     """The webhook's and `schedbot chat`'s message handler (the `Handler` port)."""
 
@@ -86,67 +98,68 @@ class ConversationHandler:
         self._request_limit = request_limit
 
     @staticmethod
-    def opening(user_id: int) -> tuple[Fast, dict[str, Any]]:
+    def opening(user_id: int) -> Opening:
         """The first statement of a message's unit of work (the webhook may send it with its claim)."""
         return dialog.opening(user_id)
 
-    async def __call__(self, message: InboundMessage) -> str | None:
+    async def __call__(self, message: InboundMessage) -> Reply:
+        """One message with no webhook around it (`schedbot chat`): its unit of work, then its answer."""
+        return await run_alone(self, message, self._service.unit_of_work)
+
+    async def turn(self, message: InboundMessage, unit: Executor) -> Turn:
+        """The message's steps in `unit`: their writes, the dialogue and the notices commit together, and with
+        them the reply when it is final already (no agent and no page link still to make)."""
         text = (message.content or "").strip()
         if not text:
-            return None
-        try:  # a deadlock victim committed nothing: the message is run again
-            turn, user, to_agent, final, context = await retry_contention(lambda: self._turn(message, text))
-        except Exception:
-            log.exception("conversation failed on %s (text length %d)", message.dedupe_key, len(text))
-            return NOT_SAVED
+            return Turn.answered(message, None)
+        service = self._service.within(unit)
+        user_id = message.user_id if message.user_id is not None else (await service.get_or_create_user(
+            message.openid)).id
+        opening = await dialog.open_turn(unit, user_id)  # user, question and notices flag at once
+        user = opening.user
+        service.user_read(unit, user.id, user.timezone, locked=True)  # open_turn: FOR UPDATE
+        now = self._clock.now().astimezone(ZoneInfo(user.timezone))
+        now_ms = to_ms(now)
+        pending = opening.pending(now_ms)
+        # Shown first, so a reminder that waited in-app counts as delivered for a snooze in this message.
+        notices = await inbox.take(unit, user.id, now_ms=now_ms) if opening.has_notices else []
+        ctx = Context(user=user, tz=ZoneInfo(user.timezone), now=now, text=text, service=service,
+                      message_id=message.msg_id,
+                      candidates=pending.candidates if pending else (), focus=opening.focus, llm=self._llm,
+                      request_limit=self._request_limit)
+        outcomes, to_agent = await self._steps(ctx, pending, text)
+        if self._subscribe_template:  # the hint about far-off reminders
+            outcomes = await subscribe_hint(ctx, outcomes, self._subscribe_template)
+        turn = o.Turn(outcomes=tuple(self._links_now(outcomes, user.id)), notices=tuple(n.text for n in notices),
+                      expired=sum(n.expired for n in notices),
+                      only_reminders=all(n.kind == "reminder" or n.expired for n in notices))
+        final = None if to_agent or _wants_links(turn) else reply(turn)
+        focus = replace(focusing.after(opening.focus, outcomes, text=text, now_ms=now_ms, tz=user.timezone),
+                        again=ctx.again)
         if final is not None:
-            return final
-        turn = await self._links_for(turn, user)
-        if to_agent:
-            AGENT_FALLBACKS.inc()
-            answer = await self._agent.answer(user, text, now=self._clock.now(), context=context)
-            turn = replace(turn, outcomes=(*turn.outcomes, o.Said(answer)))
-        return reply(turn)
+            focus = focusing.with_turn(focus, text, final)
+        if ctx.asks:
+            await dialog.save(unit, user.id, ctx.asks[-1], expires_at_ms=now_ms + self._ttl_ms, focus=focus)
+        elif pending is not None and outcomes:  # answered, replaced by a new request, or called off
+            await dialog.save(unit, user.id, None, expires_at_ms=0, focus=focus)
+        elif focus != opening.focus:  # the question, if one is open, stays as it was
+            await dialog.keep_question(unit, user.id, opening, focus=focus)
+        if final is not None:
+            return Turn.answered(message, final)
+        context = await _conversation(ctx, focus) if to_agent else None
+        return Turn.pending(message, _Later(turn, user, text, to_agent, context))
 
-    async def _turn(self, message: InboundMessage, text: str
-                    ) -> tuple[o.Turn, User, bool, str | None, Conversation | None]:
-        """One unit of work: the steps' writes, the dialogue and the notices commit together, and with them
-        the reply when it is final already (no agent and no page link still to make: `final`)."""
-        async with self._service.unit_of_work() as session:
-            user_id = message.user_id if message.user_id is not None else (await self._user(message)).id
-            opening = await dialog.open_turn(session, user_id)  # user, question and notices flag at once
-            user = opening.user
-            self._service.user_read(session, user.id, user.timezone, locked=True)  # open_turn: FOR UPDATE
-            now = self._clock.now().astimezone(ZoneInfo(user.timezone))
-            now_ms = to_ms(now)
-            pending = opening.pending(now_ms)
-            # Shown first, so a reminder that waited in-app counts as delivered for a snooze in this message.
-            notices = await inbox.take(session, user.id, now_ms=now_ms) if opening.has_notices else []
-            ctx = Context(user=user, tz=ZoneInfo(user.timezone), now=now, text=text, service=self._service,
-                          message_id=message.msg_id,
-                          candidates=pending.candidates if pending else (), focus=opening.focus, llm=self._llm,
-                          request_limit=self._request_limit)
-            outcomes, to_agent = await self._steps(ctx, pending, text)
-            if self._subscribe_template:  # the hint about far-off reminders
-                outcomes = await subscribe_hint(ctx, outcomes, self._subscribe_template)
-            turn = o.Turn(outcomes=tuple(self._links_now(outcomes, user.id)), notices=tuple(n.text for n in notices),
-                          expired=sum(n.expired for n in notices),
-                          only_reminders=all(n.kind == "reminder" or n.expired for n in notices))
-            final = None if to_agent or _wants_links(turn) else reply(turn)
-            focus = replace(focusing.after(opening.focus, outcomes, text=text, now_ms=now_ms, tz=user.timezone),
-                            again=ctx.again)
-            if final is not None:
-                focus = focusing.with_turn(focus, text, final)
-            if ctx.asks:
-                await dialog.save(session, user.id, ctx.asks[-1], expires_at_ms=now_ms + self._ttl_ms, focus=focus)
-            elif pending is not None and outcomes:  # answered, replaced by a new request, or called off
-                await dialog.save(session, user.id, None, expires_at_ms=0, focus=focus)
-            elif focus != opening.focus:  # the question, if one is open, stays as it was
-                await dialog.keep_question(session, user.id, opening, focus=focus)
-            if final is not None:
-                await store_reply_in(session, final)
-            context = await _conversation(ctx, focus) if to_agent else None
-        return turn, user, to_agent, final, context
+    async def finish(self, turn: Turn) -> Reply:
+        """The answer once the unit is over: page links made, the agent asked; a unit that failed saved nothing."""
+        later = turn.later
+        if turn.failed or not isinstance(later, _Later):
+            return NOT_SAVED
+        outcomes = await self._links_for(later.outcomes, later.user)
+        if later.to_agent:
+            AGENT_FALLBACKS.inc()
+            answer = await self._agent.answer(later.user, later.text, now=self._clock.now(), context=later.context)
+            outcomes = replace(outcomes, outcomes=(*outcomes.outcomes, o.Said(answer)))
+        return reply(outcomes)
 
     async def _steps(self, ctx: Context, pending: dialog.Pending | None, text: str) -> tuple[list[o.Outcome], bool]:
         if pending is not None and command.drops(text):
@@ -232,9 +245,6 @@ class ConversationHandler:
             log.warning("page link failed: %s", type(exc).__name__)
             return x if isinstance(x, o.Listed) else o.Linked(x.what if isinstance(x, o.Linked) else "page", None,
                                                               done=False)
-
-    async def _user(self, message: InboundMessage) -> User:
-        return await self._service.get_or_create_user(message.openid)
 
 
 async def subscribe_hint(ctx: Context, outcomes: list[o.Outcome], template_id: str) -> list[o.Outcome]:

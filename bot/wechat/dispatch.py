@@ -5,8 +5,11 @@ database). A handler that answers within it gets a passive reply; a slower one i
 with `success` and its answer is queued in the outbox in the same transaction that marks the
 inbound row done, so a crash after the acknowledgement loses nothing. If that finishing
 transaction fails, a smaller one (queued text and the inbound row only) keeps the answer.
-A handler that knows its answer inside its own transaction may have those finishing writes made
-there (`bot.wechat.handler.store_reply_in`): the usual chat message then commits twice, not three times.
+
+User text is one unit of work that the dispatcher opens (or adopts from the claim's trip) and hands to the
+handler (`bot.wechat.handler`): when the handler's turn is final, the finishing writes go into that same
+transaction, and the answer goes out only once it has committed: the usual chat message commits twice
+(claim, unit), not three times.
 """
 
 from __future__ import annotations
@@ -14,7 +17,8 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from functools import partial
 from typing import Any, Protocol
 
@@ -23,20 +27,21 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from bot.wechat import template_job
 from bot.wechat.client import WeChatClient
 from bot.wechat.commit import DirectCommit, committer_for
-from bot.wechat.handler import CAPABILITIES, Handler, Reply, storing_replies
+from bot.wechat.handler import APOLOGY, CAPABILITIES, Handler, Opening, Reply, Turn
 from bot.wechat.messages import InboundMessage
 from bot.wechat.subscribe import GRANT_EVENTS, record_grants
 from bot.wechat.xml import MAX_TEXT_BYTES, split_utf8, strip_illegal, text_reply
 from schedule import inbound, outbox, users, window
 from schedule.clock import Clock, now_ms
-from schedule.fastsql import Executor, Fast, Tx, on_commit, orm
-from schedule.handoff import Handoff, offering
-from schedule.retry import is_retryable
+from schedule.db import unit_of_work
+from schedule.errors import DatabaseUnavailable
+from schedule.fastsql import Executor, Tx, orm
+from schedule.handoff import Handoff
+from schedule.retry import retry_contention
 
 log = logging.getLogger(__name__)
 
 GREETING = "你好，我是你的日程助手。" + CAPABILITIES
-APOLOGY = "抱歉，刚才处理出错了，请稍后再试一次。"
 TEXT_ONLY = "我目前只能看懂文字（或带识别文字的语音）。试试发：明天上午九点提醒我带材料"
 VOICE_UNRECOGNISED = "没听清这段语音，可以发文字给我吗？"
 UNKNOWN_MENU = "这个菜单暂时没有内容。" + CAPABILITIES
@@ -46,10 +51,12 @@ SUCCESS = "success"
 # merged into the head's row when the head could not go passively): the user never reads the tail first.
 TAIL_HOLD_MS = 15_000
 CLAIM_BUDGET_S = 2.5  # the database must claim a message within this, or the webhook spools it (docs/delivery.md#spool)
-Opening = tuple[Fast, Mapping[str, Any]]  # a handler's first statement and its parameters
 ClaimUnit = Callable[..., Awaitable[inbound.Claim]]  # the claim on a transaction, with statements after it
 # Events that open WeChat's 3-messages-per-minute window (a click, follow or scan).
 CLICK_WINDOW_EVENTS = {"subscribe", "scan", "click", "scancode_push", "scancode_waitmsg"}
+# The fixed answer to an event that opens a conversation without text; other events get none.
+EVENT_REPLIES: dict[str, str] = {"subscribe": GREETING, "scan": GREETING, "click": UNKNOWN_MENU,
+                                 "scancode_push": SCANNED, "scancode_waitmsg": SCANNED}
 MEDIA_TYPES = {"image", "video", "shortvideo", "location", "link", "file"}  # answered with a hint
 
 
@@ -67,6 +74,7 @@ class Dispatcher:
                  users: UserDirectory, client: WeChatClient | None = None, reply_budget_s: float = 4.0,
                  monotonic: Callable[[], float] | None = None) -> None:
         self._clock = clock
+        self._sessions = sessions
         # Seconds on a monotonic clock for the reply budget (the event loop's, unless a test injects one).
         self.monotonic = monotonic or (lambda: asyncio.get_running_loop().time())
         self._handler = handler
@@ -80,8 +88,13 @@ class Dispatcher:
         bind = sessions.kw.get("bind")
         direct = isinstance(self._writes, DirectCommit) and isinstance(bind, AsyncEngine)
         self._engine: AsyncEngine | None = bind if direct else None
-        self._opening: Callable[[int], Opening] | None = getattr(handler, "opening", None)
         self._user_ids: dict[str, int] = {}  # openid → users.id; ids never change (forgetting keeps the row)
+        # Events that only write (and are acknowledged with `success`), by lowercased event name.
+        self._events: dict[str, Callable[[InboundMessage, int], Awaitable[None]]] = {
+            "unsubscribe": self._unsubscribed,
+            "templatesendjobfinish": self._template_job_finished,
+            **dict.fromkeys(GRANT_EVENTS, self._granted),
+        }
 
     async def drain(self) -> None:
         """Wait for slow handlers and typing calls still running (tests, shutdown)."""
@@ -152,11 +165,11 @@ class Dispatcher:
     def _opening_of(self, message: InboundMessage, user_id: int | None) -> Opening | None:
         """The handler's first statement, to send with the claim: a text the handler will read, from a user
         known already, on MariaDB (SQLite's claims are committed in groups, with no trip of their own)."""
-        if self._engine is None or self._opening is None or user_id is None:
+        if self._engine is None or user_id is None:
             return None
         if not (message.content or "").strip() or message.event_lower in ("unsubscribe", "templatesendjobfinish"):
             return None
-        return self._opening(user_id)
+        return self._handler.opening(user_id)
 
     async def _claim_and_open(self, message: InboundMessage, claim_unit: ClaimUnit, opening: Opening
                               ) -> tuple[inbound.Claim, Handoff | None]:
@@ -167,14 +180,12 @@ class Dispatcher:
         assert self._engine is not None
         handoff = Handoff(self._engine)
         try:
-            tx = await handoff.begin()
-            claim = await claim_unit(tx, [opening])
-        except BaseException as exc:
-            await handoff.fail(exc)
-            if is_retryable(exc):
+            claim = await handoff.begin_with(lambda tx: claim_unit(tx, [opening]))
+        except DatabaseUnavailable as exc:
+            if exc.contention:
                 return await self._writes.run_fast(claim_unit), None
             raise
-        if not tx.has_prefetched():  # the read failed after the claim committed: the handler reads for itself
+        if not handoff.read_ahead:  # the read failed after the claim committed: the handler reads for itself
             log.warning("the opening read sent with the claim of %s failed", message.dedupe_key)
             await handoff.release()
             return claim, None
@@ -185,23 +196,31 @@ class Dispatcher:
         event = message.event_lower if message.kind == "event" else ""
         user_id = await self._user_id(message.openid)
         message = message.model_copy(update={"user_id": user_id})
-        if event == "unsubscribe":
-            await self._writes.exclusive(partial(self._users.forget_user, user_id))
-            await self._writes.run(partial(inbound.forget_replies, user_id=user_id))
-            await self._finish(message, received, None, window_kind=None)
+        recorded = self._events.get(event)
+        if recorded is not None:  # an event that only writes: acknowledged with `success`
+            await recorded(message, received)
             return SUCCESS
         window_kind = "click" if event in CLICK_WINDOW_EVENTS else ("message" if not event else None)
-        if event in GRANT_EVENTS:  # subscription-message consent given, changed, or a send refused
-            await self._writes.run(partial(record_grants, message=message, now_ms=received))
-            await self._finish(message, received, None, window_kind=None)
-            return SUCCESS
-        if event == "templatesendjobfinish":
-            await self._finish(message, received, None, window_kind=None, template_status=message.status or "")
-            return SUCCESS
         if message.content is not None and message.content.strip():
             return await self._answer(message, received, window_kind, arrived, handoff)
         fixed = self._fixed_reply(message, event)
         return await self._finish(message, received, fixed, window_kind=window_kind, passive=not self.spent(arrived))
+
+    async def _unsubscribed(self, message: InboundMessage, received: int) -> None:
+        """The user left: forgotten (their data and stored replies), the event's row done."""
+        assert message.user_id is not None
+        await self._writes.exclusive(partial(self._users.forget_user, message.user_id))
+        await self._writes.run(partial(inbound.forget_replies, user_id=message.user_id))
+        await self._finish(message, received, None, window_kind=None)
+
+    async def _granted(self, message: InboundMessage, received: int) -> None:
+        """Subscription-message consent given, changed, or a send refused."""
+        await self._writes.run(partial(record_grants, message=message, now_ms=received))
+        await self._finish(message, received, None, window_kind=None)
+
+    async def _template_job_finished(self, message: InboundMessage, received: int) -> None:
+        """A template message's delivery report, recorded on its delivery row."""
+        await self._finish(message, received, None, window_kind=None, template_status=message.status or "")
 
     async def _user_id(self, openid: str) -> int:
         cached = self._user_ids.get(openid)
@@ -215,14 +234,8 @@ class Dispatcher:
 
     @staticmethod
     def _fixed_reply(message: InboundMessage, event: str) -> Reply:
-        if event in ("subscribe", "scan"):
-            return GREETING
-        if event == "click":
-            return UNKNOWN_MENU
-        if event in ("scancode_push", "scancode_waitmsg"):
-            return SCANNED
-        if event:
-            return None  # VIEW, subscribe_msg_popup_event, location reports…: acknowledge only
+        if event:  # VIEW, location reports and the like are acknowledged only
+            return EVENT_REPLIES.get(event)
         if message.kind == "voice":
             return VOICE_UNRECOGNISED
         if message.msg_type.lower() in MEDIA_TYPES:
@@ -235,21 +248,19 @@ class Dispatcher:
 
     async def _answer(self, message: InboundMessage, received: int, window_kind: str | None,
                       arrived: float, handoff: Handoff | None = None) -> str:
-        inline = _InlineFinish(self, message, received, window_kind, arrived)
-        with storing_replies(inline):  # the task takes a copy of this context
-            task = asyncio.ensure_future(self._handle(message, handoff))
-            if handoff is not None:
-                handoff.handed_on = True
+        task = asyncio.ensure_future(self._answered(message, received, window_kind, arrived, handoff))
+        if handoff is not None:
+            handoff.handed_on = True  # the task adopts or releases it
         try:
             left = self.reply_budget_s - (self.monotonic() - arrived)
             if left <= 0:
                 raise TimeoutError  # the claim and user lookup spent the budget: straight to the outbox
-            reply = await asyncio.wait_for(asyncio.shield(task), left)
+            answered = await asyncio.wait_for(asyncio.shield(task), left)
         except TimeoutError:
             log.info("wechat %s: answer not ready %.1fs after arrival, answering through the outbox",
                      message.dedupe_key, self.reply_budget_s)
             assert message.user_id is not None
-            self._spawn(self._late(task, message, received, window_kind))  # first: the answer is never orphaned
+            self._spawn(self._late(task, message, received))  # first: the answer is never orphaned
             if self._client is not None:
                 self._spawn(self._typing(message.openid))
             try:
@@ -260,11 +271,45 @@ class Dispatcher:
             return SUCCESS
         except Exception:
             log.exception("handler failed on %s", message.dedupe_key)
-            reply = APOLOGY
-        if inline.body is not None:  # stored and marked done with the handler's own writes
-            return await self._in_time(message, reply, inline.body, arrived)
-        body = await self._finish(message, received, reply, window_kind=window_kind, passive=not self.spent(arrived))
-        return await self._in_time(message, reply, body, arrived)
+            answered = _Answered(APOLOGY)
+        if answered.body is not None:  # stored and marked done with the handler's own writes
+            return await self._in_time(message, answered.reply, answered.body, arrived)
+        body = await self._finish(message, received, answered.reply, window_kind=window_kind,
+                                  passive=not self.spent(arrived))
+        return await self._in_time(message, answered.reply, body, arrived)
+
+    async def _answered(self, message: InboundMessage, received: int, window_kind: str | None, arrived: float,
+                        handoff: Handoff | None) -> _Answered:
+        """The message's unit of work, then its answer: the turn's own when final (with `body`, the response
+        stored in the unit, when that committed while WeChat still waited), else the handler's `finish`. A unit
+        the database aborts as a deadlock victim is run again; one that fails is answered as a failed turn."""
+        try:
+            try:
+                turn, body = await retry_contention(partial(self._unit, message, received, window_kind, arrived,
+                                                            handoff))
+            except Exception:
+                log.exception("the unit of work of %s failed", message.dedupe_key)
+                turn, body = Turn.failure(message), None
+        finally:
+            if handoff is not None:
+                await handoff.release()  # a no-op once adopted
+        if turn.final:
+            return _Answered(turn.reply, body)
+        return _Answered(await self._handler.finish(turn))
+
+    async def _unit(self, message: InboundMessage, received: int, window_kind: str | None, arrived: float,
+                    handoff: Handoff | None) -> tuple[Turn, str | None]:
+        """One run of the unit: in the transaction begun with the claim (the first run) or a new one, the
+        handler's turn and, when it is final and WeChat still waits, the finishing writes (`record`). The body
+        is returned only once the commit of all of it has succeeded."""
+        begin = handoff.adopt() if handoff is not None and not handoff.taken else unit_of_work(self._sessions)
+        body: str | None = None
+        async with begin as unit:
+            turn = await self._handler.turn(message, unit)
+            if turn.final and not self.spent(arrived):
+                body, queued = self.compose(message, turn.reply, passive=True)
+                await self.record(unit, message, received, body, queued, window_kind=window_kind)
+        return turn, body
 
     async def _in_time(self, message: InboundMessage, reply: Reply, body: str, arrived: float) -> str:
         """The passive reply, if the finishing write left WeChat still waiting for it; else (the write
@@ -276,10 +321,15 @@ class Dispatcher:
             if len((reply or "").encode("utf-8")) > MAX_TEXT_BYTES:  # (the worker's next poll sends the rest:
                 await self._release_tail(message)  # the passive reply is long on its way by then)
             return body
-        assert message.user_id is not None
-        parts = split_utf8(strip_illegal(reply or "").strip())
         log.warning("wechat %s: finishing ended %.1fs after arrival; its answer goes through the outbox",
                     message.dedupe_key, self.monotonic() - arrived)
+        return await self._requeue(message, reply, body)
+
+    async def _requeue(self, message: InboundMessage, reply: Reply, body: str) -> str:
+        """A passive reply stored but never sent (WeChat stopped waiting): its head goes to the outbox before
+        the rest, and the inbound row answers WeChat's retries with `success` from now on."""
+        assert message.user_id is not None
+        parts = split_utf8(strip_illegal(reply or "").strip())
 
         async def requeue(target: Executor) -> None:
             # the head goes first: into the held rest of the answer as its first part, else a row of its own
@@ -313,25 +363,17 @@ class Dispatcher:
         await inbound.assign_user(await orm(target), message.dedupe_key, user_id=message.user_id)
         await self._record_window(target, message.user_id, received, window_kind)
 
-    async def _handle(self, message: InboundMessage, handoff: Handoff | None) -> Reply:
-        """The handler, offered the transaction begun with the claim; ended here if it did not take it."""
-        if handoff is None:
-            return await self._handler(message)
+    async def _late(self, task: asyncio.Future[_Answered], message: InboundMessage, received: int) -> None:
         try:
-            with offering(handoff):
-                return await self._handler(message)
-        finally:
-            await handoff.release()
-
-    async def _late(self, task: asyncio.Future[Reply], message: InboundMessage, received: int,
-                    window_kind: str | None) -> None:
-        try:
-            reply = await task
+            answered = await task
         except Exception:
             log.exception("slow handler failed on %s", message.dedupe_key)
-            reply = APOLOGY
+            answered = _Answered(APOLOGY)
         try:
-            await self._finish(message, received, reply, window_kind=None, passive=False, late=True)
+            if answered.body is not None:  # its unit committed the passive reply just after WeChat stopped waiting
+                await self._requeue(message, answered.reply, answered.body)
+                return
+            await self._finish(message, received, answered.reply, window_kind=None, passive=False, late=True)
         except Exception:
             log.exception("late answer to %s could not be queued", message.dedupe_key)
 
@@ -455,28 +497,9 @@ async def _within_budget(claiming: Awaitable[tuple[inbound.Claim, Handoff | None
     raise TimeoutError(f"the database did not claim the message within {CLAIM_BUDGET_S} s")
 
 
-class _InlineFinish:
-    """The finish of one message, written in the handler's own transaction (`bot.wechat.handler.store_reply_in`).
+@dataclass(frozen=True, slots=True)
+class _Answered:
+    """A message's answer; `body`: the response already stored with the unit's writes (None: still to store)."""
 
-    Only while WeChat still waits for a passive reply: later, the dispatcher's late path queues the
-    answer as it would have anyway. `body` is set once that transaction has committed; until then (or
-    if it rolls back) the dispatcher finishes the message itself.
-    """
-
-    def __init__(self, dispatcher: Dispatcher, message: InboundMessage, received: int, window_kind: str | None,
-                 arrived: float) -> None:
-        self._dispatcher, self._message, self._received = dispatcher, message, received
-        self._window_kind, self._arrived = window_kind, arrived
-        self.body: str | None = None
-
-    async def __call__(self, target: Executor, reply: Reply) -> None:
-        dispatcher = self._dispatcher
-        if dispatcher.spent(self._arrived):
-            return
-        body, queued = dispatcher.compose(self._message, reply, passive=True)
-        await dispatcher.record(target, self._message, self._received, body, queued, window_kind=self._window_kind)
-
-        def committed() -> None:
-            self.body = body
-
-        on_commit(target, committed)
+    reply: Reply
+    body: str | None = None

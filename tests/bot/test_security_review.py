@@ -123,11 +123,12 @@ async def test_the_item_quota_refuses_one_more_and_stores_nothing(database_url: 
             await service.create_item(user.id, NewItem(kind="task", title=f"t{n}", timezone="Asia/Shanghai"))
         with pytest.raises(InvalidChange, match="too many active items"):
             await service.create_item(user.id, NewItem(kind="task", title="t3", timezone="Asia/Shanghai"))
-        async with service.unit_of_work():  # a chat message: the error is caught and the unit commits the rest
+        async with service.unit_of_work() as unit:  # a chat message: the error is caught and the unit commits the rest
+            in_unit = service.within(unit)  # every call of it runs in the unit
             with pytest.raises(InvalidChange):
-                await service.create_item(user.id, NewItem(kind="task", title="t3", timezone="Asia/Shanghai",
+                await in_unit.create_item(user.id, NewItem(kind="task", title="t3", timezone="Asia/Shanghai",
                                                            reminders=(NewReminder(remind_at=ms(2026, 6, 19, 9, 0)),)))
-            await service.update_item(user.id, (await service.list_items(
+            await in_unit.update_item(user.id, (await in_unit.list_items(
                 user.id, include_undated_tasks=True))[0].id, ItemChanges(title="t0 改"))
         listed = await service.list_items(user.id, include_undated_tasks=True, include_reminders=True)
         assert sorted(i.title for i in listed) == ["t0 改", "t1", "t2"]

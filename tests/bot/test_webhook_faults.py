@@ -12,7 +12,7 @@ from sqlalchemy import event, select
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from webhook_helpers import FakeMonotonic, bare_app, content_of, http, settings, signed
 
-from bot.wechat.handler import Reply
+from bot.wechat.handler import Answering, Reply
 from bot.wechat.messages import InboundMessage
 from bot.wiring import RECOVERY_MARGIN_MS, answer_budget_ms
 from fakes.wechat import event_message, text_message
@@ -27,7 +27,7 @@ Sessions = async_sessionmaker[AsyncSession]
 
 
 @dataclass
-class GatedHandler:
+class GatedHandler(Answering):
     """Answers once `gate` opens; `write` (optional) stores an item for the user first, as the agent would."""
 
     service: ScheduleService
@@ -36,7 +36,7 @@ class GatedHandler:
     write: bool = False
     seen: list[InboundMessage] = field(default_factory=list)
 
-    async def __call__(self, message: InboundMessage) -> Reply:
+    async def answer(self, message: InboundMessage) -> Reply:
         self.seen.append(message)
         await self.gate.wait()
         if self.write and message.user_id is not None:
@@ -112,10 +112,10 @@ async def test_a_finishing_write_that_stalls_past_the_budget_queues_the_answer(
     stalls: list[bool] = []
 
     @dataclass
-    class AtThreeAndAHalf:
+    class AtThreeAndAHalf(Answering):
         seen: list[InboundMessage] = field(default_factory=list)
 
-        async def __call__(self, message: InboundMessage) -> Reply:
+        async def answer(self, message: InboundMessage) -> Reply:
             self.seen.append(message)
             mono.now += 3.5  # the answer is ready at 3.5 s …
             stalls.append(True)
@@ -145,10 +145,10 @@ async def test_dedupe_keys_include_the_sender(sessions: Sessions, clock: FrozenC
     """The same MsgId from two users is two messages, and one user's retry never gets another's reply."""
 
     @dataclass
-    class EchoHandler:
+    class EchoHandler(Answering):
         seen: list[InboundMessage] = field(default_factory=list)
 
-        async def __call__(self, message: InboundMessage) -> Reply:
+        async def answer(self, message: InboundMessage) -> Reply:
             self.seen.append(message)
             return f"{message.openid} 的预约：{message.content}"
 

@@ -20,11 +20,12 @@ from webhook_helpers import (
 
 from bot.wechat.client import WeChatClient
 from bot.wechat.dispatch import APOLOGY, GREETING, TEXT_ONLY
-from bot.wechat.handler import Reply, store_reply_in
+from bot.wechat.handler import Reply, Turn
 from bot.wechat.messages import InboundMessage
 from fakes.wechat import FakeWeChatAPI, event_message, text_message
 from schedule.clock import to_ms
 from schedule.db import create_engine, session_factory
+from schedule.fastsql import Executor, orm
 from schedule.model import (
     DeliveryLogRow,
     InboundMessageRow,
@@ -220,24 +221,27 @@ async def test_template_job_finish_is_recorded(sessions: Sessions, clock: Frozen
 # --- the answer stored with the handler's own writes ------------------------------------------
 
 class StoringHandler(RecordingHandler):
-    """Writes an item and hands its answer over inside its own transaction, as the conversation does."""
+    """Writes an item in the message's unit of work and answers inside it (a final turn), as the conversation
+    does; `finished` lists the turns answered after the unit instead (`finish`)."""
 
-    def __init__(self, sessions: Sessions, reply: str, *, fail_after_store: bool = False,
-                 before_store: Any = None) -> None:
+    def __init__(self, reply: str, *, fail_after_store: bool = False, before_store: Any = None) -> None:
         super().__init__(reply=reply)
-        self.sessions, self.fail_after_store, self.before_store = sessions, fail_after_store, before_store
+        self.fail_after_store, self.before_store = fail_after_store, before_store
+        self.finished: list[Turn] = []
 
-    async def __call__(self, message: InboundMessage) -> Reply:
+    async def turn(self, message: InboundMessage, unit: Executor) -> Turn:
         self.seen.append(message)
-        async with self.sessions.begin() as session:
-            session.add(ScheduleItemRow(user_id=message.user_id, kind="task", title="带材料", timezone="Asia/Shanghai",
-                                        created_at=0, updated_at=0))
-            if self.before_store is not None:
-                self.before_store()
-            await store_reply_in(session, self.reply)
-            if self.fail_after_store:
-                raise RuntimeError("failed after handing the answer over")
-        return self.reply
+        (await orm(unit)).add(ScheduleItemRow(user_id=message.user_id, kind="task", title="带材料",
+                                              timezone="Asia/Shanghai", created_at=0, updated_at=0))
+        if self.before_store is not None:
+            self.before_store()
+        if self.fail_after_store:
+            raise RuntimeError("failed after writing")
+        return Turn.answered(message, self.reply)
+
+    async def finish(self, turn: Turn) -> Reply:
+        self.finished.append(turn)
+        return await super().finish(turn)
 
 
 async def _stored(sessions: Sessions, key: str) -> tuple[InboundMessageRow | None, int, list[str], UserRow | None]:
@@ -249,48 +253,42 @@ async def _stored(sessions: Sessions, key: str) -> tuple[InboundMessageRow | Non
     return inbound, items or 0, queued, user
 
 
-async def test_an_answer_handed_over_is_stored_with_the_handlers_writes(sessions: Sessions, clock: FrozenClock,
-                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_final_answer_is_stored_with_the_handlers_writes(sessions: Sessions, clock: FrozenClock) -> None:
     long_text = "好的，已记录：带材料。\n" * 200  # overflow: the rest is queued in that same transaction
-    app, router = bare_app(sessions, clock, StoringHandler(sessions, long_text))
-    finished_by_dispatcher: list[str] = []
-    original = router.dispatcher._finish
-
-    async def spy(message: InboundMessage, *args: Any, **kwargs: Any) -> str:
-        finished_by_dispatcher.append(message.dedupe_key)
-        return await original(message, *args, **kwargs)
-
-    monkeypatch.setattr(router.dispatcher, "_finish", spy)
+    handler = StoringHandler(long_text)
+    app, _router = bare_app(sessions, clock, handler)
     async with http(app) as client:
         r = await client.post("/wechat", params=signed(clock), content=text_message("o-in", "x", msg_id=51, create_time=1))
         retry = await client.post("/wechat", params=signed(clock), content=text_message("o-in", "x", msg_id=51,
                                                                                           create_time=1))
     inbound, items, queued, user = await _stored(sessions, "msg:o-in:51")
-    assert finished_by_dispatcher == []  # no second transaction to finish the message
+    assert handler.finished == []  # answered inside the unit: no transaction after it to finish the message
     assert content_of(r.text) + queued[0] == long_text.strip() and len(queued) == 1
     assert inbound is not None and inbound.status == "done" and inbound.reply == r.text and retry.text == r.text
     assert items == 1 and user is not None and user.last_user_message_at == to_ms(clock.now())
 
 
-async def test_an_answer_handed_over_then_rolled_back_is_finished_by_the_webhook(sessions: Sessions,
-                                                                                 clock: FrozenClock) -> None:
-    app, _ = bare_app(sessions, clock, StoringHandler(sessions, "好的，已记录。", fail_after_store=True))
+async def test_a_unit_that_fails_after_its_writes_is_answered_as_failed(sessions: Sessions,
+                                                                        clock: FrozenClock) -> None:
+    handler = StoringHandler("好的，已记录。", fail_after_store=True)
+    app, _ = bare_app(sessions, clock, handler)
     async with http(app) as client:
         r = await client.post("/wechat", params=signed(clock), content=text_message("o-rb", "x", msg_id=52, create_time=1))
     inbound, items, queued, user = await _stored(sessions, "msg:o-rb:52")
     assert content_of(r.text) == APOLOGY and items == 0 and queued == []  # nothing claims it was saved
+    assert [turn.failed for turn in handler.finished] == [True]
     assert inbound is not None and inbound.status == "done" and inbound.reply == r.text
     assert user is not None and user.last_user_message_at == to_ms(clock.now())
 
 
-async def test_an_answer_handed_over_after_wechat_stopped_waiting_is_queued(sessions: Sessions,
+async def test_a_final_answer_after_wechat_stopped_waiting_is_queued(sessions: Sessions,
                                                                             clock: FrozenClock) -> None:
     now = [0.0]
 
     def spend_the_budget() -> None:
         now[0] += 5.0
 
-    handler = StoringHandler(sessions, "好的，已记录。", before_store=spend_the_budget)
+    handler = StoringHandler("好的，已记录。", before_store=spend_the_budget)
     app, _ = bare_app(sessions, clock, handler, monotonic=lambda: now[0])
     async with http(app) as client:
         r = await client.post("/wechat", params=signed(clock), content=text_message("o-lt", "x", msg_id=53, create_time=1))

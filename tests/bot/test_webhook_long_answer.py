@@ -12,7 +12,7 @@ from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from webhook_helpers import FakeMonotonic, bare_app, content_of, http, settings, signed
 
-from bot.wechat.handler import Reply
+from bot.wechat.handler import Answering, Reply
 from bot.wechat.messages import InboundMessage
 from bot.wechat.xml import split_utf8
 from bot.wiring import delivery_worker, wechat_client
@@ -25,14 +25,14 @@ ANSWER = "第一段：" + "长" * 700 + "第二段：" + "久" * 700 + "第三�
 
 
 @dataclass
-class LongAnswer:
+class LongAnswer(Answering):
     """Answers ANSWER after `thinking_s` of the fake monotonic clock; `ready` notes each answer as it is ready."""
 
     mono: FakeMonotonic
     thinking_s: float = 0.0
     ready: list[bool] = field(default_factory=list)
 
-    async def __call__(self, message: InboundMessage) -> Reply:
+    async def answer(self, message: InboundMessage) -> Reply:
         self.mono.now += self.thinking_s
         self.ready.append(True)
         return ANSWER

@@ -1,4 +1,5 @@
-"""Shared pieces for the webhook tests: settings, a recording handler, a bare app around the router."""
+"""Shared pieces for the webhook tests: settings, recording handlers (answering after the message's unit of work,
+with no writes in it), a bare app around the router."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from bot.settings import Settings
 from bot.wechat.client import WeChatClient
 from bot.wechat.dispatch import UserDirectory
 from bot.wechat.endpoint import WeChatRouter, build_wechat_router
-from bot.wechat.handler import Reply
+from bot.wechat.handler import Answering, Handler, Reply
 from bot.wechat.messages import InboundMessage
 from fakes.wechat import sign_request
 from schedule.service import ScheduleService
@@ -48,13 +49,13 @@ class FakeMonotonic:
 
 
 @dataclass
-class RecordingHandler:
+class RecordingHandler(Answering):
     reply: str | None = "收到"
     delay_s: float = 0.0
     fail: bool = False
     seen: list[InboundMessage] = field(default_factory=list)
 
-    async def __call__(self, message: InboundMessage) -> Reply:
+    async def answer(self, message: InboundMessage) -> Reply:
         self.seen.append(message)
         if self.delay_s:
             await asyncio.sleep(self.delay_s)
@@ -63,7 +64,7 @@ class RecordingHandler:
         return self.reply
 
 
-def bare_app(sessions: async_sessionmaker[AsyncSession], clock: FrozenClock, handler: RecordingHandler, *,
+def bare_app(sessions: async_sessionmaker[AsyncSession], clock: FrozenClock, handler: Handler, *,
              config: Settings | None = None, client: WeChatClient | None = None,
              reply_budget_s: float = 4.0, users: UserDirectory | None = None,
              monotonic: Callable[[], float] | None = None) -> tuple[FastAPI, WeChatRouter]:
@@ -101,12 +102,12 @@ def now_s(clock: FrozenClock) -> int:
 
 
 @dataclass
-class EchoHandler:
+class EchoHandler(Answering):
     """Answers every message with its own text (答：…) and remembers what it handled, in order."""
 
     seen: list[InboundMessage] = field(default_factory=list)
 
-    async def __call__(self, message: InboundMessage) -> Reply:
+    async def answer(self, message: InboundMessage) -> Reply:
         self.seen.append(message)
         return f"答：{message.content}"
 

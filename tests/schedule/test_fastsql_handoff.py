@@ -1,5 +1,5 @@
 """`Handoff`: a transaction begun by the webhook's claim trip (its statements, their COMMIT, then a locking read in
-a new transaction) and carried on by the next unit of work, or ended when none takes it. MariaDB only: SQLite's
+a new transaction) and carried on by the next unit of work it is passed to, or ended when none takes it. MariaDB only: SQLite's
 claims are committed in groups and never hand a transaction on."""
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from test_fastsql import user
 
 from schedule import db
-from schedule.fastsql import Fast, run_then
-from schedule.handoff import Handoff, offering, take_offered
+from schedule.errors import DatabaseUnavailable
+from schedule.fastsql import Fast, Tx, run_then
+from schedule.handoff import Handoff
 from schedule.model import InboundMessageRow, UserRow
 
 _I = InboundMessageRow
@@ -61,14 +62,12 @@ async def test_the_claim_commits_and_the_read_after_it_holds_its_lock_in_one_tri
     assert written.rowcount == 1 and len(trips) == 1
     assert await _keys(mariadb) == ["claimed"]  # committed: another connection sees it already
     assert await _locked_elsewhere(database_url, uid)  # … while the new transaction holds the user's row
-    with offering(handoff):
-        taken = take_offered(mariadb)
-        assert taken is handoff
-        async with taken.adopt() as unit:
-            rows = (await _LOCK_USER.run(unit, {"p_uid": uid})).all()  # the read made in the claim's trip
-            assert [(r.id, r.timezone) for r in rows] == [(uid, "Asia/Shanghai")] and len(trips) == 1
-            await _NOTE.run(unit, {"p_uid": uid, "p_key": "in the unit"})
-        assert take_offered(mariadb) is None  # adopted once
+    assert handoff.read_ahead
+    async with handoff.adopt() as unit:
+        rows = (await _LOCK_USER.run(unit, {"p_uid": uid})).all()  # the read made in the claim's trip
+        assert [(r.id, r.timezone) for r in rows] == [(uid, "Asia/Shanghai")] and len(trips) == 1
+        await _NOTE.run(unit, {"p_uid": uid, "p_key": "in the unit"})
+    assert handoff.taken  # adopted once
     assert await _keys(mariadb) == ["claimed", "in the unit"]
     assert not await _locked_elsewhere(database_url, uid)
     await handoff.release()  # nothing left to end: a no-op
@@ -102,7 +101,7 @@ async def test_a_unit_that_fails_rolls_its_part_back_and_keeps_the_claim(
     assert not await _locked_elsewhere(database_url, uid)
 
 
-async def test_an_offer_nobody_takes_is_released_and_gives_its_connection_back(
+async def test_a_handoff_nobody_takes_is_released_and_gives_its_connection_back(
         mariadb: AsyncEngine, database_url: str, sessions: async_sessionmaker[AsyncSession]) -> None:
     uid = await user(sessions)
     checked_out = mariadb.pool.checkedout()  # type: ignore[attr-defined]
@@ -110,10 +109,6 @@ async def test_an_offer_nobody_takes_is_released_and_gives_its_connection_back(
     for handoff in handoffs:
         await run_then(await handoff.begin(), [(_NOTE, {"p_uid": uid, "p_key": str(id(handoff))})],
                        [(_LOCK_USER, {"p_uid": uid})])
-        with offering(handoff):
-            other_engine = db.create_engine(database_url)
-            assert take_offered(other_engine) is None  # offered on another engine: not this one's
-            await other_engine.dispose()
         await handoff.release()
         await handoff.release()  # ends once
     assert not await _locked_elsewhere(database_url, uid)
@@ -139,3 +134,31 @@ async def test_a_second_message_waits_for_the_handed_transaction(
             pass
         await asyncio.wait_for(waiting, 5)
         await second.release()
+
+
+async def test_a_claim_that_fails_at_the_database_ends_the_transaction_and_says_so_in_schedules_terms(
+        mariadb: AsyncEngine, database_url: str, sessions: async_sessionmaker[AsyncSession]) -> None:
+    """`begin_with`: a driver error in the first statements (here a lock wait timeout, as a deadlock victim
+    gets) is `DatabaseUnavailable` with `contention` set (what bot/ checks to claim again the usual way); the
+    transaction is ended and its connection given back."""
+    uid = await user(sessions)
+    checked_out = mariadb.pool.checkedout()  # type: ignore[attr-defined]
+    handoff = Handoff(mariadb)
+
+    async def waiting_claim(tx: Tx) -> None:
+        await tx.execute("SET SESSION innodb_lock_wait_timeout = 1")
+        await tx.execute("SELECT id FROM users WHERE id = %s FOR UPDATE", (uid,))
+
+    other = db.create_engine(database_url)
+    try:
+        async with other.begin() as conn:  # holds the user's row while the claim's read waits for it
+            await conn.execute(select(UserRow.id).where(UserRow.id == uid).with_for_update())
+            with pytest.raises(DatabaseUnavailable) as raised:
+                await handoff.begin_with(waiting_claim)
+    finally:
+        await other.dispose()
+    assert raised.value.contention and raised.value.code == 1205 and raised.value.__cause__ is not None
+    assert handoff.taken and not handoff.read_ahead
+    await handoff.release()  # already ended: a no-op
+    assert not await _locked_elsewhere(database_url, uid)
+    assert mariadb.pool.checkedout() == checked_out  # type: ignore[attr-defined]

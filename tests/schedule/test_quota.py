@@ -70,9 +70,10 @@ async def test_undoing_the_last_cancel_over_the_quota_restores_none_of_it(
     user = await service.get_or_create_user("quota")
     made = [await service.create_item(user.id, task(f"t{n}")) for n in range(QUOTA)]
     since = to_ms(clock.now())
-    async with service.unit_of_work():  # one cancel of two items, as "全部" does
+    async with service.unit_of_work() as unit:  # one cancel of two items, as "全部" does
+        in_unit = service.within(unit)  # every call of it runs in the unit
         for item in made[:2]:
-            await service.cancel_item(user.id, item.id)
+            await in_unit.cancel_item(user.id, item.id)
     await service.create_item(user.id, task("new 1"))
     await service.create_item(user.id, task("new 2"))
     with pytest.raises(QuotaExceeded):

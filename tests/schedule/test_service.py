@@ -288,15 +288,17 @@ async def test_a_digest_subscribed_inside_a_unit_of_work_is_committed_with_it(se
     user = await service.get_or_create_user("in-unit")
 
     async def fails_after_subscribing() -> None:
-        async with service.unit_of_work():
-            await service.subscribe_digest(user.id, local_time="07:00")
+        async with service.unit_of_work() as unit:
+            in_unit = service.within(unit)  # every call of it runs in the unit
+            await in_unit.subscribe_digest(user.id, local_time="07:00")
             raise RuntimeError("the message failed after subscribing")
 
     with pytest.raises(RuntimeError):
         await fails_after_subscribing()
     assert await service.list_digests(user.id) == []
-    async with service.unit_of_work():
-        sub = await service.subscribe_digest(user.id, local_time="08:00")
+    async with service.unit_of_work() as unit:
+        in_unit = service.within(unit)  # every call of it runs in the unit
+        sub = await in_unit.subscribe_digest(user.id, local_time="08:00")
     assert await service.list_digests(user.id) == [sub]
 
 
@@ -326,9 +328,10 @@ async def test_an_item_and_its_one_reminder_go_in_one_trip(service: ScheduleServ
     user = await service.get_or_create_user("u")
     other = await service.create_item(user.id, event("先建的", ms(2026, 6, 18, 9, 0)))  # ids are not 1 by luck
     async with service.unit_of_work() as unit:
+        in_unit = service.within(unit)  # every call of it runs in the unit
         service.user_read(unit, user.id, user.timezone)  # as a chat turn does after reading the user: no existence check
         trips.clear()
-        item = await service.create_item(user.id, event("会议", ms(2026, 6, 18, 15, 0), reminders=(
+        item = await in_unit.create_item(user.id, event("会议", ms(2026, 6, 18, 15, 0), reminders=(
             NewReminder(remind_at=ms(2026, 6, 18, 14, 0), offset_minutes=60),)))
         assert len(trips) == 1
     stored = await service.get_item(user.id, item.id)
@@ -367,20 +370,21 @@ async def test_a_chat_message_reads_and_closes_items_in_one_trip_each(service: S
     second = await service.create_item(user.id, event("评审", ms(2026, 6, 18, 16, 0), reminders=(
         NewReminder(remind_at=ms(2026, 6, 18, 15, 30)),)))
     async with service.unit_of_work() as unit:
+        in_unit = service.within(unit)  # every call of it runs in the unit
         service.user_read(unit, user.id, user.timezone)
         trips.clear()
-        listed = await service.list_items(user.id, start_ms=ms(2026, 6, 18, 0, 0), end_ms=ms(2026, 6, 19, 0, 0))
+        listed = await in_unit.list_items(user.id, start_ms=ms(2026, 6, 18, 0, 0), end_ms=ms(2026, 6, 19, 0, 0))
         assert len(trips) == 1
         assert [(i.title, len(i.reminders)) for i in listed] == [("会议", 2), ("评审", 1)]
         trips.clear()
-        got = await service.get_item(user.id, second.id)
+        got = await in_unit.get_item(user.id, second.id)
         assert len(trips) == 1 and got.reminders == second.reminders
         trips.clear()
-        closed = await service.complete_item(user.id, first.id)
+        closed = await in_unit.complete_item(user.id, first.id)
         assert len(trips) == 1
         assert closed.status == "completed" and [r.status for r in closed.reminders] == ["cancelled", "cancelled"]
         trips.clear()
-        digest = await service.subscribe_digest(user.id, local_time="07:00")
+        digest = await in_unit.subscribe_digest(user.id, local_time="07:00")
         assert len(trips) == 1 and digest.timezone == "Asia/Shanghai"
     stored = await service.get_item(user.id, first.id)
     assert stored == closed  # what the one trip returned is what was committed
@@ -394,10 +398,11 @@ async def test_closing_another_users_item_in_one_trip_touches_nothing(service: S
     bob = await service.get_or_create_user("bob")
     item = await service.create_item(alice.id, event("alice 的会", ms(2026, 6, 18, 15, 0), reminders=(
         NewReminder(remind_at=ms(2026, 6, 18, 14, 0)),)))
-    for close in (service.complete_item, service.cancel_item, service.delete_item):
-        async with service.unit_of_work():
+    for close in ("complete_item", "cancel_item", "delete_item"):
+        async with service.unit_of_work() as unit:
+            in_unit = service.within(unit)  # every call of it runs in the unit
             with pytest.raises(NotFound):
-                await close(bob.id, item.id)
+                await getattr(in_unit, close)(bob.id, item.id)
     stored = await service.get_item(alice.id, item.id)
     assert stored.status == "active" and stored.updated_at == item.updated_at
     assert [r.status for r in stored.reminders] == ["pending"]

@@ -41,17 +41,19 @@ async def test_unit_of_work_commits_or_rolls_back_every_call(service: ScheduleSe
     user = await service.get_or_create_user("u")
 
     async def failing_message() -> None:
-        async with service.unit_of_work():
-            await service.create_item(user.id, NewItem(kind="task", title="甲", timezone="Asia/Shanghai"))
-            await service.create_item(user.id, NewItem(kind="task", title="乙", timezone="Asia/Shanghai"))
+        async with service.unit_of_work() as unit:
+            in_unit = service.within(unit)  # every call of it runs in the unit
+            await in_unit.create_item(user.id, NewItem(kind="task", title="甲", timezone="Asia/Shanghai"))
+            await in_unit.create_item(user.id, NewItem(kind="task", title="乙", timezone="Asia/Shanghai"))
             raise RuntimeError("boom")
 
     with pytest.raises(RuntimeError, match="boom"):
         await failing_message()
     assert await service.list_items(user.id, include_undated_tasks=True) == []
-    async with service.unit_of_work():
-        await service.create_item(user.id, NewItem(kind="task", title="甲", timezone="Asia/Shanghai"))
-        await service.create_item(user.id, NewItem(kind="task", title="乙", timezone="Asia/Shanghai"))
+    async with service.unit_of_work() as unit:
+        in_unit = service.within(unit)  # every call of it runs in the unit
+        await in_unit.create_item(user.id, NewItem(kind="task", title="甲", timezone="Asia/Shanghai"))
+        await in_unit.create_item(user.id, NewItem(kind="task", title="乙", timezone="Asia/Shanghai"))
     assert [i.title for i in await service.list_items(user.id, include_undated_tasks=True)] == ["甲", "乙"]
 
 

@@ -1,9 +1,11 @@
-"""A whole bot (create_app) on a fresh database with a frozen clock, talked to through signed /wechat posts."""
+"""A whole bot (create_app) on a fresh database with a frozen clock, talked to through signed /wechat posts;
+`steered_bot`: the same bot with its conversation behind a handler the test passes in and steers."""
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from zoneinfo import ZoneInfo
@@ -17,12 +19,16 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from bot.agent.port import Conversation
+from bot.conversation import ConversationHandler
 from bot.settings import Settings
 from bot.web.app import create_app
+from bot.wechat.handler import Handler, Opening, Reply, Turn
+from bot.wechat.messages import InboundMessage
 from bot.wiring import delivery_worker
 from fakes.wechat import event_message, sign_request, text_message
 from schedule.clock import to_ms
 from schedule.domain import User
+from schedule.fastsql import Executor, Tx
 from schedule.model import Base, DialogStateRow
 from schedule.testing import FrozenClock
 
@@ -115,11 +121,66 @@ def bot_settings(database_url: str, **overrides: object) -> Settings:
     return Settings(_env_file=None, **values)  # type: ignore[call-arg]
 
 
-@pytest.fixture
-async def bot(database_url: str, engine: AsyncEngine, sessions: async_sessionmaker[AsyncSession],
-              clock: FrozenClock) -> AsyncIterator[Bot]:
+@dataclass
+class SteeredHandler:
+    """The conversation behind a handler passed to create_app: it records every turn and every `finish`, and a
+    test may take the opening read away (`opening_read`), answer turns itself without the database (`answer`),
+    or add a statement that fails with the unit's last trip, its finishing writes and COMMIT (`failing_write`)."""
+
+    conversation: ConversationHandler | None = None
+    opening_read: bool = True
+    answer: str | None = None
+    failing_write: bool = False
+    turns: list[Turn] = field(default_factory=list)
+    finished: list[Turn] = field(default_factory=list)
+
+    def _inner(self) -> ConversationHandler:
+        assert self.conversation is not None, "built right after the app"
+        return self.conversation
+
+    def opening(self, user_id: int) -> Opening | None:
+        return self._inner().opening(user_id) if self.opening_read else None
+
+    async def turn(self, message: InboundMessage, unit: Executor) -> Turn:
+        turn = Turn.answered(message, self.answer) if self.answer is not None else await self._inner().turn(message,
+                                                                                                          unit)
+        if self.failing_write:
+            assert isinstance(unit, Tx)
+            await unit.defer("INSERT INTO no_such_table (id) VALUES (1)")
+        self.turns.append(turn)
+        return turn
+
+    async def finish(self, turn: Turn) -> Reply:
+        self.finished.append(turn)
+        return await self._inner().finish(turn)
+
+
+@asynccontextmanager
+async def running(database_url: str, engine: AsyncEngine, sessions: async_sessionmaker[AsyncSession],
+                  clock: FrozenClock, handler: Handler | None = None) -> AsyncIterator[Bot]:
     agent = RecordingAgent()
-    app = create_app(bot_settings(database_url), clock=clock, engine=engine, agent=agent, run_worker=False)
+    settings = bot_settings(database_url)
+    app = create_app(settings, clock=clock, engine=engine, agent=agent, run_worker=False, handler=handler)
+    if isinstance(handler, SteeredHandler):  # the conversation create_app would have built, on the app's service
+        handler.conversation = ConversationHandler(
+            app.state.service, clock, agent=agent, links=app.state.page_links,
+            meeting_offset_minutes=settings.H5_REMINDER_DEFAULT_MEETING_OFFSET_MINUTES,
+            dialog_ttl_minutes=settings.H5_DIALOG_TTL_MINUTES, request_limit=settings.SCHEDULED_REQUESTS_PER_USER)
     async with LifespanManager(app), httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
                                                       base_url="http://test") as client:
         yield Bot(app, sessions, clock, agent, client)
+
+
+@pytest.fixture
+async def bot(database_url: str, engine: AsyncEngine, sessions: async_sessionmaker[AsyncSession],
+              clock: FrozenClock) -> AsyncIterator[Bot]:
+    async with running(database_url, engine, sessions, clock) as bot:
+        yield bot
+
+
+@pytest.fixture
+async def steered_bot(database_url: str, engine: AsyncEngine, sessions: async_sessionmaker[AsyncSession],
+                      clock: FrozenClock) -> AsyncIterator[tuple[Bot, SteeredHandler]]:
+    handler = SteeredHandler()
+    async with running(database_url, engine, sessions, clock, handler) as bot:
+        yield bot, handler

@@ -1,6 +1,6 @@
 """On MariaDB a chat message's first read (the user's row, locked) goes to the database in the claim's trip, after
 its COMMIT, and the conversation carries on in that transaction: one round trip fewer per message. A retry, a
-replay, a handler that never opens a unit and a failed read all end that transaction and leave no lock behind."""
+replay, a turn that never uses its unit and a failed read all end that transaction and leave no lock behind."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import asyncio
 from typing import Any
 
 import pytest
-from conftest import TOKEN, Bot
+from conftest import TOKEN, Bot, SteeredHandler
 from sqlalchemy import select, text
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from fakes.wechat import sign_request, text_message
 from schedule import db
@@ -84,28 +84,20 @@ async def test_a_replayed_signature_is_refused_and_holds_no_lock(bot: Bot, datab
     assert len(await bot.rows(ScheduleItemRow, status="active")) == 1
 
 
-async def test_a_message_that_opens_no_unit_releases_the_transaction(bot: Bot, database_url: str,
-                                                                     engine: AsyncEngine) -> None:
-    """A help request opens the unit too; a handler that answers without one (here: the help shortcut made to
-    skip the database) must still end what the claim began."""
+async def test_a_turn_that_uses_no_unit_still_ends_the_transaction(steered_bot: tuple[Bot, SteeredHandler],
+                                                                    database_url: str, engine: AsyncEngine) -> None:
+    """A help request reads in its unit too; a turn that answers without the database (here: the handler passed
+    in answers by itself, its opening read still sent with the claim) must still end what the claim began."""
+    bot, handler = steered_bot
     _mariadb(bot)
     chat = bot.chat()
     await chat.say("你好")
-    dispatcher = bot.app.state.wechat_router.dispatcher
-    original = dispatcher._handler
-
-    async def no_unit(message: Any) -> str:
-        return "不用数据库的回答"
-
-    dispatcher._handler = no_unit  # `opening` stays the conversation's: the claim still sends the read
-    try:
-        checked_out = engine.pool.checkedout()  # type: ignore[attr-defined]
-        answer = await chat.say("随便说点什么")
-        assert answer == "不用数据库的回答"
-        assert await _unlocked(database_url, await _user_id(bot))
-        assert engine.pool.checkedout() == checked_out  # type: ignore[attr-defined]
-    finally:
-        dispatcher._handler = original
+    handler.answer = "不用数据库的回答"
+    checked_out = engine.pool.checkedout()  # type: ignore[attr-defined]
+    answer = await chat.say("随便说点什么")
+    assert answer == "不用数据库的回答"
+    assert await _unlocked(database_url, await _user_id(bot))
+    assert engine.pool.checkedout() == checked_out  # type: ignore[attr-defined]
     rows: list[Any] = await bot.rows(InboundMessageRow)
     [row] = [r for r in rows if r.reply and "不用数据库" in r.reply]
     assert row.status == "done"
@@ -121,15 +113,15 @@ async def test_two_messages_of_one_user_sent_at_once_take_turns(bot: Bot) -> Non
     assert len(await bot.rows(ScheduleItemRow)) == 6
 
 
-async def test_without_the_handoff_each_message_takes_one_trip_more(bot: Bot, trips: list[str],
-                                                                    sessions: async_sessionmaker[AsyncSession]) -> None:
-    """The same message through a dispatcher with no opening read to send: the user's row is read in a trip of
-    its own. (What the first test's three trips are measured against.)"""
+async def test_without_the_handoff_each_message_takes_one_trip_more(steered_bot: tuple[Bot, SteeredHandler],
+                                                                    trips: list[str]) -> None:
+    """The same message through a handler that names no opening read: the user's row is read in a trip of its
+    own. (What the first test's three trips are measured against.)"""
+    bot, handler = steered_bot
     _mariadb(bot)
+    handler.opening_read = False
     chat = bot.chat()
     await chat.say("你好")
-    dispatcher = bot.app.state.wechat_router.dispatcher
-    dispatcher._opening = None
     trips.clear()
     assert "已记录" in await chat.say("明天上午九点提醒我带材料")
     assert len(trips) == 4, trips

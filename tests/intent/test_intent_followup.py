@@ -118,3 +118,10 @@ def test_venting_stores_nothing_and_the_request_in_a_long_message_is_found() -> 
     [found] = parse_all("唉今天真是糟透了，早上地铁挤得要死，老板又在会上点名批评我，中午外卖还送错了。正事：周四前把合同发给张律师",
                         now=NOW, tz=SH)
     assert isinstance(found, CreateIntent) and found.title == "合同发给张律师"
+
+
+@pytest.mark.parametrize("text", ["不用提醒我了", "不用叫我了", "别喊我了", "不用叫醒我了", "不用喊我一声了"])
+def test_a_call_word_taken_back_drops_the_focus_reminders(text: str) -> None:
+    """叫/喊 are reminder words: 不用叫我了 after an alarm is about its reminder, never a new 待办."""
+    [it] = parse_all(text, now=NOW, tz=SH, focus=FOCUS)
+    assert isinstance(it, UpdateIntent) and it.changes is not None and it.changes.no_reminder

@@ -22,8 +22,11 @@ from schedule.errors import DatabaseUnavailable
 
 T = TypeVar("T")
 CONTENTION_ATTEMPTS = 5  # tries of a unit of work the database keeps aborting as a deadlock victim
-# MySQL/MariaDB: 1213 deadlock (InnoDB rolled the transaction back), 1205 lock wait timeout.
-_CONTENTION_MYSQL = {1213, 1205}
+# MySQL/MariaDB: 1213 deadlock (InnoDB rolled the transaction back), 1205 lock wait timeout, 1020 a row
+# changed since the transaction's snapshot (MariaDB's snapshot isolation: "try restarting transaction"), and
+# 1467: InnoDB reports a deadlock over the table's AUTO-INC lock, which an INSERT … SELECT takes, as "failed
+# to read auto-increment value" (seen with concurrent claims into a fresh table).
+_CONTENTION_MYSQL = {1213, 1205, 1020, 1467}
 
 
 def is_retryable(exc: BaseException) -> bool:

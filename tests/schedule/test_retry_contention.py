@@ -48,6 +48,26 @@ async def test_a_deadlock_victim_is_retried_with_jitter_up_to_its_attempts_then_
     assert len(set(sleep.pauses)) == 3
 
 
+@pytest.mark.parametrize(("code", "message"), [
+    (1205, "Lock wait timeout exceeded; try restarting transaction"),
+    (1020, "Record has changed since last read in table 'items'"),
+    (1467, "Failed to read auto-increment value from storage engine")])
+async def test_every_abort_for_concurrency_is_run_again(code: int, message: str) -> None:
+    """The other ways MariaDB aborts a unit for a concurrent one: a lock wait that timed out, a row changed
+    under the snapshot, and a deadlock over the AUTO-INC lock, which InnoDB words as an auto-increment read
+    failure (seen in CI with four claims racing into a fresh table)."""
+    calls, sleep = [], _Sleeps()
+
+    async def unit() -> str:
+        calls.append(1)
+        if len(calls) == 1:
+            raise OperationalError("INSERT …", {}, _Driver(code, message))
+        return "done"
+
+    assert await retry_contention(unit, sleep=sleep) == "done"
+    assert len(calls) == 2 and len(sleep.pauses) == 1
+
+
 async def test_the_jitter_differs_between_runs() -> None:
     pauses = []
     for seed in (1, 2):

@@ -2,7 +2,7 @@
 real ASGI app (signature, XML, claim, conversation, commit), timed with the process's CPU clock.
 
     .venv/bin/python bench/step_cost.py [--backend sqlite|mariadb|both] [--users 100] [--loops 3] [--profile FILE]
-                                        [--gap-ms 10]
+                                        [--gap-ms 10] [--sql]
 
 The webhook bench sends every user's same step within the same third of a second, so the tail of its
 latency follows the dearest step's CPU; this prints that cost per step (ms, median and p90 over the last
@@ -13,6 +13,9 @@ kind of machine (a shared VM) the same work costs 2–4× the CPU after a few ms
 back to back (caches refilled after the host's other tenants ran: `intent.parse` of one sentence measured
 130 µs back to back, 300 µs after 1 ms, 560–630 µs after 10 ms), so the webhook bench's CPU per request at
 100/s matches `--gap-ms 10`, not the back-to-back figure.
+
+`--sql` prints, for the first user of the last loop, every statement each step sent (counted as
+`bench/statements.py` counts them), so a change that should drop one can be checked by eye.
 """
 
 from __future__ import annotations
@@ -72,7 +75,8 @@ async def _call(app: Any, query: str, body: bytes) -> tuple[int, bytes]:
     return status, answer
 
 
-async def run(backend: str, users: int, loops: int, profile: str | None, gap_s: float = 0.0) -> None:
+async def run(backend: str, users: int, loops: int, profile: str | None, gap_s: float = 0.0,
+              show_sql: bool = False) -> None:
     from asgi_lifespan import LifespanManager
 
     from bot.settings import Settings
@@ -101,6 +105,16 @@ async def run(backend: str, users: int, loops: int, profile: str | None, gap_s: 
         return await send(self, *args)
 
     Tx._send = counted  # type: ignore[method-assign]  # noqa: SLF001
+    shown: list[tuple[str, str]] = []  # (step, statement) of user 0's last loop, with --sql
+    if show_sql:
+        from bench.statements import StatementCounter
+
+        class _Shown(StatementCounter):
+            def seen(self, sql: str) -> None:
+                if current[0].startswith("0:"):
+                    shown.append((current[0][2:], " ".join(sql.split())))
+
+        _Shown().install()
     n = 0
     try:
         async with LifespanManager(app):
@@ -117,7 +131,7 @@ async def run(backend: str, users: int, loops: int, profile: str | None, gap_s: 
                             await asyncio.sleep(gap_s)
                         if prof:
                             prof.enable()
-                        current[0] = step if last else ""
+                        current[0] = (f"{u}:{step}" if show_sql else step) if last else ""
                         t0 = time.process_time()
                         status, answer = await _call(app, f"{query}", body)
                         spent = time.process_time() - t0
@@ -132,6 +146,10 @@ async def run(backend: str, users: int, loops: int, profile: str | None, gap_s: 
     finally:
         if backend == "mariadb":
             await _mariadb(f"DROP DATABASE IF EXISTS `{db_name}`")
+    if show_sql:
+        trips = {}  # keyed by user here: the figures below would be wrong
+        for step, sql in shown:
+            print(f"  {step:9} {sql[:160]}")
     print(f"{backend}: CPU ms per message by step, last of {loops} loops over {users} users (median / p90)"
           + (f", {gap_s * 1000:g} ms idle before each" if gap_s else "")
           + (", and round trips to the database per message" if trips else ""))
@@ -153,11 +171,12 @@ def main() -> None:
     parser.add_argument("--profile", help="write a cProfile of the last loop to this file")
     parser.add_argument("--gap-ms", type=float, default=0.0,
                         help="idle this long before each message (a server's caches between requests)")
+    parser.add_argument("--sql", action="store_true", help="print the statements of each step (first user)")
     args = parser.parse_args()
     print(speed_line())
     for backend in ["sqlite", "mariadb"] if args.backend == "both" else [args.backend]:
         profile = f"{args.profile}.{backend}" if args.profile else None
-        asyncio.run(run(backend, args.users, args.loops, profile, args.gap_ms / 1000))
+        asyncio.run(run(backend, args.users, args.loops, profile, args.gap_ms / 1000, args.sql))
 
 
 if __name__ == "__main__":

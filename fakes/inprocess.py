@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
 
 from starlette.types import ASGIApp, Message
 
 from bot.wechat.errors import WeChatTransportError
+from bot.wechat.transport import date_header
 
 
 class InProcessTransport:
@@ -34,11 +36,16 @@ class InProcessTransport:
     async def post(self, path: str, body: bytes, *, params: Mapping[str, str] | None = None) -> tuple[int, bytes]:
         return await self._call("POST", path, body, params)
 
+    async def server_date(self, path: str) -> datetime | None:
+        dated: list[str | None] = []
+        await self._call("GET", path, b"", None, dated)
+        return date_header(dated[0] if dated else None)
+
     async def aclose(self) -> None:
         self.closed = True
 
-    async def _call(self, method: str, path: str, body: bytes, params: Mapping[str, str] | None
-                    ) -> tuple[int, bytes]:
+    async def _call(self, method: str, path: str, body: bytes, params: Mapping[str, str] | None,
+                    dated: list[str | None] | None = None) -> tuple[int, bytes]:
         if self.closed:
             raise WeChatTransportError("client closed")
         query = dict(params or {})
@@ -62,6 +69,8 @@ class InProcessTransport:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = int(message["status"])
+                if dated is not None:  # the app's own Date header (a server adds one; an ASGI app may not)
+                    dated.extend(v.decode("latin-1") for k, v in message.get("headers", []) if k.lower() == b"date")
             elif message["type"] == "http.response.body":
                 chunks.append(bytes(message.get("body", b"")))
 

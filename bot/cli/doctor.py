@@ -9,7 +9,6 @@ host, and the clock against the WeChat API's Date header (signatures expire with
 
 from __future__ import annotations
 
-import email.utils
 from dataclasses import dataclass
 from typing import TextIO
 
@@ -107,13 +106,16 @@ async def _wechat(settings: Settings, clock: Clock) -> list[Check]:
 
 
 async def clock_check(settings: Settings, clock: Clock) -> Check:
-    """Compare our clock with the Date header of the WeChat API (its own clock)."""
+    """Compare our clock with the Date header of the WeChat API (its own clock), read by the bot's own client."""
+    api = account_client(settings, timeout=5)
     try:
-        async with httpx.AsyncClient(timeout=5) as http:
-            response = await http.get(settings.WECHAT_API_BASE.rstrip("/") + "/cgi-bin/get_api_domain_ip")
-        date = email.utils.parsedate_to_datetime(response.headers["date"])
-    except (httpx.HTTPError, KeyError, ValueError, TypeError) as exc:
+        date = await api.server_time()
+    except WeChatError as exc:
         return Check(SKIP, "clock", f"could not read the WeChat API's Date header ({type(exc).__name__})")
+    finally:
+        await api.aclose()
+    if date is None:
+        return Check(SKIP, "clock", "the WeChat API's answer carried no Date header")
     skew = (clock.now() - date).total_seconds()
     detail = f"{skew:+.0f} s from {settings.WECHAT_API_BASE}"
     if abs(skew) > MAX_SKEW_S:

@@ -16,6 +16,7 @@ import json
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -95,6 +96,11 @@ class WeChatClient:
 
     async def aclose(self) -> None:
         await self._http.aclose()
+
+    async def server_time(self) -> datetime | None:
+        """The WeChat API's own clock (the Date header of a call that needs no token), None when it sent none;
+        a WeChatTransportError when no answer came."""
+        return await self._http.server_date("cgi-bin/get_api_domain_ip")
 
     # --- tokens -------------------------------------------------------------------------
 

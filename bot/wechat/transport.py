@@ -10,8 +10,10 @@ request URL, access_token included, and the text goes to logs and `schedule_deli
 
 from __future__ import annotations
 
+import email.utils
 import urllib.request
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Protocol
 
 import aiohttp
@@ -35,7 +37,19 @@ class Transport(Protocol):
     async def post(self, path: str, body: bytes, *, params: Mapping[str, str] | None = None
                    ) -> tuple[int, bytes]: ...
 
+    async def server_date(self, path: str) -> datetime | None:
+        """The server's clock: the Date header of one GET of `path` (None when it sent none)."""
+        ...
+
     async def aclose(self) -> None: ...
+
+
+def date_header(value: str | None) -> datetime | None:
+    """An HTTP Date header as an aware datetime; None when missing or unreadable."""
+    try:
+        return email.utils.parsedate_to_datetime(value) if value else None
+    except (TypeError, ValueError):
+        return None
 
 
 def env_proxy(url: URL) -> str | None:
@@ -89,8 +103,14 @@ class AiohttpTransport:
         URL; raises WeChatTransportError when no complete answer arrives."""
         return await self._call("POST", path, body, params)
 
-    async def _call(self, method: str, path: str, body: bytes | None, params: Mapping[str, str] | None
-                    ) -> tuple[int, bytes]:
+    async def server_date(self, path: str) -> datetime | None:
+        """The Date header of one GET of `path` (what `schedbot doctor` compares our clock with)."""
+        dated: list[str | None] = []
+        await self._call("GET", path, None, None, dated)
+        return date_header(dated[0])
+
+    async def _call(self, method: str, path: str, body: bytes | None, params: Mapping[str, str] | None,
+                    dated: list[str | None] | None = None) -> tuple[int, bytes]:
         session = self._open()
         try:
             async with session.request(method, path, data=body, params=params,
@@ -98,6 +118,8 @@ class AiohttpTransport:
                 if (response.content_length or 0) > MAX_BODY:
                     raise WeChatTransportError(f"{path}: answer body too large ({response.content_length} bytes)")
                 answer = await response.read()
+                if dated is not None:
+                    dated.append(response.headers.get("Date"))
         except (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError) as exc:  # no connection: not sent
             raise WeChatTransportError(f"{path}: {type(exc).__name__} (no connection)") from None
         except TimeoutError:  # aiohttp's read timeouts are TimeoutErrors too: WeChat may have acted on it

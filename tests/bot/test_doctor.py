@@ -15,6 +15,7 @@ import pytest
 from bot.cli import doctor
 from bot.settings import load_settings
 from fakes.wechat import FakeWeChatAPI
+from schedule.clock import SystemClock
 from schedule.testing import FrozenClock
 from tests.bot.test_cli import free_port, run
 
@@ -112,6 +113,10 @@ async def test_clock_skew_against_the_wechat_date_header_fails(fake: FakeWeChatA
     behind = await doctor.clock_check(settings, FrozenClock(datetime(2020, 1, 1, tzinfo=UTC)))
     assert behind.mark == doctor.FAIL and "timedatectl set-ntp true" in behind.detail
     assert behind.detail.startswith("-")  # our clock is behind the API's
+    on_time = await doctor.clock_check(settings, SystemClock())
+    assert on_time.mark == doctor.PASS and on_time.detail.endswith(f"s from {fake.base_url}")
+    nobody = await doctor.clock_check(load_settings(WECHAT_API_BASE="http://127.0.0.1:9"), SystemClock())
+    assert nobody.mark == doctor.SKIP and "WeChatTransportError" in nobody.detail
 
 
 def test_a_configuration_incident_a_worker_met_is_reported(tmp_path: Path, fake: FakeWeChatAPI, site: str) -> None:

@@ -8,6 +8,7 @@ import gzip
 import json
 import socket
 from collections.abc import AsyncIterator, Callable
+from datetime import UTC, datetime
 
 import pytest
 from scripted_http import Handler, Peer, Request, ScriptedServer, Serve, ok, replying
@@ -97,6 +98,20 @@ async def test_get_sends_its_query_without_a_body_on_the_same_connection(
     assert get.body == b"" and "content-type" not in get.headers and get.headers["user-agent"] == "schedbot"
     assert post.headers["content-type"] == "application/json"
     assert get.connection == post.connection  # one kept-alive connection for both methods
+
+
+async def test_server_date_reads_the_answers_date_header_and_none_without_one(
+        serve: Serve, make_transport: MakeTransport) -> None:
+    """`schedbot doctor` compares our clock with WeChat's through the bot's own transport (no second client)."""
+    dated = await serve(replying(lambda _: ok(b"{}", headers="Date: Sat, 05 Dec 2026 06:30:00 GMT\r\n")))
+    plain = await serve(replying(lambda _: ok(b"{}")))
+
+    assert await make_transport(dated.url).server_date("cgi-bin/get_api_domain_ip") == datetime(
+        2026, 12, 5, 6, 30, tzinfo=UTC)
+    [request] = dated.requests
+    assert request.method == "GET" and URL(request.target).path == "/cgi-bin/get_api_domain_ip"
+    assert URL(request.target).query == {}  # no token: the clock needs none
+    assert await make_transport(plain.url).server_date("cgi-bin/get_api_domain_ip") is None
 
 
 @pytest.mark.parametrize("base", ["/api/", "/api"])

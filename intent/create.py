@@ -80,7 +80,7 @@ def build(text: str, slots: Slots, *, rule: str, meeting_offset: int, confidence
     return CreateIntent(
         kind="event" if kind == "event" else "task",
         title=title,
-        location=place[0] if place is not None else None,
+        location=(place[0] or None) if place is not None else None,
         start_at=start if kind == "event" else None,
         end_at=end if kind == "event" and end != start else None,
         due_at=start if kind == "task" else None,

@@ -120,6 +120,8 @@ def read(norm: str, mentions: list[TimeMention], focus: FocusHint | None) -> Int
         if changes is None and norm.startswith("不是"):
             return None  # 不是很急,明天交就行: 不是 alone does not make a correction
         return _update(changes, "followup.correction")
+    if _place_then_request(norm, mentions):
+        return None  # 地点三楼会议室 明天下午三点开会: a new request that names its place first
     if _DONE.match(norm) and not mentions:  # 交了 / 浇好了: done, about the focus or the reminder just sent
         return CompleteIntent(needs_clarification=["target"], rule="followup.done", confidence=0.7,
                               question=clarify.question(["target"]))
@@ -143,6 +145,20 @@ def read(norm: str, mentions: list[TimeMention], focus: FocusHint | None) -> Int
     if named:  # 体检地点改成人民医院: the item named, or else the one in focus (集合地点改成… about it)
         return UpdateIntent(target_text=named, changes=changes, or_focus=True, rule="followup.place", confidence=0.8)
     return _update(changes, "followup.bare")
+
+
+def _place_then_request(norm: str, mentions: list[TimeMention]) -> bool:
+    """A place said first, then, after a space, a clause with its own time and more words than the time:
+    the place of a new request, not a follow-up about the focus (地点三楼会议室 明天下午三点开会)."""
+    place = _PLACE.match(norm)
+    if place is None or not place.group("a") or " " not in place.group("a"):
+        return False
+    rest_at = place.start("a") + place.group("a").index(" ") + 1
+    own = [m for m in mentions if m.span[1] > rest_at]  # (人民路8号 周六…: 8号 may join the time)
+    words = norm[rest_at:]
+    for m in own:
+        words = words.replace(norm[max(m.span[0], rest_at):m.span[1]], "")
+    return bool(own) and len(words.strip(" ,.!~")) >= 2
 
 
 def _update(changes: Changes | None, rule: str) -> UpdateIntent:

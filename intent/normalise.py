@@ -40,6 +40,10 @@ _TYPO = re.compile(
     r"|(?P<again>(?:(?<=[后会儿下点,]))在)(?=(?:提醒|叫|喊|通知|催)我?)|(?P<two>俩)(?=[点个小钟天周礼星月年号])"
     rf"|(?P<clock>个钟)(?!头|点)(?=后|以后|之后|内|左右|以内|叫|提醒|喊)|(?P<er>[今明后]儿个)"
 )
+# 早八晚八 / 早8晚9: the morning's and the evening's hour, said the short way, as the clocks they are
+# (早上八点,晚上八点); never when a unit follows (早两天晚一点 is no clock).
+_MORNING_EVENING = re.compile(r"早(?P<am>[1-9]|1[0-2]|[一两二三四五六七八九十]|十[一二])"
+                              r"晚(?P<pm>[1-9]|1[0-2]|[一两二三四五六七八九十]|十[一二])(?:点|(?![0-9一二三四五六七八九十时:个天分小周月年步些]))")
 _FIX = {"day": "明天", "remind": "提醒", "again": "再", "two": "两", "clock": "个小时"}
 
 
@@ -67,6 +71,7 @@ def normalise(text: str) -> str:
     head = head.translate(_TRADITIONAL).replace("甭", "不用").replace("天天", "每天")
     head = head.replace("听日", "明天").replace("听朝", "明早")  # Cantonese
     head = _TYPO.sub(_fix, head)
+    head = _MORNING_EVENING.sub(lambda m: f"早上{m['am']}点,晚上{m['pm']}点", head)
     if _LATIN.search(head):
         from intent.english import to_chinese
 

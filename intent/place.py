@@ -13,16 +13,20 @@ _PLACE = re.compile(r"(?:(?:地点|地址|位置)(?:在|是|为|:|\s)|(?:会议�
                     r"|(?:^|(?<=[\s,]))(?:地点|地址)(?=[^\s,!?;在是为:哪什啥多]))\s*"  # 项目评审 地点三楼会议室
                     r"(?P<place>(?:[^,!?;\s]|\s(?=[A-Za-z0-9]))+)")
 _TRAIL = re.compile(r"[吧哈啊呀呢哦。.~\s]+$|(?:提醒我|叫我|见面|集合|见|碰头)+$")
+_UNDECIDED = re.compile(r"(?:还|暂时|暂)?(?:待定|未定|没定|再定|另行通知|等通知|不确定|还不知道|不知道)")
 
 
 def place_of(text: str) -> tuple[str, tuple[int, int]] | None:
-    """The place named and the span to leave out of the title, or None."""
+    """The place named and the span to leave out of the title, or None; the place is "" when the user said it
+    is not known yet (地点待定)."""
     m = _PLACE.search(text)
     if m is None:
         return None
     place = _TRAIL.sub("", m.group("place")).strip()
     if not place or place.startswith(("哪", "什么", "啥", "多少")):
         return None  # 地点在哪 asks; it names nothing
+    if _UNDECIDED.fullmatch(place):  # 地点待定: no place yet, and no words of the title either
+        return "", m.span()
     marker = m.group(0)[:3] if m.group(0).startswith("会议室") else m.group(0)[:2]
     if marker in ("会议室", "会场"):
         place = marker + place  # 会议室是A302 → 会议室A302

@@ -182,6 +182,8 @@ _TRIGGER = re.compile(r"提醒|叫我|喊我|记一下|记下|帮我记|备忘|�
 _SEPARATOR = re.compile(r"[,!?]")
 _AM = frozenset({"凌晨", "清晨", "早晨", "早上", "早间", "上午", "黎明"})
 _PM = frozenset({"下午", "午后", "傍晚", "晚上", "晚间", "夜里", "夜间", "深夜", "半夜"})
+# Words that place what follows in the evening: a bare hour after them is the evening's (这周五下班后…大概六点).
+_EVENING_CUE = re.compile(r"下班|放学|收工|晚饭|晚餐|夜宵|宵夜")
 
 
 def _attach_clock(s: Slots, points: list[TimeMention], text: str) -> None:
@@ -228,7 +230,8 @@ def _attach_clock(s: Slots, points: list[TimeMention], text: str) -> None:
         if cut >= 0:
             s.spans.append((0, cut + 1))  # the context clause's words are not the title
     else:
-        s.when = replace(clock, start=on_day(clock, day.start, day.period), has_date=True,
+        period = day.period or ("傍晚" if _EVENING_CUE.search(text, day.span[0], clock.span[0]) else None)
+        s.when = replace(clock, start=on_day(clock, day.start, period), has_date=True,
                          rule=f"{clock.rule}+attached_day")
     s.second = next((m for m in later[later.index(clock) + 1:] if m.has_clock), None)
 

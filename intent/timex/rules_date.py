@@ -195,7 +195,9 @@ RULES: list[tuple[str, str, Handler]] = [
     ("date_ymd", rf"(?:{YEAR})?(?:的)?(?:{MONTH})"
                  rf"(?:的? ?{DAYN} ?(?P<ds>日|号)?(?(ds)|(?![\d点时:.个天年月分秒小周{CN}]))|{EDGE})?",
      ymd),
-    ("date_day", rf"(?:(?P<mr>{_alt(MONTH_REL)})的?)?(?:{DAYN})(?:日|号)(?![\d])", lambda m, c: _day_rel(m, c)),
+    # (never a house number: 人民路8号, 胡同12号)
+    ("date_day", rf"(?<![路街巷弄同\d{CN}])(?:(?P<mr>{_alt(MONTH_REL)})的?)?(?:{DAYN})(?:日|号)(?![\d])",
+     lambda m, c: _day_rel(m, c)),
     ("date_day_bare", rf"(?<=[到至~\-])(?:{DAYN})(?![\d点时:.分号日月个天年周小半刻{CN}])",
      lambda m, c: _bare_day(m, c)),
     ("day_relative", _alt([*REL_DAY, *DAY_PERIOD, *TWO_DAYS]), rel_day),

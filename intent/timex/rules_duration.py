@@ -139,6 +139,8 @@ def duration(m: re.Match[str], ctx: Ctx) -> Piece | None:
     if pre.startswith(("最近", "过去")) or pre in ("近", "之前"):
         return Piece("span", b, e, "past_span", start=_shift(now, secs, months, -1, real), end=now,
                      grain="second")
+    if pre in ("前", "后") and not post and b > 0 and m.string[b - 1] in "推延挪移调往":
+        return Piece("dur", b + len(pre), e, "duration", secs=total)  # 推后一小时: by how much, not the next hour
     if pre in ("上", "前", "下", "后"):
         t = _trunc(now, grain)
         if pre in ("上", "前"):

@@ -1,0 +1,95 @@
+"""Wordings people use that the rules were not first written for, each with the same meaning said another way
+beside it: the two must read alike. (NOW is Thursday 2026-06-18 10:00 in Shanghai.)"""
+
+from __future__ import annotations
+
+import pytest
+from intent_helpers import NOW, TZ, at
+
+from intent import parse_all
+from intent.model import CreateIntent, Intent, UpdateIntent
+
+
+def one(text: str) -> Intent:
+    [intent] = parse_all(text, now=NOW, tz=TZ)
+    return intent
+
+
+def created(text: str) -> CreateIntent:
+    intent = one(text)
+    assert isinstance(intent, CreateIntent) and not intent.needs_clarification, intent
+    return intent
+
+
+@pytest.mark.parametrize(("text", "said", "hour", "minute"), [
+    ("这周五下班后去吃火锅，大概六点", "这周五晚上去吃火锅，大概六点", 18, 0),
+    ("周五放学后带孩子去游泳，七点", "周五晚上带孩子去游泳，七点", 19, 0),
+    ("这周五下班以后六点半去吃饭", "这周五晚上六点半去吃饭", 18, 30),
+    ("这周五吃完晚饭八点散步", "这周五晚上八点散步", 20, 0),
+])
+def test_after_work_or_school_a_bare_hour_is_the_evenings(text: str, said: str, hour: int, minute: int) -> None:
+    """下班后 / 放学后 / 晚饭 put the hour in the evening, as 晚上 does (a bare 6 on another day is otherwise 06:00)."""
+    assert created(text).start_at == created(said).start_at == at(2026, 6, 19, hour, minute)
+
+
+@pytest.mark.parametrize("text", ["这周五六点起床", "这周五上午下班后九点开会"])
+def test_without_an_evening_word_or_with_a_morning_one_the_hour_stays_in_the_morning(text: str) -> None:
+    assert created(text).start_at.hour in (6, 9)  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    ("每天早八晚八吃药", "每天早上八点和晚上八点吃药"),
+    ("每天早8晚8提醒我吃药", "每天早上8点、晚上8点提醒我吃药"),
+    ("每天早八晚八点吃药", "每天早上八点 晚上八点吃药"),
+])
+def test_morning_and_evening_hours_said_the_short_way_are_a_twice_daily_course(text: str, said: str) -> None:
+    short, long = created(text), created(said)
+    assert short.title == long.title == "吃药"
+    assert short.recurrence is not None and long.recurrence is not None
+    assert short.recurrence.rrule == long.recurrence.rrule == "FREQ=DAILY;BYHOUR=8,20;BYMINUTE=0"
+
+
+@pytest.mark.parametrize("text", ["早两天晚一点都行", "早一点晚一点都可以"])
+def test_early_and_late_with_a_unit_are_no_clock(text: str) -> None:
+    intent = one(text)
+    assert not (isinstance(intent, CreateIntent) and intent.recurrence is not None)
+
+
+@pytest.mark.parametrize(("text", "title", "place", "day"), [
+    ("地点三楼会议室 明天下午三点开会", "开会", "三楼会议室", 19),
+    ("地址人民路8号 周六上午十点体检", "体检", "人民路8号", 20),
+    ("明天下午三点开会 地点三楼会议室", "开会", "三楼会议室", 19),
+])
+def test_a_place_said_first_then_a_request_is_a_new_item_at_that_place(text: str, title: str, place: str,
+                                                                       day: int) -> None:
+    item = created(text)
+    assert (item.title, item.location, item.start_at.date().day) == (title, place, day)  # type: ignore[union-attr]
+
+
+def test_a_place_with_only_a_time_after_it_is_still_a_follow_up() -> None:
+    assert isinstance(one("地点在国贸 明天下午三点"), UpdateIntent)
+
+
+@pytest.mark.parametrize("text", ["周六上午十点去人民路8号体检", "地址:人民路8号,周六上午十点体检"])
+def test_a_house_number_is_not_a_day_of_the_month(text: str) -> None:
+    assert created(text).start_at == at(2026, 6, 20, 10, 0)  # Saturday, not the 8th
+
+
+@pytest.mark.parametrize("text", ["明天三点开会地点待定", "明天下午三点开会,地点待定", "明天下午三点开会 地址还不知道",
+                                  "明天下午三点开会 会议室另行通知"])
+def test_a_place_not_known_yet_is_neither_a_place_nor_part_of_the_title(text: str) -> None:
+    item = created(text)
+    assert (item.title, item.location, item.start_at) == ("开会", None, at(2026, 6, 19, 15, 0))
+
+
+@pytest.mark.parametrize("text", ["把会议推后一小时", "会议推后一个小时", "把会议推迟一小时", "会议往后推一个小时"])
+def test_pushed_back_by_an_hour_moves_the_item_by_an_hour(text: str) -> None:
+    intent = one(text)
+    assert isinstance(intent, UpdateIntent) and intent.changes is not None
+    assert intent.changes.shift_minutes == 60 and intent.target_text == "会议"
+
+
+@pytest.mark.parametrize("text", ["后三天有什么安排", "看看后两天的安排"])
+def test_the_next_days_are_still_a_range(text: str) -> None:
+    intent = one(text)
+    assert intent.range_start is not None and intent.range_start.date().day == 19  # type: ignore[attr-defined]

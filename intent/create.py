@@ -10,7 +10,7 @@ from intent import clarify, reminder
 from intent.alarm import CALL, MORNING_ENDS
 from intent.lexicon import ALL_DAY_ACTIVITY, DEADLINE, NO_REMINDER, RECORD_WORD, REMIND_WORD, is_activity, is_meeting
 from intent.model import CreateIntent, Lunar, Missing, Pending, Recurrence
-from intent.place import place_after_zai, place_of, venue_in
+from intent.place import place_after_zai, place_at_end, place_of, venue_in
 from intent.slots import Slots, day_start
 from intent.title import clean, remove_spans, title_of
 
@@ -51,6 +51,9 @@ def build(text: str, slots: Slots, *, rule: str, meeting_offset: int, confidence
     zai = place_after_zai(text) if place is None else None
     if zai is not None and zai[0] in title:  # 在国贸跟朋友吃饭: 国贸 is where, not what
         title, place = title.replace(zai[0], "", 1).lstrip("在") or title, (zai[0], zai[1])
+    at_end = place_at_end(text) if place is None and zai is None else None
+    if at_end is not None and title.endswith(at_end[0]) and len(title) > len(at_end[0]):  # … 十二点半 在万达
+        title, place = title[:-len(at_end[0])].rstrip("在 ,") or title, at_end
     missing: list[Missing] = []
     all_day = start is not None and not has_clock
     if kind == "task" and all_day and _period_only(text, rest, slots, asked=asked, no_remind=no_remind):

@@ -45,7 +45,7 @@ from intent.lists import clock_list, day_list, todo_list
 from intent.model import CreateIntent, Intent, NoneIntent
 from intent.normalise import ascii_forms, normalise, with_clock_now
 from intent.pipeline import analyse, parse, parse_prepared
-from intent.slots import DAY_BEFORE
+from intent.slots import DAY_BEFORE, at_noon, noon_only
 
 if TYPE_CHECKING:
     from intent.slots import Slots
@@ -322,9 +322,11 @@ def _timed_and_worded(group: list[_Clause], slots: Slots) -> bool:
     """The request so far has words and a time of its own that the clause cannot complete (a clock, or a day
     when the clause names another day): the clause's time is another request's. 下周三家长会，下午2点半 is one."""
     when = slots.when
-    clock = any(m.has_clock for c in group for m in c.mentions)
+    clocks = [m for c in group for m in c.mentions if m.has_clock]
+    if when is not None and clocks and all(noon_only(m) for m in clocks) and at_noon(when):
+        return False  # 明天中午吃饭，12点半: the clock says which minute of noon
     day = any(m.has_date for c in group for m in c.mentions) and when is not None and when.has_date
-    return (clock or day) and any(c.title not in _GENERIC for c in group)
+    return (bool(clocks) or day) and any(c.title not in _GENERIC for c in group)
 
 
 def _reminder_for_previous(c: _Clause, slots: Slots, group: list[_Clause]) -> bool:

@@ -71,6 +71,16 @@ _GENERIC_VENUE = re.compile(
     r"医院|公园|餐厅|饭店|酒店|商场|机场|火车站|高铁站|健身房|图书馆|会议室|电影院|影院|咖啡馆|咖啡厅")
 
 
+# 后天中午跟老同学吃饭 十二点半 在万达: a last clause of 在 and a place, set apart by a space or a comma
+_AT_END = re.compile(r"(?:^|(?<=[\s,]))在(?P<v>[^\s,在的我你他她要想忙等做考准吗呢吧了线家]{2,12})$")
+
+
+def place_at_end(text: str) -> tuple[str, tuple[int, int]] | None:
+    """The place of a last clause that only says where (… 在万达): the place and its span."""
+    m = _AT_END.search(text)
+    return (m.group("v"), m.span()) if m is not None else None
+
+
 def place_after_zai(text: str) -> tuple[str, tuple[int, int]] | None:
     """在国贸跟朋友吃饭: a place said with 在 before who or what (跟/和/与/陪/找/见/给): the place and its span."""
     m = _AT_BEFORE.search(text)

@@ -201,7 +201,7 @@ def _attach_clock(s: Slots, points: list[TimeMention], text: str) -> None:
         s.when, s.second = None, None
         return
     day = s.when
-    if day is None or day.has_clock or day.start is None or day not in points:
+    if day is None or (day.has_clock and not noon_only(day)) or day.start is None or day not in points:
         return
     if not day.has_date and day.period is None:
         return  # only a day, or a part of one (晚上请客户吃饭7点), takes a later clock
@@ -219,6 +219,8 @@ def _attach_clock(s: Slots, points: list[TimeMention], text: str) -> None:
     clock = next((m for m in later if m.has_clock), None)
     if clock is None or clock.start is None:
         return
+    if day.has_clock and not at_noon(clock):
+        return  # 中午…十二点半 refines noon; 中午…晚上八点 is another time
     lead = s.lead_span
     if (lead is not None and s.lead_minutes and not s.lead_minutes % 1440 and not clock.has_date
             and day.span[1] <= lead[0] < clock.span[0]):
@@ -234,6 +236,17 @@ def _attach_clock(s: Slots, points: list[TimeMention], text: str) -> None:
         s.when = replace(clock, start=on_day(clock, day.start, period), has_date=True,
                          rule=f"{clock.rule}+attached_day")
     s.second = next((m for m in later[later.index(clock) + 1:] if m.has_clock), None)
+
+
+def noon_only(mention: TimeMention) -> bool:
+    """中午 with no hour said: 12:00 by convention, until a clock said later in the message refines it."""
+    return mention.period == "中午" and mention.has_clock and hour_said(mention.text) is None
+
+
+def at_noon(clock: TimeMention) -> bool:
+    """A clock time without a day, said around noon (11点, 12点半, 1点, 13:00): what 中午 said earlier means."""
+    return (clock.start is not None and clock.has_clock and not clock.has_date and clock.period in (None, "中午")
+            and hour_said(clock.text) in (11, 12, 1, 13))
 
 
 def on_day(clock: TimeMention, day: datetime, period: str | None = None) -> datetime:

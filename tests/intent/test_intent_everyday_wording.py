@@ -93,3 +93,35 @@ def test_pushed_back_by_an_hour_moves_the_item_by_an_hour(text: str) -> None:
 def test_the_next_days_are_still_a_range(text: str) -> None:
     intent = one(text)
     assert intent.range_start is not None and intent.range_start.date().day == 19  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(("text", "said", "hour", "minute"), [
+    ("明天中午一起吃饭,12点半", "明天中午12点半一起吃饭", 12, 30),
+    ("明天中午跟老同学吃饭 十二点半", "明天中午十二点半跟老同学吃饭", 12, 30),
+    ("明天中午吃饭 一点", "明天中午一点吃饭", 13, 0),
+])
+def test_a_clock_said_after_noon_says_which_minute_of_noon(text: str, said: str, hour: int, minute: int) -> None:
+    """中午 alone is 12:00; a noon clock said later in the message is the same item's time, not a second item."""
+    [later] = parse_all(text, now=NOW, tz=TZ)
+    [first] = parse_all(said, now=NOW, tz=TZ)
+    assert isinstance(later, CreateIntent) and isinstance(first, CreateIntent)
+    assert later.start_at == first.start_at == at(2026, 6, 19, hour, minute)
+    assert later.title == first.title
+
+
+def test_noon_then_another_time_with_its_own_words_is_two_items() -> None:
+    meal, film = parse_all("明天中午吃饭,晚上八点看电影", now=NOW, tz=TZ)
+    assert isinstance(meal, CreateIntent) and isinstance(film, CreateIntent)
+    assert (meal.title, meal.start_at, film.title, film.start_at) == (
+        "吃饭", at(2026, 6, 19, 12, 0), "看电影", at(2026, 6, 19, 20, 0))
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    ("后天中午跟老同学吃饭 十二点半 在万达", "后天中午十二点半在万达跟老同学吃饭"),
+    ("后天晚上跟老同学吃饭 七点 在万达", "后天晚上七点在万达跟老同学吃饭"),
+    ("明天下午三点开会,在三楼大会议室", "明天下午三点开会 地点三楼大会议室"),
+])
+def test_a_last_clause_saying_where_is_the_place(text: str, said: str) -> None:
+    last, first = created(text), created(said)
+    assert (last.title, last.location, last.start_at) == (first.title, first.location, first.start_at)
+    assert last.location is not None and last.location not in (last.title or "")

@@ -68,6 +68,10 @@ _EXTENT = re.compile(r"^(?:结束|散会|散|完|为止|截止|收尾|开完|搞
 _NOTE = re.compile(r"记一下|记下|记录|记上|帮我记|备忘|记个|加个待办|添加待办")
 _ALSO = re.compile(r"也|同样|一样|照旧|照样|再(?:叫|提醒|喊|通知)我?(?:一次|一遍|一下)?|(?:叫|提醒)?(?:一次|一遍)$")
 # 明早8点叫我起床，8点半再叫一次: another reminder for the same thing, not a snooze of one delivered
+# 以后每天都这样 / 每天都要 / 天天如此: the request before it repeats, nothing new
+_REPEAT_ONLY = re.compile(r"^(?:以后|今后|往后|之后|从此)?"
+                          r"(?:每天|天天|每周|每星期|每个?礼拜|每个?月|每年|每个?工作日|工作日)"
+                          r"(?:都|也)?(?:这样|如此|照此|照旧|一样|要|得)?(?:吧|哈|啊|哦)?$")
 _AGAIN = re.compile(r"再(?:叫|提醒|喊|通知)我?(?:一次|一遍|一下)?")
 # 下周四体检，头一天晚上8点提醒我: a reminder clause counted from the previous item's day belongs to it.
 _DAY_BEFORE = re.compile(rf"^(?:要|请|记得)?(?:提前[一两二三四五六七1-7]天|{DAY_BEFORE})")
@@ -292,8 +296,8 @@ def _judge(c: _Clause, slots: Slots, today: date) -> None:
     c.asks = bool(REMIND_WORD.search(c.text))
     action = classify(c.text, slots, today).action
     timed = slots.when is not None or slots.recur is not None or slots.relative is not None
-    if c.asks and _DAY_BEFORE.match(c.text):
-        c.alone = False
+    if (c.asks and _DAY_BEFORE.match(c.text)) or _REPEAT_ONLY.match(c.text):
+        c.alone = False  # 前一天提醒我 / 以后每天都这样: about the request before it
     elif _ALSO.sub("", c.title) in _GENERIC and slots.has_clock and _ALSO.search(c.text):
         c.alone = True  # 晚上8点也要: the subject carries over (see _with_subject)
     elif action in ("query", "subscribe_digest", "unsubscribe_digest"):

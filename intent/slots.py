@@ -194,10 +194,17 @@ def _attach_clock(s: Slots, points: list[TimeMention], text: str) -> None:
     was context and the later mention is the request's time.
     """
     rec, clock = s.recur, s.when
+    plain = rec is not None and ";BY" not in (rec.rrule or ";BY") and rec.lunar is None  # 每天 / 每周, no day named
     if rec is not None and rec.start is not None and not rec.has_clock and clock is not None \
-            and clock.start is not None and clock.has_clock and not clock.has_date and clock.span[0] > rec.span[0]:
-        s.recur = replace(rec, start=on_day(clock, rec.start, rec.period), has_clock=True,
-                          rule=f"{rec.rule}+attached_clock")  # 每周一，三点开会
+            and clock.start is not None and clock.has_clock and (not clock.has_date or plain):
+        start = on_day(clock, rec.start, rec.period)
+        if clock.has_date or ((rec.rrule or "").startswith("FREQ=DAILY") and plain and clock.start < start
+                              and clock.start.time() == start.time()):
+            # 晚上九点提醒我吃药，每天都要: tonight's is the first, when it is still ahead; 明天上午九点开会，以后
+            # 每周都这样: the day said is the first, and its weekday the series'
+            start = clock.start
+        s.recur = replace(rec, start=start, has_clock=True,
+                          rule=f"{rec.rule}+attached_clock")  # 每周一，三点开会 / 晚上九点…，每天都要
         s.when, s.second = None, None
         return
     day = s.when

@@ -46,15 +46,20 @@ async def test_the_second_message_sees_the_question_the_first_asked(bot: Bot,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """The first message is still in its transaction (saving its question) when the second arrives."""
     original = dialog.save
+    saving = asyncio.Event()
 
     async def slow_save(*args: Any, **kwargs: Any) -> None:
+        saving.set()
         await asyncio.sleep(0.2)  # the answer's turn opens meanwhile, unless it has to wait for this one
         await original(*args, **kwargs)
 
     monkeypatch.setattr(dialog, "save", slow_save)
     chat = bot.chat()
     await chat.say("你好")
-    asked, answered = await asyncio.gather(chat.say("我明天要去开会，帮我记录增加一个提醒"),
-                                           chat.say("下午三点，提前半小时"))
+    saving.clear()
+    first = asyncio.create_task(chat.say("我明天要去开会，帮我记录增加一个提醒"))
+    await asyncio.wait_for(saving.wait(), 30)  # the question's turn holds the user's row: the answer comes second
+    answered = await chat.say("下午三点，提前半小时")
+    asked = await first
     assert "几点" in asked
     assert "已记录" in answered and "15:00" in answered and "14:30" in answered

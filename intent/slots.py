@@ -203,7 +203,13 @@ def _attach_clock(s: Slots, points: list[TimeMention], text: str) -> None:
             # 晚上九点提醒我吃药，每天都要: tonight's is the first, when it is still ahead; 明天上午九点开会，以后
             # 每周都这样: the day said is the first, and its weekday the series'
             start = clock.start
-        s.recur = replace(rec, start=start, has_clock=True,
+        rrule = rec.rrule
+        if clock.has_date and plain and rrule is not None:  # the day said names the series' day: 每周四, 每月11日
+            if rrule.startswith("FREQ=WEEKLY"):
+                rrule += ";BYDAY=" + ("MO", "TU", "WE", "TH", "FR", "SA", "SU")[start.weekday()]
+            elif rrule.startswith("FREQ=MONTHLY"):
+                rrule += f";BYMONTHDAY={start.day}"
+        s.recur = replace(rec, start=start, rrule=rrule, has_clock=True,
                           rule=f"{rec.rule}+attached_clock")  # 每周一，三点开会 / 晚上九点…，每天都要
         s.when, s.second = None, None
         return

@@ -101,8 +101,8 @@ _CLOCKS = re.compile(rf"^(?P<head>[^,\d]{{0,12}}?)(?P<times>{_CLOCK}(?:(?:,|和|
 
 def clock_list(norm: str) -> list[str] | None:
     m = _CLOCKS.match(norm)
-    if m is None:
-        return None
+    if m is None or m.group("head").endswith(("到", "至")):
+        return None  # 今晚加班到十点,九点半提醒我: the first clock ends something, it is no second reminder
     times = re.findall(_CLOCK, m.group("times"))
     return [f"{m.group('head')}{clock}{m.group('rest')}" for clock in times] if 2 <= len(times) <= 6 else None
 

@@ -62,6 +62,8 @@ _GENERIC = frozenset({"", "提醒", "闹钟", "事", "个事", "件事", "一件
 # 顺便… / 再加一个…: words that only join a request to the one before.
 _LEADING = re.compile(r"^(?:顺便|顺带|顺道|另外|同时|并且|然后|还有就是|再就是)?(?:帮我)?"
                       r"(?:(?:再|还)?(?:加|添|添加|新建)(?:一个|一条|个|条))?")
+# 要加班到十点 / 今天忙到很晚: being busy until a time, said as the context of a request
+_BUSY_UNTIL = re.compile(r"(?:加班|忙|工作|上班|值班|上课|开会|应酬|干活|写代码)[^\s,]{0,3}?(?:到|至)[^\s,]{1,6}$")
 _UNTIL_ONLY = frozenset({"到", "开到", "一直到", "至", "忙到", "持续到"})  # 开到五点半: the previous item's end
 _EXTENT = re.compile(r"^(?:结束|散会|散|完|为止|截止|收尾|开完|搞完|左右)")
 # 记一下 X starts a request of its own; 记得/别忘了 X after an item is a note about that item.
@@ -172,6 +174,9 @@ def _parse_all(
         if listed is not None:
             return [parse(line, now=now, tz=tz, meeting_offset_minutes=meeting_offset_minutes) for line in listed]
         mentions, degraded = analyse(norm, local, zone, None) if norm else ([], False)
+        busy = _busy_context_dropped(norm, mentions) if pending is None else None
+        if busy is not None:  # 今晚要加班到十点，九点半提醒我订车: the request, on the day said
+            return _parse_all(busy, now, tz, pending, meeting_offset_minutes, focus)
         days = day_list(norm, mentions) if pending is None and not degraded \
             and not (focus is not None and focus.digest) else None
         each = [i for line in days for i in _parse_all(line, now, tz, None, meeting_offset_minutes, None)] \
@@ -196,6 +201,26 @@ def _parse_all(
     except Exception:  # the contract is: never raise; the whole text as one request is the safe reading
         return [parse(text, now=now, tz=tz, pending=pending, meeting_offset_minutes=meeting_offset_minutes,
                       focus=focus)]
+
+
+def _busy_context_dropped(norm: str, mentions: list[TimeMention]) -> str | None:
+    """今晚要加班到十点，九点半提醒我订车: how long the user is busy is context for the reminder asked after it,
+    neither an item nor words of its title; the text without it (its day and part of the day kept for the
+    request's clock), or None when the message is not so."""
+    from intent.lexicon import REMIND_WORD
+
+    parts = _split(norm)
+    if len(parts) < 2:
+        return None
+    (b, e), at = parts[0], parts[1][0]
+    busy = _BUSY_UNTIL.search(norm, b, e)
+    if busy is None or REMIND_WORD.search(norm, b, e) or not REMIND_WORD.search(norm, at) \
+            or not any(m.has_clock and m.span[0] >= at for m in mentions) \
+            or any((m.has_clock and b <= m.span[0] < busy.start()) or (m.type == "range" and m.has_clock)
+                   for m in mentions if m.span[0] < e):
+        return None  # (明天下午三点开会到五点,…: a meeting with its own time is an item)
+    day = "".join(m.text for m in mentions if b <= m.span[0] < e and not m.has_clock and (m.has_date or m.period))
+    return f"{day} {norm[at:]}".strip()
 
 
 def _split(norm: str) -> list[tuple[int, int]]:

@@ -18,6 +18,7 @@ _TABLE = str.maketrans(_PAIRS)
 
 
 _CJK = re.compile(r"(?<=[0-9\u4e00-\u9fff]) {1,2}(?=[0-9\u4e00-\u9fff])")
+_NEXT_CLOCK = re.compile(r"[0-9零一二两三四五六七八九十]{1,3}[点时:]")
 
 
 def squeeze(text: str) -> tuple[str, list[int]]:
@@ -31,8 +32,9 @@ def squeeze(text: str) -> tuple[str, list[int]]:
     drop: set[int] = set()
     for m in _CJK.finditer(text):
         a, z = text[m.start() - 1], text[m.end()]
-        if (a.isdigit() and z.isdigit()) or (z in "月日" and "月" not in text[:m.start()]):
-            continue
+        if (a.isdigit() and z.isdigit()) or (z in "月日" and "月" not in text[:m.start()]) \
+                or (a in "点时半刻" and _NEXT_CLOCK.match(text, m.end())):
+            continue  # (三点 四点半: two clock times, not 三点四 and a stray 点半)
         drop.update(range(m.start(), m.end()))
     where = [i for i in range(len(text)) if i not in drop]
     return "".join(text[i] for i in where), where

@@ -142,3 +142,37 @@ def test_a_repeat_said_after_the_request_makes_it_a_series(text: str, said: str,
     assert (after.title, after.start_at or after.due_at) == (before.title, first)
     assert (before.start_at or before.due_at) == first
     assert after.recurrence.rrule == before.recurrence.rrule == rrule
+
+
+@pytest.mark.parametrize("text", ["今天晚上要加班到十点 九点半提醒我订车", "今晚加班到十点,九点半提醒我订车",
+                                  "今天晚上要加班到十点,九点半提醒我订个车"])
+@pytest.mark.parametrize("hour", [8, 10])
+def test_busy_until_a_time_is_the_context_of_the_reminder_after_it(text: str, hour: int) -> None:
+    """One item, the reminder asked for, at 21:30 tonight (the evening said, whatever the hour now): being
+    busy until ten is neither an item nor words of its title (it was 加班到订车 at 22:00 and again at 21:30)."""
+    [item] = parse_all(text, now=at(2026, 6, 18, hour, 0), tz=TZ)
+    [plain] = parse_all("今晚九点半提醒我订车", now=at(2026, 6, 18, hour, 0), tz=TZ)
+    assert isinstance(item, CreateIntent) and isinstance(plain, CreateIntent)
+    assert item.title in ("订车", "订个车") and item.reminder is not None and plain.reminder is not None
+    assert item.reminder.remind_at == plain.reminder.remind_at == at(2026, 6, 18, 21, 30)
+
+
+def test_a_meeting_with_its_own_start_is_an_item_beside_the_reminder_after_it() -> None:
+    meeting, booking = parse_all("明天下午三点开会到五点,四点半提醒我订会议室", now=NOW, tz=TZ)
+    assert isinstance(meeting, CreateIntent) and isinstance(booking, CreateIntent)
+    assert (meeting.title, meeting.start_at, meeting.end_at) == ("开会", at(2026, 6, 19, 15, 0), at(2026, 6, 19, 17, 0))
+    assert booking.reminder is not None and booking.reminder.remind_at == at(2026, 6, 19, 16, 30)
+
+
+def test_two_clock_times_set_apart_by_a_space_are_both_read() -> None:
+    from intent.timex import extract
+
+    found = extract("明天下午三点 四点半提醒我", now=NOW, tz=TZ)
+    assert [m.text for m in found] == ["明天下午三点", "四点半"]
+    assert [m.text for m in extract("下午3点 30分开会", now=NOW, tz=TZ)] == ["下午3点 30分"]  # one clock
+
+
+@pytest.mark.parametrize(("text", "title"), [("明天提醒我订个餐厅 晚上六点", "订个餐厅"),
+                                             ("帮我订个提醒 明天下午三点开会", "开会")])
+def test_booking_something_keeps_its_verb_and_booking_a_reminder_is_no_title(text: str, title: str) -> None:
+    assert created(text).title == title

@@ -46,6 +46,7 @@ from intent.model import CreateIntent, Intent, NoneIntent
 from intent.normalise import ascii_forms, normalise, with_clock_now
 from intent.pipeline import analyse, parse, parse_prepared
 from intent.slots import DAY_BEFORE, at_noon, noon_only
+from intent.title import WHICH_ONE
 
 if TYPE_CHECKING:
     from intent.slots import Slots
@@ -58,7 +59,7 @@ _CUE = re.compile(r"[0-9零一二两三四五六七八九十]点|:[0-5][0-9]|[�
                   r"凌晨|早上|上午|中午|下午|傍晚|晚上|"
                   r"记一下|记下|备忘|记个|看看|查|安排|行程|日程|待办|取消|完成|搞定|改到")
 _GENERIC = frozenset({"", "提醒", "闹钟", "事", "个事", "件事", "一件事", "一个事", "事情", "一下", "会议", "记个事",
-                      "记件事"})
+                      "记件事", *WHICH_ONE})  # (七点半的场 / 八点那班: which showing or train, no item)
 # 顺便… / 再加一个…: words that only join a request to the one before.
 _LEADING = re.compile(r"^(?:顺便|顺带|顺道|另外|同时|并且|然后|还有就是|再就是)?(?:帮我)?"
                       r"(?:(?:再|还)?(?:加|添|添加|新建)(?:一个|一条|个|条))?")

@@ -344,6 +344,10 @@ def _when(item: Item, *, rolled: bool = False) -> str:
         start = local(anchor, item.timezone)
         same = end.date() == start.date()
         text += f"–{clock_label(end)}" if same else f" 至 {moment_label(item.end_at, item.timezone)}"
+    elif item.kind == "event" and item.end_at is not None and item.all_day:
+        last = (local(item.end_at, item.timezone) - timedelta(days=1)).date()  # the end is the next day's 00:00
+        if last > local(anchor, item.timezone).date():  # 下周二到周四出差: every day it lasts
+            text += f" 至 {day_label(last)}"
     return f"明天 {text}" if rolled else text
 
 

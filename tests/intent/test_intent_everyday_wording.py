@@ -176,3 +176,22 @@ def test_two_clock_times_set_apart_by_a_space_are_both_read() -> None:
                                              ("帮我订个提醒 明天下午三点开会", "开会")])
 def test_booking_something_keeps_its_verb_and_booking_a_reminder_is_no_title(text: str, title: str) -> None:
     assert created(text).title == title
+
+
+@pytest.mark.parametrize(("text", "said", "title"), [
+    ("周五晚上和女朋友看电影 七点半的场", "周五晚上七点半和女朋友看电影", "和女朋友看电影"),
+    ("周五晚上和女朋友看电影,七点半那场", "周五晚上七点半和女朋友看电影", "和女朋友看电影"),
+    ("明天早上坐高铁 八点那班", "明天早上八点坐高铁", "坐高铁"),
+])
+def test_which_showing_or_train_is_the_time_of_the_item_not_an_item(text: str, said: str, title: str) -> None:
+    """七点半的场 stored an item titled 场 at 07:30 and asked the film's hour; it is the film's time."""
+    [item] = parse_all(text, now=NOW, tz=TZ)
+    [plain] = parse_all(said, now=NOW, tz=TZ)
+    assert isinstance(item, CreateIntent) and isinstance(plain, CreateIntent)
+    assert (item.title, item.start_at) == (plain.title, plain.start_at) == (title, plain.start_at)
+    assert not item.needs_clarification
+
+
+@pytest.mark.parametrize("text", ["明天下午三点去机场", "明天下午去商场 三点"])
+def test_places_ending_in_those_words_keep_them(text: str) -> None:
+    assert created(text).title in ("去机场", "去商场")

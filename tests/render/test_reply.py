@@ -98,3 +98,11 @@ def test_a_reminder_on_another_day_shows_that_day_in_the_list() -> None:
                       today=date(2026, 6, 18))
     text = reply(o.Turn((listed,)))
     assert "· 09:00 项目评审 ⏰前一天09:00" in text and "· 08:00 出差 ⏰6月23日20:00" in text
+
+
+def test_an_all_day_event_over_several_days_names_its_last_day() -> None:
+    """下周二到周四出差: the reply said only 周二; the stored end (the next day's 00:00) is not the last day."""
+    trip = replace(event("出差去上海", ms(6, 23)), all_day=True, end_at=ms(6, 26))
+    assert reply(o.Turn((o.Created(trip),))) == "已记录：6月23日（周二） 至 6月25日（周四）出差去上海。"
+    one_day = replace(event("出差", ms(6, 23)), all_day=True, end_at=ms(6, 24))
+    assert reply(o.Turn((o.Created(one_day),))) == "已记录：6月23日（周二）出差。"

@@ -37,6 +37,7 @@ _WANT = re.compile(r"^(?:我|要|想|得|准备|打算|记得)+")  # 我要午�
 _FILLER = re.compile(r"[啊哎嗯哦噢呃哈吧呗啦呢呀嘛喔咯了的个一下我你帮请麻烦给把那这它就先再好们上]|那个|这个|一下|"
                      r"来着|"
                      r"[,.!?~ 、。，！？；;：:]|[\u2300-\u23ff\u2600-\u27bf\u2b00-\u2bff\U0001F000-\U0001FAFF\ufe0f]")
+_CLOCK = re.compile(r"[0-9零一二两三四五六七八九十][点时]|[0-9]:[0-5][0-9]")
 _ALARM_TITLE = "闹钟"
 _ACTIVITY = re.compile(r"[\u4e00-\u9fff]+")
 MORNING_ENDS = 10  # 明天九点叫我: before ten in the morning a call is a wake-up
@@ -80,7 +81,14 @@ def _about_alarms(text: str, slots: Slots, markers: list[re.Match[str]]) -> Inte
     """看看我的闹钟 / 我有哪些提醒 (a listing) and 关掉闹钟 / 清空提醒 / 取消明早的闹钟 (a cancel), when nothing
     else is left."""
     stop, look = _STOP.search(text), _LOOK.search(text)
+    first = min(m.start() for m in markers)
+    cut = max(text.rfind(",", 0, first), text.rfind(" ", 0, first))
+    why = cut > 0 and look is None and ALARM.search(text, cut + 1) is not None \
+        and _STOP.search(text, cut + 1) is not None and not _CLOCK.search(text, 0, cut)  # (周五两点例会 闹钟就不用了)
+    if why:  # 明天不用上班，帮我把闹钟取消了: the clause before the alarm's says why, not what
+        stop = _STOP.search(text, cut + 1)
     said = [m.span() for m in markers] + [m.span() for m in (stop, look) if m is not None]
+    said += [(0, cut + 1)] if why else []
     every = _EVERY.search(text)
     if every is not None:
         said.append(every.span())

@@ -74,7 +74,7 @@ _ALSO = re.compile(r"也|同样|一样|照旧|照样|再(?:叫|提醒|喊|通知
 # 以后每天都这样 / 每天都要 / 天天如此: the request before it repeats, nothing new
 _REPEAT_ONLY = re.compile(r"^(?:以后|今后|往后|之后|从此)?"
                           r"(?:每天|天天|每周|每星期|每个?礼拜|每个?月|每年|每个?工作日|工作日)"
-                          r"(?:都|也)?(?:这样|如此|照此|照旧|一样|要|得)?(?:吧|哈|啊|哦)?$")
+                          r"(?:都|也)?(?:这样|如此|照此|照旧|一样|要|得)?(?:提醒我?|叫我)?(?:吧|哈|啊|哦)?$")
 _AGAIN = re.compile(r"再(?:叫|提醒|喊|通知)我?(?:一次|一遍|一下)?")
 # 下周四体检，头一天晚上8点提醒我: a reminder clause counted from the previous item's day belongs to it.
 _DAY_BEFORE = re.compile(rf"^(?:要|请|记得)?(?:提前[一两二三四五六七1-7]天|{DAY_BEFORE})")

@@ -63,11 +63,12 @@ def clean(segment: str) -> str:
     seg = _ANYWHERE.sub(",", _EACH_ONCE.sub(r"\1", segment))
     parts = [p for p in (_strip(_BA.sub(r"\2\1", p.strip()) if "把" in p else p) for p in _SEP.split(seg)) if p]
     if len(parts) > 1:  # 家长会，提醒我提前一小时出发: setting off is what the reminder is for, not the item
-        parts = [p for p in parts if p not in _SETTING_OFF and p not in WHICH_ONE] or parts
+        parts = [p for p in parts if p not in _SETTING_OFF and p not in WHICH_ONE and p not in _FROM_NOW] or parts
     return "".join(parts)
 
 
 _SETTING_OFF = frozenset({"出发", "动身", "出门", "走", "过去"})
+_FROM_NOW = frozenset({"之后", "以后", "今后", "往后", "从此", "从今以后"})  # …，之后每天都提醒: when, not what
 # 七点半的场 / 八点那班: which showing or which train the time was, said after the activity
 WHICH_ONE = frozenset({"场", "场次", "一场", "那场", "这场", "班", "班次", "那班", "这班", "趟", "那趟", "这趟"})
 

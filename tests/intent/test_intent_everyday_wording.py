@@ -195,3 +195,19 @@ def test_which_showing_or_train_is_the_time_of_the_item_not_an_item(text: str, s
 @pytest.mark.parametrize("text", ["明天下午三点去机场", "明天下午去商场 三点"])
 def test_places_ending_in_those_words_keep_them(text: str) -> None:
     assert created(text).title in ("去机场", "去商场")
+
+
+@pytest.mark.parametrize("text", ["晚上十点提醒我吃药,之后每天都提醒", "晚上十点提醒我吃药,以后每天都提醒我"])
+def test_every_day_after_that_said_with_the_reminder_word_is_the_series(text: str) -> None:
+    """之后每天都提醒 was a second request that asked for a time, titled 每天之后."""
+    [item] = parse_all(text, now=NOW, tz=TZ)
+    assert isinstance(item, CreateIntent) and item.recurrence is not None and not item.needs_clarification
+    assert (item.title, item.recurrence.rrule, item.due_at) == ("吃药", "FREQ=DAILY", at(2026, 6, 18, 22, 0))
+
+
+@pytest.mark.parametrize("text", ["明天不用上班,帮我把闹钟取消了", "明天不用上班 把闹钟关了", "明天放假,明早的闹钟取消"])
+def test_why_said_before_turning_the_alarm_off_is_not_the_thing_cancelled(text: str) -> None:
+    """It answered 没找到“不用上班”: the alarms of that day are off, as 把明天的闹钟取消了 says."""
+    intent = one(text)
+    plain = one("把明天的闹钟取消了")
+    assert intent.model_dump() == plain.model_dump()

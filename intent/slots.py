@@ -206,7 +206,7 @@ def _attach_clock(s: Slots, points: list[TimeMention], text: str) -> None:
         rrule = rec.rrule
         if clock.has_date and plain and rrule is not None:  # the day said names the series' day: 每周四, 每月11日
             if rrule.startswith("FREQ=WEEKLY"):
-                rrule += ";BYDAY=" + ("MO", "TU", "WE", "TH", "FR", "SA", "SU")[start.weekday()]
+                rrule += f";BYDAY={_BYDAY[start.weekday()]}"
             elif rrule.startswith("FREQ=MONTHLY"):
                 rrule += f";BYMONTHDAY={start.day}"
         s.recur = replace(rec, start=start, rrule=rrule, has_clock=True,
